@@ -1,0 +1,240 @@
+//! The control-flow graph of one function, as the profiler sees it.
+//!
+//! Terms: a *block* is a basic block; an *edge* is one successor slot of a block's
+//! terminator, so a `switch` with two cases to one block makes two edges (a
+//! multi-edge). A block with no successors (return, `unreachable`, `resume`) is an
+//! *exit*. Self loops and irreducible loops are allowed.
+//!
+//! Invariants: blocks are `0..num_blocks`, the entry is a block, edges are dense
+//! `0..edges.len()` in the order given. Blocks unreachable from the entry are kept
+//! (ids stay those of the function as linked) but every analysis ignores them.
+
+use crate::ids::{BlockId, EdgeId};
+use serde::{Deserialize, Serialize};
+
+/// One CFG edge: `from`'s terminator successor number `slot` goes to `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CfgEdge {
+    pub from: BlockId,
+    pub to: BlockId,
+    /// Which successor operand of `from`'s terminator makes this edge.
+    pub slot: u32,
+    /// False when no code can be inserted on the edge itself (an `indirectbr`,
+    /// `callbr` or exception edge): probes then go in a block, never on the edge.
+    pub splittable: bool,
+}
+
+/// Why a [`Cfg`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CfgError {
+    #[error("a function must have at least one block")]
+    NoBlocks,
+    #[error("the entry block {entry} is not one of the {num_blocks} blocks")]
+    BadEntry { entry: BlockId, num_blocks: usize },
+    #[error("edge {edge} goes from {from} to {to}, but the function has only {num_blocks} blocks")]
+    BadEdge {
+        edge: EdgeId,
+        from: BlockId,
+        to: BlockId,
+        num_blocks: usize,
+    },
+    #[error("the function has {0} blocks or edges, more than the 2^31 pathprof supports")]
+    TooLarge(usize),
+}
+
+/// A function's control-flow graph with dense side tables of successors and
+/// predecessors.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "CfgData", into = "CfgData")]
+pub struct Cfg {
+    num_blocks: usize,
+    entry: BlockId,
+    edges: Vec<CfgEdge>,
+    succs: Vec<Vec<EdgeId>>,
+    preds: Vec<Vec<EdgeId>>,
+    reachable: Vec<bool>,
+}
+
+/// The serialized form of a [`Cfg`]: just what defines it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct CfgData {
+    num_blocks: usize,
+    entry: BlockId,
+    edges: Vec<CfgEdge>,
+}
+
+impl TryFrom<CfgData> for Cfg {
+    type Error = CfgError;
+    fn try_from(d: CfgData) -> Result<Self, CfgError> {
+        Cfg::new(d.num_blocks, d.entry, d.edges)
+    }
+}
+
+impl From<Cfg> for CfgData {
+    fn from(c: Cfg) -> Self {
+        CfgData {
+            num_blocks: c.num_blocks,
+            entry: c.entry,
+            edges: c.edges,
+        }
+    }
+}
+
+impl Cfg {
+    /// Builds a CFG, checking that every edge names existing blocks.
+    pub fn new(num_blocks: usize, entry: BlockId, edges: Vec<CfgEdge>) -> Result<Self, CfgError> {
+        if num_blocks == 0 {
+            return Err(CfgError::NoBlocks);
+        }
+        if num_blocks > (i32::MAX as usize) || edges.len() > (i32::MAX as usize) {
+            return Err(CfgError::TooLarge(num_blocks.max(edges.len())));
+        }
+        if entry.index() >= num_blocks {
+            return Err(CfgError::BadEntry { entry, num_blocks });
+        }
+        let mut succs = vec![Vec::new(); num_blocks];
+        let mut preds = vec![Vec::new(); num_blocks];
+        for (i, e) in edges.iter().enumerate() {
+            if e.from.index() >= num_blocks || e.to.index() >= num_blocks {
+                return Err(CfgError::BadEdge {
+                    edge: EdgeId::new(i),
+                    from: e.from,
+                    to: e.to,
+                    num_blocks,
+                });
+            }
+            succs[e.from.index()].push(EdgeId::new(i));
+            preds[e.to.index()].push(EdgeId::new(i));
+        }
+        let mut reachable = vec![false; num_blocks];
+        let mut stack = vec![entry];
+        reachable[entry.index()] = true;
+        while let Some(b) = stack.pop() {
+            for &e in &succs[b.index()] {
+                let to = edges[e.index()].to;
+                if !reachable[to.index()] {
+                    reachable[to.index()] = true;
+                    stack.push(to);
+                }
+            }
+        }
+        Ok(Cfg {
+            num_blocks,
+            entry,
+            edges,
+            succs,
+            preds,
+            reachable,
+        })
+    }
+
+    /// Builds a CFG from `(from, to)` pairs with block 0 as entry, every edge
+    /// splittable and slots numbered in order per source block. For tests and
+    /// examples.
+    pub fn from_edge_list(num_blocks: usize, pairs: &[(u32, u32)]) -> Result<Self, CfgError> {
+        let mut next_slot = vec![0u32; num_blocks];
+        let edges = pairs
+            .iter()
+            .map(|&(from, to)| {
+                let slot = next_slot.get_mut(from as usize).map_or(0, |s| {
+                    *s += 1;
+                    *s - 1
+                });
+                CfgEdge {
+                    from: BlockId(from),
+                    to: BlockId(to),
+                    slot,
+                    splittable: true,
+                }
+            })
+            .collect();
+        Cfg::new(num_blocks, BlockId(0), edges)
+    }
+
+    pub fn num_blocks(&self) -> usize {
+        self.num_blocks
+    }
+
+    pub fn entry(&self) -> BlockId {
+        self.entry
+    }
+
+    pub fn edges(&self) -> &[CfgEdge] {
+        &self.edges
+    }
+
+    pub fn edge(&self, e: EdgeId) -> &CfgEdge {
+        &self.edges[e.index()]
+    }
+
+    /// Outgoing edges of `b`, in successor-slot order.
+    pub fn succs(&self, b: BlockId) -> &[EdgeId] {
+        &self.succs[b.index()]
+    }
+
+    /// Incoming edges of `b`.
+    pub fn preds(&self, b: BlockId) -> &[EdgeId] {
+        &self.preds[b.index()]
+    }
+
+    /// Whether `b` can be reached from the entry.
+    pub fn is_reachable(&self, b: BlockId) -> bool {
+        self.reachable[b.index()]
+    }
+
+    /// Whether `b` leaves the function (has no successors).
+    pub fn is_exit(&self, b: BlockId) -> bool {
+        self.succs[b.index()].is_empty()
+    }
+
+    pub fn blocks(&self) -> impl Iterator<Item = BlockId> + '_ {
+        (0..self.num_blocks).map(BlockId::new)
+    }
+
+    pub fn edge_ids(&self) -> impl Iterator<Item = EdgeId> + '_ {
+        (0..self.edges.len()).map(EdgeId::new)
+    }
+
+    /// A stable 64-bit hash of the graph's shape (FNV-1a), used to tell a
+    /// function's profile from another build's.
+    pub fn shape_hash(&self) -> u64 {
+        let mut h = crate::hash::Fnv64::new();
+        h.write_u64(self.num_blocks as u64);
+        h.write_u64(self.entry.0 as u64);
+        for e in &self.edges {
+            h.write_u64(e.from.0 as u64);
+            h.write_u64(e.to.0 as u64);
+            h.write_u64(e.slot as u64);
+        }
+        h.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_edges() {
+        let err = Cfg::from_edge_list(2, &[(0, 5)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "edge e0 goes from b0 to b5, but the function has only 2 blocks"
+        );
+        assert_eq!(Cfg::from_edge_list(0, &[]).unwrap_err(), CfgError::NoBlocks);
+    }
+
+    #[test]
+    fn multi_edges_and_reachability() {
+        let cfg = Cfg::from_edge_list(4, &[(0, 1), (0, 1), (1, 1), (3, 1)]).unwrap();
+        assert_eq!(cfg.succs(BlockId(0)).len(), 2);
+        assert_eq!(cfg.edge(EdgeId(1)).slot, 1);
+        assert!(cfg.is_reachable(BlockId(1)));
+        assert!(!cfg.is_reachable(BlockId(3)));
+        assert!(cfg.is_exit(BlockId(2)));
+        let json = serde_json::to_string(&cfg).unwrap();
+        let back: Cfg = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, cfg);
+    }
+}

@@ -1,0 +1,479 @@
+//! CFG → DAG conversion and Ball-Larus path numbering (Ball & Larus 1996, sections
+//! 3.2, 4, 4.1 and 5.3).
+//!
+//! Terms:
+//! - Nodes are the CFG's blocks (same ids), then a virtual ENTRY and a virtual EXIT.
+//!   ENTRY→entry-block stands for "the function is called", so an entry block that
+//!   heads a loop needs no special case.
+//! - A *backedge* is a CFG edge to a block on the depth-first-search stack from the
+//!   entry (so irreducible loops work). It leaves the DAG and is replaced by two
+//!   dummy edges of its own, ENTRY→target ([`DagEdgeKind::BackEntry`]) and
+//!   source→EXIT ([`DagEdgeKind::BackExit`]); two backedges out of one block thus
+//!   end different paths.
+//! - A *self loop* is kept apart with its own counter (section 4.1) unless it is
+//!   its block's only way out, where it is treated as a backedge.
+//! - An *unsplittable* edge (`indirectbr`, `callbr`, exception edges) cannot carry
+//!   code, so every out-edge of a block that has one is cut: one dummy
+//!   source→EXIT per such block ([`DagEdgeKind::UnsplitExit`], placed before the
+//!   terminator) and one dummy ENTRY→target per target
+//!   ([`DagEdgeKind::UnsplitEntry`], which never carries code and is kept on the
+//!   spanning tree). Counts of these edges are recovered by flow conservation.
+//! - A *cut* (section 5.3) is a forward CFG edge out of a block whose path count
+//!   exceeded the threshold; it is treated exactly like a backedge.
+//!
+//! Numbering (Figure 5): `NumPaths` in reverse topological order, successors with
+//! fewer paths first (section 5.2), `Val(e)` = paths of the successors visited
+//! before. Every ENTRY→EXIT path gets a distinct id in `0..NumPaths(ENTRY)`.
+//! Unreachable blocks get no DAG edges.
+
+use crate::cfg::Cfg;
+use crate::ids::{BlockId, DagEdgeId, EdgeId, NodeId};
+use serde::{Deserialize, Serialize};
+
+/// What a DAG edge stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DagEdgeKind {
+    /// ENTRY → entry block.
+    Entry,
+    /// A forward CFG edge.
+    Cfg(EdgeId),
+    /// Block with no way out but returning (or only self loops) → EXIT.
+    Exit(BlockId),
+    /// ENTRY → target of a backedge or cut: a path starting after it.
+    BackEntry(EdgeId),
+    /// Source of a backedge or cut → EXIT: a path ending with it.
+    BackExit(EdgeId),
+    /// ENTRY → a target of unsplittable edges: a path starting after one.
+    UnsplitEntry(BlockId),
+    /// A block with unsplittable out-edges → EXIT: a path ending before its
+    /// terminator.
+    UnsplitExit(BlockId),
+}
+
+/// One DAG edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DagEdge {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub kind: DagEdgeKind,
+}
+
+/// How each CFG edge is treated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EdgeClass {
+    /// In the DAG as a [`DagEdgeKind::Cfg`] edge.
+    Forward,
+    /// A backedge: [`DagEdgeKind::BackEntry`] + [`DagEdgeKind::BackExit`].
+    Back,
+    /// A forward edge cut by truncation: like a backedge.
+    Cut,
+    /// A self loop counted apart (section 4.1).
+    SelfLoop,
+    /// Out of a block with an unsplittable edge.
+    Unsplit,
+    /// From an unreachable block.
+    Unreachable,
+}
+
+/// Why no DAG could be numbered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DagError {
+    #[error("the function has {0} potential paths even after truncation, more than the {1} pathprof can number; lower --max-paths")]
+    TooManyPaths(u128, u64),
+}
+
+/// The numbered DAG of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "DagData", into = "DagData")]
+pub struct Dag {
+    num_blocks: usize,
+    edges: Vec<DagEdge>,
+    classes: Vec<EdgeClass>,
+    val: Vec<u64>,
+    num_paths: Vec<u64>,
+    succs: Vec<Vec<DagEdgeId>>,
+    preds: Vec<Vec<DagEdgeId>>,
+    topo: Vec<NodeId>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct DagData {
+    num_blocks: usize,
+    edges: Vec<DagEdge>,
+    classes: Vec<EdgeClass>,
+    val: Vec<u64>,
+}
+
+impl From<Dag> for DagData {
+    fn from(d: Dag) -> Self {
+        DagData {
+            num_blocks: d.num_blocks,
+            edges: d.edges,
+            classes: d.classes,
+            val: d.val,
+        }
+    }
+}
+
+impl TryFrom<DagData> for Dag {
+    type Error = String;
+    fn try_from(d: DagData) -> Result<Self, String> {
+        let n = d.num_blocks + 2;
+        if d.val.len() != d.edges.len() {
+            return Err("DAG values and edges differ in number".into());
+        }
+        if d.edges.iter().any(|e| e.from.index() >= n || e.to.index() >= n) {
+            return Err("DAG edge names a node that does not exist".into());
+        }
+        let mut dag = Dag::from_parts(d.num_blocks, d.edges, d.classes);
+        let order = dag.topo.clone();
+        if order.len() != n {
+            return Err("DAG has a cycle".into());
+        }
+        dag.num_paths = count_paths(&dag, &order);
+        dag.val = d.val;
+        Ok(dag)
+    }
+}
+
+/// Options for DAG construction.
+#[derive(Clone, Copy, Debug)]
+pub struct DagOptions {
+    /// The most paths a function may have; above it, nodes are cut (section 5.3).
+    pub max_paths: u64,
+}
+
+impl Default for DagOptions {
+    fn default() -> Self {
+        // Ids are 64-bit keys; keep well clear of overflow in `r + c`.
+        DagOptions { max_paths: 1 << 62 }
+    }
+}
+
+impl Dag {
+    /// Builds and numbers the DAG of `cfg`, truncating as needed.
+    pub fn build(cfg: &Cfg, options: DagOptions) -> Result<Dag, DagError> {
+        let base = classify(cfg);
+        let max = options.max_paths.max(1);
+        // Per-node threshold: start at the global maximum and halve until the
+        // whole function fits (cutting only ever lowers per-node counts).
+        let mut threshold = max;
+        loop {
+            let mut classes = base.clone();
+            let dag = Dag::from_parts(cfg.num_blocks(), dag_edges(cfg, &classes), classes.clone());
+            let order = dag.topo.clone();
+            let mut cut_any = false;
+            let cut_nodes = cut_nodes(&dag, &order, threshold);
+            for v in &cut_nodes {
+                for &e in cfg.succs(BlockId::new(v.index())) {
+                    if classes[e.index()] == EdgeClass::Forward {
+                        classes[e.index()] = EdgeClass::Cut;
+                        cut_any = true;
+                    }
+                }
+            }
+            let dag = if cut_any {
+                Dag::from_parts(cfg.num_blocks(), dag_edges(cfg, &classes), classes)
+            } else {
+                dag
+            };
+            let total = dag.num_paths[dag.entry().index()];
+            if total <= max {
+                return Ok(dag.numbered());
+            }
+            if threshold <= 1 {
+                return Err(DagError::TooManyPaths(total as u128, max));
+            }
+            threshold /= 2;
+        }
+    }
+
+    fn from_parts(num_blocks: usize, edges: Vec<DagEdge>, classes: Vec<EdgeClass>) -> Dag {
+        let n = num_blocks + 2;
+        let mut succs = vec![Vec::new(); n];
+        let mut preds = vec![Vec::new(); n];
+        for (i, e) in edges.iter().enumerate() {
+            succs[e.from.index()].push(DagEdgeId::new(i));
+            preds[e.to.index()].push(DagEdgeId::new(i));
+        }
+        let mut dag = Dag {
+            num_blocks,
+            val: vec![0; edges.len()],
+            edges,
+            classes,
+            num_paths: vec![0; n],
+            succs,
+            preds,
+            topo: Vec::new(),
+        };
+        dag.topo = topological_order(&dag);
+        if dag.topo.len() == n {
+            let order = dag.topo.clone();
+            dag.num_paths = count_paths(&dag, &order);
+        }
+        dag
+    }
+
+    /// Assigns `Val` (Figure 5) visiting successors with fewer paths first.
+    fn numbered(mut self) -> Dag {
+        for &v in self.topo.iter().rev() {
+            let mut out: Vec<DagEdgeId> = self.succs[v.index()].clone();
+            out.sort_by_key(|&e| self.num_paths[self.edges[e.index()].to.index()]);
+            let mut acc = 0u64;
+            for e in out {
+                self.val[e.index()] = acc;
+                acc = acc.saturating_add(self.num_paths[self.edges[e.index()].to.index()]);
+            }
+        }
+        self
+    }
+
+    pub fn num_blocks(&self) -> usize {
+        self.num_blocks
+    }
+    pub fn num_nodes(&self) -> usize {
+        self.num_blocks + 2
+    }
+    pub fn entry(&self) -> NodeId {
+        NodeId::new(self.num_blocks)
+    }
+    pub fn exit(&self) -> NodeId {
+        NodeId::new(self.num_blocks + 1)
+    }
+    pub fn edges(&self) -> &[DagEdge] {
+        &self.edges
+    }
+    pub fn edge(&self, e: DagEdgeId) -> &DagEdge {
+        &self.edges[e.index()]
+    }
+    pub fn edge_ids(&self) -> impl Iterator<Item = DagEdgeId> {
+        (0..self.edges.len()).map(DagEdgeId::new)
+    }
+    pub fn succs(&self, v: NodeId) -> &[DagEdgeId] {
+        &self.succs[v.index()]
+    }
+    pub fn preds(&self, v: NodeId) -> &[DagEdgeId] {
+        &self.preds[v.index()]
+    }
+    /// `Val(e)` of Figure 5.
+    pub fn val(&self, e: DagEdgeId) -> u64 {
+        self.val[e.index()]
+    }
+    /// `NumPaths(v)`: paths from `v` to EXIT.
+    pub fn node_paths(&self, v: NodeId) -> u64 {
+        self.num_paths[v.index()]
+    }
+    /// `NumPaths(ENTRY)`: the function's potential paths; ids are `0..num_paths()`.
+    pub fn num_paths(&self) -> u64 {
+        self.num_paths[self.entry().index()]
+    }
+    /// How each CFG edge is treated.
+    pub fn classes(&self) -> &[EdgeClass] {
+        &self.classes
+    }
+    /// Nodes in topological order (ENTRY first, EXIT last).
+    pub fn topological_order(&self) -> &[NodeId] {
+        &self.topo
+    }
+    /// The block of a node, `None` for ENTRY and EXIT.
+    pub fn block(&self, v: NodeId) -> Option<BlockId> {
+        (v.index() < self.num_blocks).then(|| BlockId::new(v.index()))
+    }
+    pub fn node(&self, b: BlockId) -> NodeId {
+        NodeId::new(b.index())
+    }
+    /// The CFG edges cut by truncation (section 5.3).
+    pub fn cuts(&self) -> impl Iterator<Item = EdgeId> + '_ {
+        self.classes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == EdgeClass::Cut)
+            .map(|(i, _)| EdgeId::new(i))
+    }
+}
+
+/// Classifies CFG edges by a depth-first search from the entry.
+fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
+    let mut classes = vec![EdgeClass::Forward; cfg.edges().len()];
+    // 0 = white, 1 = on stack, 2 = done
+    let mut color = vec![0u8; cfg.num_blocks()];
+    let mut stack: Vec<(BlockId, usize)> = vec![(cfg.entry(), 0)];
+    color[cfg.entry().index()] = 1;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        if let Some(&e) = cfg.succs(b).get(*next) {
+            *next += 1;
+            let to = cfg.edge(e).to;
+            match color[to.index()] {
+                0 => {
+                    color[to.index()] = 1;
+                    stack.push((to, 0));
+                }
+                1 => classes[e.index()] = EdgeClass::Back,
+                _ => {}
+            }
+        } else {
+            color[b.index()] = 2;
+            stack.pop();
+        }
+    }
+    for b in cfg.blocks() {
+        let succs = cfg.succs(b);
+        if !cfg.is_reachable(b) {
+            for &e in succs {
+                classes[e.index()] = EdgeClass::Unreachable;
+            }
+        } else if succs.iter().any(|&e| !cfg.edge(e).splittable) {
+            for &e in succs {
+                classes[e.index()] = EdgeClass::Unsplit;
+            }
+        } else {
+            let only_self = succs.iter().all(|&e| cfg.edge(e).to == b);
+            if !only_self {
+                for &e in succs {
+                    if cfg.edge(e).to == b {
+                        classes[e.index()] = EdgeClass::SelfLoop;
+                    }
+                }
+            }
+        }
+    }
+    classes
+}
+
+/// The DAG's edges in a fixed order: ENTRY's, then each block's in slot order.
+fn dag_edges(cfg: &Cfg, classes: &[EdgeClass]) -> Vec<DagEdge> {
+    let n = cfg.num_blocks();
+    let entry = NodeId::new(n);
+    let exit = NodeId::new(n + 1);
+    let node = |b: BlockId| NodeId::new(b.index());
+    let mut edges = vec![DagEdge {
+        from: entry,
+        to: node(cfg.entry()),
+        kind: DagEdgeKind::Entry,
+    }];
+    let mut unsplit_target = vec![false; n];
+    for e in cfg.edge_ids() {
+        let ce = cfg.edge(e);
+        match classes[e.index()] {
+            EdgeClass::Back | EdgeClass::Cut => edges.push(DagEdge {
+                from: entry,
+                to: node(ce.to),
+                kind: DagEdgeKind::BackEntry(e),
+            }),
+            EdgeClass::Unsplit => unsplit_target[ce.to.index()] = true,
+            _ => {}
+        }
+    }
+    for b in cfg.blocks().filter(|&b| unsplit_target[b.index()]) {
+        edges.push(DagEdge {
+            from: entry,
+            to: node(b),
+            kind: DagEdgeKind::UnsplitEntry(b),
+        });
+    }
+    for b in cfg.blocks().filter(|&b| cfg.is_reachable(b)) {
+        let mut has_out = false;
+        let mut unsplit = false;
+        for &e in cfg.succs(b) {
+            let ce = cfg.edge(e);
+            match classes[e.index()] {
+                EdgeClass::Forward => edges.push(DagEdge {
+                    from: node(b),
+                    to: node(ce.to),
+                    kind: DagEdgeKind::Cfg(e),
+                }),
+                EdgeClass::Back | EdgeClass::Cut => edges.push(DagEdge {
+                    from: node(b),
+                    to: exit,
+                    kind: DagEdgeKind::BackExit(e),
+                }),
+                EdgeClass::Unsplit => unsplit = true,
+                EdgeClass::SelfLoop | EdgeClass::Unreachable => continue,
+            }
+            has_out = true;
+        }
+        if unsplit {
+            edges.push(DagEdge {
+                from: node(b),
+                to: exit,
+                kind: DagEdgeKind::UnsplitExit(b),
+            });
+        } else if !has_out {
+            edges.push(DagEdge {
+                from: node(b),
+                to: exit,
+                kind: DagEdgeKind::Exit(b),
+            });
+        }
+    }
+    edges
+}
+
+/// Kahn's algorithm over the nodes that have edges (plus ENTRY and EXIT); ENTRY
+/// comes first. Unreachable blocks come at the end, isolated.
+fn topological_order(dag: &Dag) -> Vec<NodeId> {
+    let n = dag.num_nodes();
+    let mut indeg: Vec<usize> = (0..n).map(|v| dag.preds[v].len()).collect();
+    let mut ready: Vec<NodeId> = (0..n).rev().filter(|&v| indeg[v] == 0).map(NodeId::new).collect();
+    // Make ENTRY come out first.
+    if let Some(pos) = ready.iter().position(|&v| v == dag.entry()) {
+        let entry = ready.remove(pos);
+        ready.push(entry);
+    }
+    let mut order = Vec::with_capacity(n);
+    while let Some(v) = ready.pop() {
+        order.push(v);
+        for &e in dag.succs[v.index()].iter().rev() {
+            let w = dag.edges[e.index()].to;
+            indeg[w.index()] -= 1;
+            if indeg[w.index()] == 0 {
+                ready.push(w);
+            }
+        }
+    }
+    order
+}
+
+/// `NumPaths` of every node, saturating.
+fn count_paths(dag: &Dag, order: &[NodeId]) -> Vec<u64> {
+    let mut paths = vec![0u64; dag.num_nodes()];
+    for &v in order.iter().rev() {
+        if v == dag.exit() {
+            paths[v.index()] = 1;
+            continue;
+        }
+        paths[v.index()] = dag.succs[v.index()]
+            .iter()
+            .fold(0u64, |acc, &e| acc.saturating_add(paths[dag.edges[e.index()].to.index()]));
+    }
+    paths
+}
+
+/// Block nodes whose path count exceeds `threshold`, choosing them in reverse
+/// topological order so that each cut lowers the counts above it (section 5.3).
+fn cut_nodes(dag: &Dag, order: &[NodeId], threshold: u64) -> Vec<NodeId> {
+    let mut paths = vec![0u64; dag.num_nodes()];
+    let mut cut = Vec::new();
+    for &v in order.iter().rev() {
+        if v == dag.exit() {
+            paths[v.index()] = 1;
+            continue;
+        }
+        let succs = &dag.succs[v.index()];
+        let total = succs
+            .iter()
+            .fold(0u64, |acc, &e| acc.saturating_add(paths[dag.edges[e.index()].to.index()]));
+        let forward = succs
+            .iter()
+            .any(|&e| matches!(dag.edges[e.index()].kind, DagEdgeKind::Cfg(_)));
+        if total > threshold && v.index() < dag.num_blocks && forward {
+            cut.push(v);
+            // After the cut every out-edge goes straight to EXIT.
+            paths[v.index()] = succs.len() as u64;
+        } else {
+            paths[v.index()] = total;
+        }
+    }
+    cut
+}

@@ -1,0 +1,43 @@
+//! How one function's raw counters map back to blocks, edges and paths: the part
+//! of a plan that reports need, stored in the map file.
+
+use crate::dag::Dag;
+use crate::ids::{BlockId, EdgeId};
+use serde::{Deserialize, Serialize};
+
+/// An edge of the *flow graph* used by edge profiling and flow conservation: the
+/// CFG plus one virtual node standing for "outside the function".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FlowEdge {
+    /// A CFG edge.
+    Cfg(EdgeId),
+    /// Outside → entry block: one per call of the function.
+    Entry,
+    /// Exit block → outside: one per return (or `unreachable`/`resume`) from it.
+    Exit(BlockId),
+}
+
+/// The counter layout of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Layout {
+    /// Slot `k` counts the block whose `slot_of_block` is `Some(k)`; unreachable
+    /// blocks have no slot.
+    Block { slot_of_block: Vec<Option<u32>> },
+    /// Slot `k` counts `counted[k]`; every other flow edge is derived by flow
+    /// conservation.
+    Edge { counted: Vec<FlowEdge> },
+    /// Path counters are indexed by Ball-Larus path id over `dag`; slot `k`
+    /// counts self loop `self_loops[k]` (section 4.1).
+    Path {
+        dag: Dag,
+        self_loops: Vec<EdgeId>,
+    },
+}
+
+impl Layout {
+    /// A hash identifying the layout, folded into the build id.
+    pub fn identity(&self) -> u64 {
+        crate::hash::fnv64(&serde_json::to_vec(self).expect("layout serializes"))
+    }
+}

@@ -1,0 +1,127 @@
+//! The instrumentation plan: plain data saying which operation goes where, produced
+//! by the planners (`block`, `edge`, `path` modules) and transcribed into IR by
+//! `pathprof-llvm`. Nothing here knows how to emit code.
+//!
+//! Semantics of one function's probes (the LLVM side must implement exactly this):
+//! - a 64-bit *path register* `r`, local to one activation, starts at 0 on entry;
+//! - `slots` is an array of `num_slots` 64-bit counters (blocks, edge chords, self
+//!   loops); `paths` is an array of `len` counters or a hash table keyed by path id;
+//! - counters saturate at `u64::MAX` instead of wrapping;
+//! - the ops of one probe run in order; at one edge, ops at `BlockEnd(from)` run
+//!   before ops on `Edge(e)`, which run before ops at `BlockStart(to)`.
+
+use crate::ids::{BlockId, EdgeId};
+use serde::{Deserialize, Serialize};
+
+/// What is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Every basic block has a counter (Weinberger 1984).
+    Block,
+    /// Spanning-tree chords have counters; the rest is derived (Ball-Larus 1994).
+    Edge,
+    /// Ball-Larus acyclic path profiling (1996).
+    Path,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Block => "block",
+            Mode::Edge => "edge",
+            Mode::Path => "path",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "block" => Ok(Mode::Block),
+            "edge" => Ok(Mode::Edge),
+            "path" => Ok(Mode::Path),
+            _ => Err(format!("unknown mode `{s}`: expected block, edge or path")),
+        }
+    }
+}
+
+/// Where a probe's code goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ProbeSite {
+    /// At function entry, once per call (top of the LLVM entry block).
+    FunctionEntry,
+    /// At the top of the block, after its phis and landing pad. For the entry
+    /// block this is function entry (LLVM entry blocks have no predecessors).
+    BlockStart(BlockId),
+    /// Just before the block's terminator (for an exit block: before it returns).
+    BlockEnd(BlockId),
+    /// On the edge itself; the edge is always splittable. The LLVM side may put it
+    /// at `BlockEnd(from)` when that is the source's only out-edge, or at
+    /// `BlockStart(to)` when that is the target's only in-edge.
+    Edge(EdgeId),
+}
+
+/// One probe operation. Constants are applied with wrapping 64-bit arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Op {
+    /// `r = c`
+    SetPath(i64),
+    /// `r += c`
+    AddPath(i64),
+    /// `paths[r + c]++`
+    CountPath(i64),
+    /// `slots[k]++`
+    CountSlot(u32),
+}
+
+/// The code for one site.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    pub site: ProbeSite,
+    pub ops: Vec<Op>,
+}
+
+/// How a function's path counters are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PathStorage {
+    /// The function has no path counters (block and edge modes).
+    None,
+    /// A dense array of `len` counters indexed by path id.
+    Array { len: u64 },
+    /// A hash table keyed by path id; ids are in `0..num_paths`.
+    Hash { num_paths: u64 },
+}
+
+/// Everything the LLVM side needs to instrument one function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionPlan {
+    pub num_slots: u32,
+    pub paths: PathStorage,
+    /// At most one probe per site, sorted by site.
+    pub probes: Vec<Probe>,
+}
+
+impl FunctionPlan {
+    /// Merges ops given per site in any order into sorted, one-per-site probes.
+    pub fn from_ops(
+        num_slots: u32,
+        paths: PathStorage,
+        ops: impl IntoIterator<Item = (ProbeSite, Op)>,
+    ) -> Self {
+        let mut probes: Vec<Probe> = Vec::new();
+        let mut by_site: std::collections::BTreeMap<ProbeSite, Vec<Op>> = Default::default();
+        for (site, op) in ops {
+            by_site.entry(site).or_default().push(op);
+        }
+        for (site, ops) in by_site {
+            probes.push(Probe { site, ops });
+        }
+        FunctionPlan {
+            num_slots,
+            paths,
+            probes,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The raw profile file format (to be written).

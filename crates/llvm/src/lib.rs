@@ -1,0 +1,1 @@
+//! The LLVM side of pathprof (to be written).

@@ -1,0 +1,1 @@
+//! The pathprof runtime (to be written).
