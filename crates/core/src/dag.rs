@@ -11,13 +11,16 @@
 //!   source→EXIT ([`DagEdgeKind::BackExit`]); two backedges out of one block thus
 //!   end different paths.
 //! - A *self loop* is kept apart with its own counter (section 4.1) unless it is
-//!   its block's only way out, where it is treated as a backedge.
+//!   its block's only way out or its block is entered by an unsplittable edge;
+//!   then it is treated as a backedge.
 //! - An *unsplittable* edge (`indirectbr`, `callbr`, exception edges) cannot carry
 //!   code, so every out-edge of a block that has one is cut: one dummy
 //!   source→EXIT per such block ([`DagEdgeKind::UnsplitExit`], placed before the
-//!   terminator) and one dummy ENTRY→target per target
+//!   terminator); one dummy ENTRY→target per target of unsplittable edges
 //!   ([`DagEdgeKind::UnsplitEntry`], which never carries code and is kept on the
-//!   spanning tree). Counts of these edges are recovered by flow conservation.
+//!   spanning tree); and for each splittable sibling edge its own ENTRY→target
+//!   ([`DagEdgeKind::BackEntry`], placed on the edge). Counts of unsplittable
+//!   edges are recovered from the paths ending before and starting after them.
 //! - A *cut* (section 5.3) is a forward CFG edge out of a block whose path count
 //!   exceeded the threshold; it is treated exactly like a backedge.
 //!
@@ -69,8 +72,14 @@ pub enum EdgeClass {
     Cut,
     /// A self loop counted apart (section 4.1).
     SelfLoop,
-    /// Out of a block with an unsplittable edge.
+    /// An unsplittable edge: its block's paths end before the terminator
+    /// ([`DagEdgeKind::UnsplitExit`]) and its target's start with
+    /// [`DagEdgeKind::UnsplitEntry`].
     Unsplit,
+    /// A splittable edge out of a block that has unsplittable ones: the path ends
+    /// before the terminator too, and the next starts on this edge with
+    /// [`DagEdgeKind::BackEntry`].
+    Sibling,
     /// From an unreachable block.
     Unreachable,
 }
@@ -123,7 +132,10 @@ impl TryFrom<DagData> for Dag {
         if d.val.len() != d.edges.len() {
             return Err("DAG values and edges differ in number".into());
         }
-        if d.edges.iter().any(|e| e.from.index() >= n || e.to.index() >= n) {
+        if d.edges
+            .iter()
+            .any(|e| e.from.index() >= n || e.to.index() >= n)
+        {
             return Err("DAG edge names a node that does not exist".into());
         }
         let mut dag = Dag::from_parts(d.num_blocks, d.edges, d.classes);
@@ -317,6 +329,12 @@ fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
             stack.pop();
         }
     }
+    // Blocks entered by unsplittable edges may count paths at their top, which a
+    // self loop kept apart would repeat: there, self loops are backedges.
+    let mut unsplit_target = vec![false; cfg.num_blocks()];
+    for e in cfg.edges().iter().filter(|e| !e.splittable) {
+        unsplit_target[e.to.index()] = true;
+    }
     for b in cfg.blocks() {
         let succs = cfg.succs(b);
         if !cfg.is_reachable(b) {
@@ -325,11 +343,15 @@ fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
             }
         } else if succs.iter().any(|&e| !cfg.edge(e).splittable) {
             for &e in succs {
-                classes[e.index()] = EdgeClass::Unsplit;
+                classes[e.index()] = if cfg.edge(e).splittable {
+                    EdgeClass::Sibling
+                } else {
+                    EdgeClass::Unsplit
+                };
             }
         } else {
             let only_self = succs.iter().all(|&e| cfg.edge(e).to == b);
-            if !only_self {
+            if !only_self && !unsplit_target[b.index()] {
                 for &e in succs {
                     if cfg.edge(e).to == b {
                         classes[e.index()] = EdgeClass::SelfLoop;
@@ -356,7 +378,7 @@ fn dag_edges(cfg: &Cfg, classes: &[EdgeClass]) -> Vec<DagEdge> {
     for e in cfg.edge_ids() {
         let ce = cfg.edge(e);
         match classes[e.index()] {
-            EdgeClass::Back | EdgeClass::Cut => edges.push(DagEdge {
+            EdgeClass::Back | EdgeClass::Cut | EdgeClass::Sibling => edges.push(DagEdge {
                 from: entry,
                 to: node(ce.to),
                 kind: DagEdgeKind::BackEntry(e),
@@ -388,7 +410,7 @@ fn dag_edges(cfg: &Cfg, classes: &[EdgeClass]) -> Vec<DagEdge> {
                     to: exit,
                     kind: DagEdgeKind::BackExit(e),
                 }),
-                EdgeClass::Unsplit => unsplit = true,
+                EdgeClass::Unsplit | EdgeClass::Sibling => unsplit = true,
                 EdgeClass::SelfLoop | EdgeClass::Unreachable => continue,
             }
             has_out = true;
@@ -415,7 +437,11 @@ fn dag_edges(cfg: &Cfg, classes: &[EdgeClass]) -> Vec<DagEdge> {
 fn topological_order(dag: &Dag) -> Vec<NodeId> {
     let n = dag.num_nodes();
     let mut indeg: Vec<usize> = (0..n).map(|v| dag.preds[v].len()).collect();
-    let mut ready: Vec<NodeId> = (0..n).rev().filter(|&v| indeg[v] == 0).map(NodeId::new).collect();
+    let mut ready: Vec<NodeId> = (0..n)
+        .rev()
+        .filter(|&v| indeg[v] == 0)
+        .map(NodeId::new)
+        .collect();
     // Make ENTRY come out first.
     if let Some(pos) = ready.iter().position(|&v| v == dag.entry()) {
         let entry = ready.remove(pos);
@@ -443,9 +469,9 @@ fn count_paths(dag: &Dag, order: &[NodeId]) -> Vec<u64> {
             paths[v.index()] = 1;
             continue;
         }
-        paths[v.index()] = dag.succs[v.index()]
-            .iter()
-            .fold(0u64, |acc, &e| acc.saturating_add(paths[dag.edges[e.index()].to.index()]));
+        paths[v.index()] = dag.succs[v.index()].iter().fold(0u64, |acc, &e| {
+            acc.saturating_add(paths[dag.edges[e.index()].to.index()])
+        });
     }
     paths
 }
@@ -461,9 +487,9 @@ fn cut_nodes(dag: &Dag, order: &[NodeId], threshold: u64) -> Vec<NodeId> {
             continue;
         }
         let succs = &dag.succs[v.index()];
-        let total = succs
-            .iter()
-            .fold(0u64, |acc, &e| acc.saturating_add(paths[dag.edges[e.index()].to.index()]));
+        let total = succs.iter().fold(0u64, |acc, &e| {
+            acc.saturating_add(paths[dag.edges[e.index()].to.index()])
+        });
         let forward = succs
             .iter()
             .any(|&e| matches!(dag.edges[e.index()].kind, DagEdgeKind::Cfg(_)));

@@ -22,17 +22,19 @@ pub enum FlowEdge {
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Layout {
     /// Slot `k` counts the block whose `slot_of_block` is `Some(k)`; unreachable
-    /// blocks have no slot.
-    Block { slot_of_block: Vec<Option<u32>> },
+    /// blocks have no slot. `calls_slot` counts calls when the entry block has
+    /// predecessors (else calls are the entry block's count).
+    Block {
+        slot_of_block: Vec<Option<u32>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        calls_slot: Option<u32>,
+    },
     /// Slot `k` counts `counted[k]`; every other flow edge is derived by flow
     /// conservation.
     Edge { counted: Vec<FlowEdge> },
     /// Path counters are indexed by Ball-Larus path id over `dag`; slot `k`
     /// counts self loop `self_loops[k]` (section 4.1).
-    Path {
-        dag: Dag,
-        self_loops: Vec<EdgeId>,
-    },
+    Path { dag: Dag, self_loops: Vec<EdgeId> },
 }
 
 impl Layout {

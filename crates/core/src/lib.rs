@@ -2,17 +2,30 @@
 //! with no knowledge of LLVM.
 //!
 //! Pipeline for one function: a [`Cfg`] goes to a planner ([`block`], [`edge`],
-//! [`path`]) which returns an [`plan::FunctionPlan`] (what the LLVM side inserts)
-//! and a [`layout::Layout`] (what reports need to read the counters back). The
-//! [`derive`] module turns counters into block, edge and path counts.
+//! [`path`], all behind [`planner::plan_function`]) which returns a
+//! [`plan::FunctionPlan`] (what the LLVM side inserts) and a [`layout::Layout`]
+//! (what reports need to read the counters back). [`derive`] turns raw counters
+//! into block, edge and path counts; [`profile`] pairs a map file with a profile.
 
+pub mod block;
 pub mod cfg;
 pub mod dag;
+pub mod derive;
+pub mod edge;
+pub mod flow;
 pub mod hash;
 pub mod ids;
+pub mod increments;
 pub mod layout;
 pub mod map;
+pub mod path;
+pub mod placement;
 pub mod plan;
+pub mod planner;
+// pub mod profile; (enabled when pathprof-format lands)
+pub mod regen;
+pub mod spantree;
+pub mod weights;
 
 pub use cfg::{Cfg, CfgEdge, CfgError};
 pub use ids::{BlockId, DagEdgeId, EdgeId, FuncId, NodeId};

@@ -117,7 +117,8 @@ impl MapFile {
             .iter()
             .position(|&b| b == b'\n')
             .ok_or_else(|| MapError::NotAMap { path: path_s() })?;
-        let header = std::str::from_utf8(&bytes[..nl]).map_err(|_| MapError::NotAMap { path: path_s() })?;
+        let header =
+            std::str::from_utf8(&bytes[..nl]).map_err(|_| MapError::NotAMap { path: path_s() })?;
         let mut parts = header.split(' ');
         if parts.next() != Some(MAP_MAGIC) {
             return Err(MapError::NotAMap { path: path_s() });
@@ -156,6 +157,7 @@ impl MapFile {
 
     /// The name of a file index, or `None`.
     pub fn file_name(&self, file: Option<u32>) -> Option<&str> {
-        file.and_then(|f| self.files.get(f as usize)).map(String::as_str)
+        file.and_then(|f| self.files.get(f as usize))
+            .map(String::as_str)
     }
 }

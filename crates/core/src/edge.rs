@@ -1,0 +1,104 @@
+//! The edge-profiling planner (Ball & Larus 1994, the QPT2 scheme Ball-Larus 1996
+//! compares against): a maximum spanning tree of the flow graph (see
+//! [`crate::flow`]) under the static weights; only its chords get counters, every
+//! other edge is derived by flow conservation. Unsplittable edges are forced onto
+//! the tree, as gcov keeps abnormal edges on its tree.
+
+use crate::cfg::Cfg;
+use crate::layout::{FlowEdge, Layout};
+use crate::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
+use crate::spantree::{max_spanning_tree, TreeEdge};
+use crate::weights::Weights;
+
+/// Why an edge plan could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EdgePlanError {
+    #[error(
+        "unsplittable edges {0} form a cycle, so one of them would need a counter no code can hold"
+    )]
+    UnsplittableCycle(String),
+}
+
+/// The flow graph's edges over reachable code, in a fixed order.
+pub fn flow_edges(cfg: &Cfg) -> Vec<FlowEdge> {
+    let mut edges = vec![FlowEdge::Entry];
+    edges.extend(
+        cfg.edge_ids()
+            .filter(|&e| cfg.is_reachable(cfg.edge(e).from))
+            .map(FlowEdge::Cfg),
+    );
+    edges.extend(
+        cfg.blocks()
+            .filter(|&b| cfg.is_reachable(b) && cfg.is_exit(b))
+            .map(FlowEdge::Exit),
+    );
+    edges
+}
+
+/// Plans edge profiling of one function.
+pub fn plan_edges(cfg: &Cfg, weights: &Weights) -> Result<(FunctionPlan, Layout), EdgePlanError> {
+    let outside = cfg.num_blocks();
+    let flow = flow_edges(cfg);
+    let tree_edges: Vec<TreeEdge> = flow
+        .iter()
+        .map(|&fe| match fe {
+            FlowEdge::Entry => TreeEdge {
+                a: outside,
+                b: cfg.entry().index(),
+                weight: weights.block(cfg.entry()),
+                forced: false,
+            },
+            FlowEdge::Cfg(e) => {
+                let ce = cfg.edge(e);
+                TreeEdge {
+                    a: ce.from.index(),
+                    b: ce.to.index(),
+                    weight: weights.edge(e),
+                    forced: !ce.splittable,
+                }
+            }
+            FlowEdge::Exit(b) => TreeEdge {
+                a: b.index(),
+                b: outside,
+                weight: weights.block(b),
+                forced: false,
+            },
+        })
+        .collect();
+    let in_tree = max_spanning_tree(outside + 1, &tree_edges);
+    let mut counted = Vec::new();
+    let mut ops = Vec::new();
+    let mut stuck = Vec::new();
+    for (i, &fe) in flow.iter().enumerate() {
+        if in_tree[i] {
+            continue;
+        }
+        let site = match fe {
+            FlowEdge::Entry => ProbeSite::FunctionEntry,
+            FlowEdge::Exit(b) => ProbeSite::BlockEnd(b),
+            FlowEdge::Cfg(e) => {
+                let ce = cfg.edge(e);
+                if ce.splittable {
+                    ProbeSite::Edge(e)
+                } else if cfg.succs(ce.from).len() == 1 {
+                    ProbeSite::BlockEnd(ce.from)
+                } else if cfg.preds(ce.to).len() == 1 && ce.to != cfg.entry() {
+                    ProbeSite::BlockStart(ce.to)
+                } else {
+                    stuck.push(format!("{e} ({}->{})", ce.from, ce.to));
+                    continue;
+                }
+            }
+        };
+        ops.push((site, Op::CountSlot(counted.len() as u32)));
+        counted.push(fe);
+    }
+    if !stuck.is_empty() {
+        return Err(EdgePlanError::UnsplittableCycle(stuck.join(", ")));
+    }
+    Ok((
+        FunctionPlan::from_ops(counted.len() as u32, PathStorage::None, ops),
+        Layout::Edge { counted },
+    ))
+}

@@ -1,0 +1,139 @@
+//! The path-profiling planner: DAG and numbering ([`crate::dag`]), spanning tree
+//! and chord increments ([`crate::increments`]), Figure 8 placement
+//! ([`crate::placement`]), transcribed to probes on CFG sites.
+//!
+//! DAG edge → CFG site: ENTRY→entry is `FunctionEntry`; a forward edge is its CFG
+//! edge; a block's exit is `BlockEnd`; a backedge's or cut's dummy pair both go on
+//! the CFG edge, the path-ending part first; an unsplittable block's dummy exit is
+//! `BlockEnd` (followed by `r = 0` for the paths that start at its targets); self
+//! loops (section 4.1) count on their own slot.
+
+use crate::cfg::Cfg;
+use crate::dag::{Dag, DagEdgeKind, DagError, DagOptions, EdgeClass};
+use crate::ids::{DagEdgeId, EdgeId};
+use crate::increments::ChordIncrements;
+use crate::layout::Layout;
+use crate::placement::place;
+use crate::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
+use crate::weights::Weights;
+
+/// Options of the path planner.
+#[derive(Clone, Copy, Debug)]
+pub struct PathOptions {
+    pub dag: DagOptions,
+    /// Functions with at most this many paths count into an array; others hash.
+    pub array_limit: u64,
+}
+
+impl Default for PathOptions {
+    fn default() -> Self {
+        PathOptions {
+            dag: DagOptions::default(),
+            array_limit: 1 << 14,
+        }
+    }
+}
+
+/// Plans path profiling of one function.
+pub fn plan_paths(
+    cfg: &Cfg,
+    weights: &Weights,
+    options: &PathOptions,
+) -> Result<(FunctionPlan, Layout), DagError> {
+    let dag = Dag::build(cfg, options.dag)?;
+    let incs = ChordIncrements::compute(&dag, |id| dag_weight(cfg, &dag, weights, id));
+    Ok(transcribe(cfg, dag, &incs, options))
+}
+
+/// The spanning-tree weight of a DAG edge; `None` forces it onto the tree.
+fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Option<f64> {
+    Some(match dag.edge(id).kind {
+        DagEdgeKind::Entry => weights.block(cfg.entry()),
+        DagEdgeKind::Cfg(e) | DagEdgeKind::BackEntry(e) | DagEdgeKind::BackExit(e) => {
+            weights.edge(e)
+        }
+        DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) => weights.block(b),
+        DagEdgeKind::UnsplitEntry(_) => return None,
+    })
+}
+
+/// Turns the placement into probes.
+pub fn transcribe(
+    cfg: &Cfg,
+    dag: Dag,
+    incs: &ChordIncrements,
+    options: &PathOptions,
+) -> (FunctionPlan, Layout) {
+    let placement = place(&dag, incs);
+    let site = |id: DagEdgeId| match dag.edge(id).kind {
+        DagEdgeKind::Entry => ProbeSite::FunctionEntry,
+        DagEdgeKind::Cfg(e) | DagEdgeKind::BackEntry(e) | DagEdgeKind::BackExit(e) => {
+            ProbeSite::Edge(e)
+        }
+        DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) => ProbeSite::BlockEnd(b),
+        DagEdgeKind::UnsplitEntry(b) => ProbeSite::BlockStart(b),
+    };
+    let mut ops: Vec<(ProbeSite, Op)> = Vec::new();
+    let emit = |id: DagEdgeId, ops: &mut Vec<(ProbeSite, Op)>| {
+        let code = placement.code[id.index()];
+        let inc = incs.inc[id.index()];
+        let s = site(id);
+        if code.init {
+            ops.push((s, Op::SetPath(inc)));
+        }
+        match (code.count, code.add) {
+            (true, true) => ops.push((s, Op::CountPath(inc))),
+            (true, false) => ops.push((s, Op::CountPath(0))),
+            (false, true) => ops.push((s, Op::AddPath(inc))),
+            (false, false) => {}
+        }
+    };
+    // Path-ending code before path-starting code on a shared site.
+    let starts = |id: &DagEdgeId| {
+        matches!(
+            dag.edge(*id).kind,
+            DagEdgeKind::BackEntry(_) | DagEdgeKind::UnsplitEntry(_)
+        )
+    };
+    for id in dag.edge_ids().filter(|id| !starts(id)) {
+        emit(id, &mut ops);
+    }
+    for id in dag.edge_ids().filter(starts) {
+        if let DagEdgeKind::UnsplitEntry(_) = dag.edge(id).kind {
+            continue; // pinned: handled below
+        }
+        emit(id, &mut ops);
+    }
+    // Paths starting after an unsplittable edge begin with r = 0 (their entry
+    // edges are on the tree): set it before the terminator.
+    for b in cfg.blocks() {
+        if cfg
+            .succs(b)
+            .iter()
+            .any(|&e| dag.classes()[e.index()] == EdgeClass::Unsplit)
+        {
+            ops.push((ProbeSite::BlockEnd(b), Op::SetPath(0)));
+        }
+    }
+    for v in (0..dag.num_blocks()).filter(|&v| placement.count_at_top[v]) {
+        ops.push((
+            ProbeSite::BlockStart(crate::BlockId::new(v)),
+            Op::CountPath(0),
+        ));
+    }
+    let self_loops: Vec<EdgeId> = cfg
+        .edge_ids()
+        .filter(|e| dag.classes()[e.index()] == EdgeClass::SelfLoop)
+        .collect();
+    for (k, &e) in self_loops.iter().enumerate() {
+        ops.push((ProbeSite::Edge(e), Op::CountSlot(k as u32)));
+    }
+    let num_paths = dag.num_paths();
+    let storage = if num_paths <= options.array_limit {
+        PathStorage::Array { len: num_paths }
+    } else {
+        PathStorage::Hash { num_paths }
+    };
+    let plan = FunctionPlan::from_ops(self_loops.len() as u32, storage, ops);
+    (plan, Layout::Path { dag, self_loops })
+}

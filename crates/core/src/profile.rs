@@ -1,0 +1,130 @@
+//! Pairs a map file with a raw profile: checks they come from one build and
+//! interprets every function's counters ([`crate::derive`]).
+
+use crate::derive::{derive, DeriveError, FunctionCounts};
+use crate::map::MapFile;
+use pathprof_format::{FormatError, RawProfile};
+use std::path::Path;
+
+/// Why a profile could not be read against a map.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    #[error("cannot read profile {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Format { path: String, source: FormatError },
+    #[error("profile {profile} was written by another build (build id {found:016x}) than map {map} (build id {expected:016x}); use the .ppmap written when that program was built")]
+    OtherBuild {
+        profile: String,
+        map: String,
+        found: u64,
+        expected: u64,
+    },
+    #[error("profile {profile} records {found} counters but map {map} is for {expected} mode")]
+    Mode {
+        profile: String,
+        map: String,
+        found: String,
+        expected: &'static str,
+    },
+    #[error("profile {profile} has counts for function #{index}, which map {map} does not have (damaged profile?)")]
+    UnknownFunction {
+        profile: String,
+        map: String,
+        index: u32,
+    },
+    #[error("profile {profile}: function {name} has another shape (hash {found:016x}, map says {expected:016x}); profile and map are from different builds")]
+    FunctionHash {
+        profile: String,
+        name: String,
+        found: u64,
+        expected: u64,
+    },
+    #[error("profile {profile}, function {name}: {source}")]
+    Derive {
+        profile: String,
+        name: String,
+        source: DeriveError,
+    },
+}
+
+/// Reads and decodes a raw profile file.
+pub fn read_raw(path: &Path) -> Result<RawProfile, ProfileError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ProfileError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    RawProfile::decode(&bytes).map_err(|source| ProfileError::Format { path: p, source })
+}
+
+/// The mode number a runtime records for a map's mode.
+pub fn mode_number(mode: crate::Mode) -> u32 {
+    match mode {
+        crate::Mode::Block => 0,
+        crate::Mode::Edge => 1,
+        crate::Mode::Path => 2,
+    }
+}
+
+/// Interprets `raw` against `map`: one [`FunctionCounts`] per map function
+/// (functions that never ran count zero). Names are for messages.
+pub fn interpret(
+    map: &MapFile,
+    map_name: &str,
+    raw: &RawProfile,
+    profile_name: &str,
+) -> Result<Vec<FunctionCounts>, ProfileError> {
+    if raw.build_id != map.build_id {
+        return Err(ProfileError::OtherBuild {
+            profile: profile_name.into(),
+            map: map_name.into(),
+            found: raw.build_id,
+            expected: map.build_id,
+        });
+    }
+    if raw.mode != mode_number(map.mode) {
+        return Err(ProfileError::Mode {
+            profile: profile_name.into(),
+            map: map_name.into(),
+            found: raw.mode.to_string(),
+            expected: map.mode.name(),
+        });
+    }
+    let mut by_index: Vec<Option<&pathprof_format::RawFunction>> = vec![None; map.functions.len()];
+    for f in &raw.functions {
+        let slot = by_index
+            .get_mut(f.index as usize)
+            .ok_or_else(|| ProfileError::UnknownFunction {
+                profile: profile_name.into(),
+                map: map_name.into(),
+                index: f.index,
+            })?;
+        let mf = &map.functions[f.index as usize];
+        if f.hash != mf.hash {
+            return Err(ProfileError::FunctionHash {
+                profile: profile_name.into(),
+                name: mf.name.clone(),
+                found: f.hash,
+                expected: mf.hash,
+            });
+        }
+        *slot = Some(f);
+    }
+    map.functions
+        .iter()
+        .zip(by_index)
+        .map(|(mf, rf)| {
+            let (slots, paths) = rf.map_or((&[][..], &[][..]), |f| (&f.slots[..], &f.paths[..]));
+            derive(&mf.cfg, &mf.layout, slots, paths).map_err(|source| ProfileError::Derive {
+                profile: profile_name.into(),
+                name: mf.name.clone(),
+                source,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,242 @@
+//! Test kit: an evaluator that executes a [`FunctionPlan`] along a walk of the CFG
+//! exactly as the instrumented code would, and the reference answers computed
+//! directly from the walk.
+
+#![allow(dead_code)]
+
+use pathprof_core::dag::{Dag, DagEdgeKind, EdgeClass};
+use pathprof_core::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
+use pathprof_core::regen::path_id;
+use pathprof_core::{BlockId, Cfg, DagEdgeId, EdgeId};
+use std::collections::BTreeMap;
+
+/// Counters after running a plan.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Counters {
+    pub slots: Vec<u64>,
+    pub paths: BTreeMap<u64, u64>,
+}
+
+impl Counters {
+    pub fn path_list(&self) -> Vec<(u64, u64)> {
+        self.paths.iter().map(|(&k, &v)| (k, v)).collect()
+    }
+}
+
+/// Executes probes like the LLVM transcription does.
+pub struct Evaluator<'a> {
+    plan: &'a FunctionPlan,
+    by_site: BTreeMap<ProbeSite, &'a [Op]>,
+    pub counters: Counters,
+    r: u64,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(plan: &'a FunctionPlan) -> Self {
+        let by_site = plan.probes.iter().map(|p| (p.site, &p.ops[..])).collect();
+        Evaluator {
+            plan,
+            by_site,
+            counters: Counters {
+                slots: vec![0; plan.num_slots as usize],
+                paths: BTreeMap::new(),
+            },
+            r: 0,
+        }
+    }
+
+    fn run(&mut self, site: ProbeSite) {
+        let Some(ops) = self.by_site.get(&site) else {
+            return;
+        };
+        for op in ops.iter() {
+            match *op {
+                Op::SetPath(c) => self.r = c as u64,
+                Op::AddPath(c) => self.r = self.r.wrapping_add(c as u64),
+                Op::CountPath(c) => {
+                    let id = self.r.wrapping_add(c as u64);
+                    match self.plan.paths {
+                        PathStorage::Array { len } => {
+                            assert!(id < len, "array index {id} out of 0..{len}")
+                        }
+                        PathStorage::Hash { num_paths } => assert!(id < num_paths),
+                        PathStorage::None => panic!("path op without path storage"),
+                    }
+                    *self.counters.paths.entry(id).or_default() += 1;
+                }
+                Op::CountSlot(k) => self.counters.slots[k as usize] += 1,
+            }
+        }
+    }
+
+    /// One call of the function following `walk` (CFG edges from the entry to an
+    /// exit block).
+    pub fn call(&mut self, cfg: &Cfg, walk: &[EdgeId]) {
+        self.r = 0;
+        self.run(ProbeSite::FunctionEntry);
+        self.run(ProbeSite::BlockStart(cfg.entry()));
+        let mut at = cfg.entry();
+        for &e in walk {
+            let ce = cfg.edge(e);
+            assert_eq!(ce.from, at, "walk is connected");
+            self.run(ProbeSite::BlockEnd(ce.from));
+            self.run(ProbeSite::Edge(e));
+            self.run(ProbeSite::BlockStart(ce.to));
+            at = ce.to;
+        }
+        assert!(cfg.is_exit(at), "walk ends at an exit");
+        self.run(ProbeSite::BlockEnd(at));
+    }
+}
+
+/// The acyclic paths a walk takes through `dag`, as DAG edge lists.
+pub fn walk_paths(cfg: &Cfg, dag: &Dag, walk: &[EdgeId]) -> Vec<Vec<DagEdgeId>> {
+    let find = |pred: &dyn Fn(DagEdgeKind) -> bool| -> DagEdgeId {
+        dag.edge_ids()
+            .find(|&d| pred(dag.edge(d).kind))
+            .expect("dag edge exists")
+    };
+    let mut paths = Vec::new();
+    let mut cur = vec![find(&|k| k == DagEdgeKind::Entry)];
+    for &e in walk {
+        let ce = cfg.edge(e);
+        match dag.classes()[e.index()] {
+            EdgeClass::Forward => cur.push(find(&|k| k == DagEdgeKind::Cfg(e))),
+            EdgeClass::SelfLoop => {}
+            EdgeClass::Back | EdgeClass::Cut => {
+                cur.push(find(&|k| k == DagEdgeKind::BackExit(e)));
+                paths.push(std::mem::take(&mut cur));
+                cur.push(find(&|k| k == DagEdgeKind::BackEntry(e)));
+            }
+            EdgeClass::Sibling => {
+                cur.push(find(&|k| k == DagEdgeKind::UnsplitExit(ce.from)));
+                paths.push(std::mem::take(&mut cur));
+                cur.push(find(&|k| k == DagEdgeKind::BackEntry(e)));
+            }
+            EdgeClass::Unsplit => {
+                cur.push(find(&|k| k == DagEdgeKind::UnsplitExit(ce.from)));
+                paths.push(std::mem::take(&mut cur));
+                cur.push(find(&|k| k == DagEdgeKind::UnsplitEntry(ce.to)));
+            }
+            EdgeClass::Unreachable => panic!("walk through unreachable code"),
+        }
+    }
+    let last = walk.last().map_or(cfg.entry(), |&e| cfg.edge(e).to);
+    cur.push(find(&|k| k == DagEdgeKind::Exit(last)));
+    paths.push(cur);
+    paths
+}
+
+/// Path-id counts of a set of walks, computed from the walks alone.
+pub fn expected_path_counts(cfg: &Cfg, dag: &Dag, walks: &[Vec<EdgeId>]) -> BTreeMap<u64, u64> {
+    let mut out = BTreeMap::new();
+    for w in walks {
+        for p in walk_paths(cfg, dag, w) {
+            *out.entry(path_id(dag, &p)).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// Edge, block and call counts of a set of walks.
+pub fn walk_counts(cfg: &Cfg, walks: &[Vec<EdgeId>]) -> (Vec<u64>, Vec<u64>, u64) {
+    let mut edges = vec![0u64; cfg.edges().len()];
+    let mut blocks = vec![0u64; cfg.num_blocks()];
+    for w in walks {
+        blocks[cfg.entry().index()] += 1;
+        for &e in w {
+            edges[e.index()] += 1;
+            blocks[cfg.edge(e).to.index()] += 1;
+        }
+    }
+    (edges, blocks, walks.len() as u64)
+}
+
+/// All ENTRY→EXIT paths of a DAG, or `None` when there are more than `limit`.
+pub fn enumerate_paths(dag: &Dag, limit: usize) -> Option<Vec<Vec<DagEdgeId>>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(pathprof_core::NodeId, Vec<DagEdgeId>)> = vec![(dag.entry(), Vec::new())];
+    while let Some((v, path)) = stack.pop() {
+        if v == dag.exit() {
+            out.push(path);
+            if out.len() > limit {
+                return None;
+            }
+            continue;
+        }
+        for &e in dag.succs(v) {
+            let mut p = path.clone();
+            p.push(e);
+            stack.push((dag.edge(e).to, p));
+        }
+    }
+    Some(out)
+}
+
+/// Blocks from which an exit block can be reached.
+pub fn can_exit(cfg: &Cfg) -> Vec<bool> {
+    let mut ok = vec![false; cfg.num_blocks()];
+    let mut work: Vec<BlockId> = cfg.blocks().filter(|&b| cfg.is_exit(b)).collect();
+    for b in &work {
+        ok[b.index()] = true;
+    }
+    while let Some(b) = work.pop() {
+        for &e in cfg.preds(b) {
+            let f = cfg.edge(e).from;
+            if !ok[f.index()] {
+                ok[f.index()] = true;
+                work.push(f);
+            }
+        }
+    }
+    ok
+}
+
+/// A deterministic walk from the entry to an exit driven by `choices`, at most
+/// `max_steps` long before heading for the nearest exit.
+pub fn make_walk(cfg: &Cfg, choices: &[u8], max_steps: usize) -> Option<Vec<EdgeId>> {
+    let ok = can_exit(cfg);
+    if !ok[cfg.entry().index()] {
+        return None;
+    }
+    // distance to an exit, for the final approach
+    let mut dist = vec![usize::MAX; cfg.num_blocks()];
+    let mut queue: std::collections::VecDeque<BlockId> =
+        cfg.blocks().filter(|&b| cfg.is_exit(b)).collect();
+    for b in &queue {
+        dist[b.index()] = 0;
+    }
+    while let Some(b) = queue.pop_front() {
+        for &e in cfg.preds(b) {
+            let f = cfg.edge(e).from;
+            if dist[f.index()] == usize::MAX {
+                dist[f.index()] = dist[b.index()] + 1;
+                queue.push_back(f);
+            }
+        }
+    }
+    let mut at = cfg.entry();
+    let mut walk = Vec::new();
+    let mut i = 0;
+    while !cfg.is_exit(at) {
+        let options: Vec<EdgeId> = cfg
+            .succs(at)
+            .iter()
+            .copied()
+            .filter(|&e| ok[cfg.edge(e).to.index()])
+            .collect();
+        let e = if walk.len() < max_steps {
+            let c = choices.get(i).copied().unwrap_or(0) as usize;
+            i += 1;
+            options[c % options.len()]
+        } else {
+            *options
+                .iter()
+                .min_by_key(|&&e| dist[cfg.edge(e).to.index()])
+                .expect("a way out")
+        };
+        walk.push(e);
+        at = cfg.edge(e).to;
+    }
+    Some(walk)
+}

@@ -1,0 +1,178 @@
+//! Property tests on random CFGs — reducible and irreducible, with self loops,
+//! multi-edges, unreachable blocks and unsplittable edges — against brute-force
+//! path enumeration and an evaluator that runs the plans along random walks.
+
+mod common;
+
+use common::{enumerate_paths, expected_path_counts, make_walk, walk_counts, Evaluator};
+use pathprof_core::dag::{Dag, DagOptions};
+use pathprof_core::derive::derive;
+use pathprof_core::increments::ChordIncrements;
+use pathprof_core::planner::{plan_function, PlanError, PlanOptions};
+use pathprof_core::regen::{path_id, regenerate};
+use pathprof_core::{BlockId, Cfg, CfgEdge, EdgeId, Mode};
+use proptest::prelude::*;
+
+/// A random CFG: up to 10 blocks with 0–4 successors each (any target, so loops,
+/// self loops, multi-edges and irreducible regions all occur). Unsplittable edges
+/// come as real code has them: one `indirectbr`-like block whose distinct targets
+/// are all unsplittable, and `invoke`-like blocks whose last edge is.
+fn arb_cfg() -> impl Strategy<Value = Cfg> {
+    (1usize..10).prop_flat_map(|n| {
+        (
+            prop::collection::vec(
+                (
+                    prop::collection::vec(0..n as u32, 0..5),
+                    prop::bool::weighted(0.1),
+                ),
+                n,
+            ),
+            prop::option::weighted(0.2, 0..n),
+        )
+            .prop_map(move |(succs, indirect)| {
+                let mut edges = Vec::new();
+                for (from, (list, invoke)) in succs.into_iter().enumerate() {
+                    let mut list = list;
+                    let is_indirect = indirect == Some(from);
+                    if is_indirect {
+                        list.sort();
+                        list.dedup();
+                    }
+                    let len = list.len();
+                    for (slot, to) in list.into_iter().enumerate() {
+                        let unwind = invoke && len >= 2 && slot == len - 1;
+                        edges.push(CfgEdge {
+                            from: BlockId(from as u32),
+                            to: BlockId(to),
+                            slot: slot as u32,
+                            splittable: !(is_indirect || unwind),
+                        });
+                    }
+                }
+                Cfg::new(n, BlockId(0), edges).unwrap()
+            })
+    })
+}
+
+fn arb_walks() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 1..6)
+}
+
+fn check_numbering(dag: &Dag) -> Result<(), TestCaseError> {
+    let Some(paths) = enumerate_paths(dag, 20_000) else {
+        return Ok(());
+    };
+    prop_assert_eq!(paths.len() as u64, dag.num_paths());
+    let mut ids: Vec<u64> = paths.iter().map(|p| path_id(dag, p)).collect();
+    ids.sort();
+    prop_assert!(
+        ids.iter().copied().eq(0..dag.num_paths()),
+        "ids are exactly 0..N"
+    );
+    for p in &paths {
+        let id = path_id(dag, p);
+        prop_assert_eq!(&regenerate(dag, id).unwrap().edges, p);
+    }
+    Ok(())
+}
+
+fn check_walks(
+    cfg: &Cfg,
+    mode: Mode,
+    options: &PlanOptions,
+    choices: &[Vec<u8>],
+) -> Result<(), TestCaseError> {
+    let (plan, layout) = match plan_function(cfg, mode, options) {
+        Ok(x) => x,
+        Err(PlanError::Edge(_)) => return Ok(()), // unsplittable cycle: a typed refusal
+        Err(e) => return Err(TestCaseError::fail(e.to_string())),
+    };
+    let walks: Vec<Vec<EdgeId>> = choices
+        .iter()
+        .filter_map(|c| make_walk(cfg, c, 30))
+        .collect();
+    if walks.is_empty() {
+        return Ok(());
+    }
+    let mut ev = Evaluator::new(&plan);
+    for w in &walks {
+        ev.call(cfg, w);
+    }
+    if let pathprof_core::layout::Layout::Path { dag, .. } = &layout {
+        prop_assert_eq!(&ev.counters.paths, &expected_path_counts(cfg, dag, &walks));
+    }
+    let counts = derive(cfg, &layout, &ev.counters.slots, &ev.counters.path_list())
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let (edges, blocks, calls) = walk_counts(cfg, &walks);
+    prop_assert_eq!(&counts.blocks, &blocks);
+    prop_assert_eq!(counts.entry, calls);
+    if let Some(derived) = &counts.edges {
+        prop_assert_eq!(derived, &edges);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn numbering_is_compact_unique_and_invertible(cfg in arb_cfg()) {
+        let dag = Dag::build(&cfg, DagOptions::default()).unwrap();
+        check_numbering(&dag)?;
+    }
+
+    #[test]
+    fn truncation_keeps_ids_unique_and_regeneration_exact(cfg in arb_cfg(), max in 256u64..1000) {
+        let dag = Dag::build(&cfg, DagOptions { max_paths: max }).unwrap();
+        prop_assert!(dag.num_paths() <= max);
+        check_numbering(&dag)?;
+    }
+
+    #[test]
+    fn chord_sums_equal_val_sums(cfg in arb_cfg(), weights in prop::collection::vec(0.0f64..100.0, 64)) {
+        let dag = Dag::build(&cfg, DagOptions::default()).unwrap();
+        let incs = ChordIncrements::compute(&dag, |e| Some(weights[e.index() % weights.len()]));
+        if let Some(paths) = enumerate_paths(&dag, 20_000) {
+            for p in paths {
+                let chord_sum = p.iter().fold(0u64, |s, e| s.wrapping_add(incs.inc[e.index()] as u64));
+                prop_assert_eq!(chord_sum, path_id(&dag, &p));
+            }
+        }
+    }
+
+    #[test]
+    fn path_plans_count_exactly_the_walked_paths(cfg in arb_cfg(), walks in arb_walks()) {
+        check_walks(&cfg, Mode::Path, &PlanOptions::default(), &walks)?;
+    }
+
+    #[test]
+    fn truncated_path_plans_count_exactly(cfg in arb_cfg(), walks in arb_walks(), max in 256u64..400) {
+        check_walks(&cfg, Mode::Path, &PlanOptions::default().with_max_paths(max), &walks)?;
+    }
+
+    #[test]
+    fn small_arrays_and_hash_tables_agree(cfg in arb_cfg(), walks in arb_walks()) {
+        let mut hashed = PlanOptions::default();
+        hashed.path.array_limit = 0;
+        check_walks(&cfg, Mode::Path, &hashed, &walks)?;
+    }
+
+    #[test]
+    fn edge_plans_derive_exact_edge_counts(cfg in arb_cfg(), walks in arb_walks()) {
+        check_walks(&cfg, Mode::Edge, &PlanOptions::default(), &walks)?;
+    }
+
+    #[test]
+    fn block_plans_count_blocks(cfg in arb_cfg(), walks in arb_walks()) {
+        check_walks(&cfg, Mode::Block, &PlanOptions::default(), &walks)?;
+    }
+
+    #[test]
+    fn measured_weights_give_exact_plans_too(cfg in arb_cfg(), walks in arb_walks()) {
+        let walks_e: Vec<Vec<EdgeId>> = walks.iter().filter_map(|c| make_walk(&cfg, c, 30)).collect();
+        let (edges, _, _) = walk_counts(&cfg, &walks_e);
+        let options = PlanOptions { edge_counts: Some(edges), ..PlanOptions::default() };
+        check_walks(&cfg, Mode::Path, &options, &walks)?;
+        check_walks(&cfg, Mode::Edge, &options, &walks)?;
+    }
+}
