@@ -1,1 +1,227 @@
-//! The raw profile file format (to be written).
+//! # pathprof-format: the raw profile file
+//!
+//! A raw profile holds the counters one or more runs of an instrumented
+//! program left behind: per function its slot counters (block or edge
+//! counts, or Ball-Larus path counters kept in an array) and its
+//! `(path id, count)` entries. The runtime (`pathprof-rt`) writes and merges
+//! it; the tools read it against the map file of the same build.
+//!
+//! ## Layout (version 1)
+//!
+//! Every integer is little-endian; there is no padding.
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `PPROFRAW` |
+//! | 8 | 4 | version, `1` |
+//! | 12 | 4 | mode: 0 block, 1 edge, 2 path |
+//! | 16 | 8 | build id (the map file's `build_id`) |
+//! | 24 | 8 | function count F |
+//! | 32 | … | F function records, indices strictly increasing |
+//! | end − 8 | 8 | FNV-1a 64 of every byte before it |
+//!
+//! A function record:
+//!
+//! | size | field |
+//! |---|---|
+//! | 4 | index (the function's index in the map file) |
+//! | 8 | hash (the function's CFG shape hash) |
+//! | 8 | slot count S |
+//! | 8 × S | slot counters |
+//! | 8 | path entry count P |
+//! | 16 × P | `(id u64, count u64)` pairs, ids strictly increasing, counts nonzero |
+//!
+//! A file is valid only if it ends exactly after its checksum. Decoding never
+//! panics and never allocates more than the file's size justifies: every
+//! count is checked against the bytes that remain before anything is
+//! reserved. Any single changed byte and any cut fails to decode (FNV-1a
+//! changes with any single byte).
+//!
+//! ## Entry points
+//!
+//! * [`RawProfile`] / [`RawFunction`]: owned data, with [`RawProfile::encode`],
+//!   [`RawProfile::decode`] and [`RawProfile::merge`]; [`is_profile`] sniffs.
+//! * [`ProfileView`], [`Encoder`] and [`merge_into`]: the same file read,
+//!   written and merged without allocating, for the runtime (it merges from a
+//!   signal handler, where `malloc` is off limits).
+//!
+//! ```
+//! use pathprof_format::{RawFunction, RawProfile};
+//! let mut p = RawProfile {
+//!     build_id: 0x1234,
+//!     mode: 2,
+//!     functions: vec![RawFunction { index: 0, hash: 7, slots: vec![3, 0], paths: vec![(1, 5)] }],
+//! };
+//! let bytes = p.encode();
+//! assert!(pathprof_format::is_profile(&bytes));
+//! let again = RawProfile::decode(&bytes)?;
+//! p.merge(&again)?;
+//! assert_eq!(p.functions[0].slots, vec![6, 0]);
+//! assert_eq!(p.functions[0].paths, vec![(1, 10)]);
+//! # Ok::<(), pathprof_format::FormatError>(())
+//! ```
+
+mod checksum;
+mod encoder;
+mod error;
+mod merge;
+mod view;
+
+pub use checksum::fnv1a64;
+pub use encoder::{Encoder, Sink};
+pub use error::FormatError;
+pub use merge::merge_into;
+pub use view::{FunctionView, Functions, ProfileView};
+
+/// The first 8 bytes of every raw profile.
+pub const MAGIC: [u8; 8] = *b"PPROFRAW";
+/// The format version this crate reads and writes.
+pub const VERSION: u32 = 1;
+
+/// The counters of one or more runs of one build.
+///
+/// Invariant (kept by [`decode`](Self::decode) and [`merge`](Self::merge)):
+/// `functions` sorted by index, indices unique.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawProfile {
+    /// The build id of the program (the map file's `build_id`).
+    pub build_id: u64,
+    /// The instrumentation mode: 0 block, 1 edge, 2 path.
+    pub mode: u32,
+    /// The functions that have counts, by increasing index.
+    pub functions: Vec<RawFunction>,
+}
+
+/// The counters of one function.
+///
+/// Invariant: `paths` sorted by id, ids unique, no zero counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawFunction {
+    /// The function's index in the map file.
+    pub index: u32,
+    /// The function's CFG shape hash.
+    pub hash: u64,
+    /// Slot counters (block, edge or array path counters, by slot).
+    pub slots: Vec<u64>,
+    /// `(path id, count)` entries.
+    pub paths: Vec<(u64, u64)>,
+}
+
+/// Whether `bytes` start like a raw profile (the magic). Says nothing about
+/// whether the rest is intact: [`RawProfile::decode`] checks that.
+pub fn is_profile(bytes: &[u8]) -> bool {
+    bytes.starts_with(&MAGIC)
+}
+
+impl RawProfile {
+    /// An empty profile of `build_id` and `mode`.
+    pub fn new(build_id: u64, mode: u32) -> Self {
+        RawProfile {
+            build_id,
+            mode,
+            functions: Vec::new(),
+        }
+    }
+
+    /// The file's bytes (see the crate doc for the layout).
+    ///
+    /// A profile that breaks the invariants is encoded as
+    /// [`normalize`](Self::normalize) would fix it, so that the result always
+    /// decodes.
+    pub fn encode(&self) -> Vec<u8> {
+        if !self.is_canonical() {
+            let mut p = self.clone();
+            p.normalize();
+            return p.encode();
+        }
+        let size = view::HEADER_LEN
+            + view::CHECKSUM_LEN
+            + self
+                .functions
+                .iter()
+                .map(|f| view::FUNCTION_MIN_LEN + 8 * f.slots.len() + 16 * f.paths.len())
+                .sum::<usize>();
+        let mut e = Encoder::new(Vec::with_capacity(size), self.build_id, self.mode);
+        for f in &self.functions {
+            e.begin_function(f.index, f.hash, f.slots.len() as u64);
+            f.slots.iter().for_each(|&s| e.slot(s));
+            f.paths.iter().for_each(|&(id, c)| e.path(id, c));
+            e.end_function(false);
+        }
+        // A canonical profile meets every rule of the encoder and a Vec only
+        // refuses bytes when memory is exhausted.
+        e.finish().unwrap_or_default()
+    }
+
+    /// Reads a file written by [`encode`](Self::encode) (or by the runtime).
+    ///
+    /// Errors: [`FormatError::NotAProfile`], [`FormatError::UnsupportedVersion`],
+    /// [`FormatError::Truncated`], [`FormatError::TrailingBytes`],
+    /// [`FormatError::ChecksumMismatch`], [`FormatError::Malformed`].
+    pub fn decode(bytes: &[u8]) -> Result<RawProfile, FormatError> {
+        let view = ProfileView::parse(bytes)?;
+        // Counts were checked against the file's length by `parse`.
+        let mut functions = Vec::with_capacity(view.num_functions() as usize);
+        for f in view.functions() {
+            let mut slots = Vec::with_capacity(f.num_slots() as usize);
+            slots.extend(f.slots());
+            let mut paths = Vec::with_capacity(f.num_paths() as usize);
+            paths.extend(f.paths());
+            functions.push(RawFunction {
+                index: f.index(),
+                hash: f.hash(),
+                slots,
+                paths,
+            });
+        }
+        Ok(RawProfile {
+            build_id: view.build_id(),
+            mode: view.mode(),
+            functions,
+        })
+    }
+
+    /// Whether the invariants hold: functions strictly increasing by index,
+    /// each function's paths strictly increasing by id with nonzero counts.
+    pub fn is_canonical(&self) -> bool {
+        self.functions.windows(2).all(|w| w[0].index < w[1].index)
+            && self.functions.iter().all(|f| {
+                f.paths.windows(2).all(|w| w[0].0 < w[1].0) && f.paths.iter().all(|p| p.1 != 0)
+            })
+    }
+
+    /// Restores the invariants: sorts functions by index and paths by id,
+    /// adds up duplicate path ids (saturating), drops zero path counts, and
+    /// merges functions that share an index (into the first one; a later one
+    /// with another hash or slot count is dropped).
+    pub fn normalize(&mut self) {
+        if self.is_canonical() {
+            return;
+        }
+        for f in &mut self.functions {
+            f.paths.sort_by_key(|p| p.0);
+            let mut out: Vec<(u64, u64)> = Vec::with_capacity(f.paths.len());
+            for &(id, c) in &f.paths {
+                match out.last_mut() {
+                    Some(last) if last.0 == id => last.1 = last.1.saturating_add(c),
+                    _ => out.push((id, c)),
+                }
+            }
+            out.retain(|p| p.1 != 0);
+            f.paths = out;
+        }
+        self.functions.sort_by_key(|f| f.index);
+        let mut out: Vec<RawFunction> = Vec::with_capacity(self.functions.len());
+        for f in std::mem::take(&mut self.functions) {
+            match out.last_mut() {
+                Some(last) if last.index == f.index => {
+                    if last.hash == f.hash && last.slots.len() == f.slots.len() {
+                        last.add(&f);
+                    }
+                }
+                _ => out.push(f),
+            }
+        }
+        self.functions = out;
+    }
+}

@@ -1,0 +1,182 @@
+//! [`FormatError`]: everything that can be wrong with a raw profile, said so a
+//! user knows what happened and what to do about it.
+
+use std::fmt;
+
+/// Why a raw profile could not be decoded, merged or encoded.
+///
+/// Offsets (`at`) are byte offsets from the start of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// The bytes do not start with the `PPROFRAW` magic.
+    NotAProfile,
+    /// The file is a raw profile of a format version this crate does not read.
+    UnsupportedVersion {
+        /// The version found in the file.
+        found: u32,
+    },
+    /// The file ends before the record starting at `at` is complete.
+    Truncated {
+        /// Where the incomplete record starts.
+        at: u64,
+        /// What that record is.
+        what: &'static str,
+    },
+    /// The trailing FNV-1a 64 checksum does not match the contents.
+    ChecksumMismatch {
+        /// The checksum stored in the file.
+        stored: u64,
+        /// The checksum of the bytes before it.
+        computed: u64,
+    },
+    /// Bytes follow the checksum.
+    TrailingBytes {
+        /// Where the unexpected bytes start.
+        at: u64,
+        /// How many there are.
+        extra: u64,
+    },
+    /// The checksum matches but the contents break a rule of the format
+    /// (indices or ids out of order, a zero path count).
+    Malformed {
+        /// Where the offending record starts.
+        at: u64,
+        /// The rule that is broken.
+        what: &'static str,
+    },
+    /// Merging profiles of two different builds.
+    BuildMismatch {
+        /// The build id of the profile merged into.
+        ours: u64,
+        /// The build id of the other profile.
+        theirs: u64,
+    },
+    /// Merging profiles of two different instrumentation modes.
+    ModeMismatch {
+        /// The mode of the profile merged into.
+        ours: u32,
+        /// The mode of the other profile.
+        theirs: u32,
+    },
+    /// A function has a different shape hash in the two merged profiles.
+    HashMismatch {
+        /// The function's index.
+        index: u32,
+        /// Its hash in the profile merged into.
+        ours: u64,
+        /// Its hash in the other profile.
+        theirs: u64,
+    },
+    /// A function has a different number of slot counters in the two merged profiles.
+    SlotCountMismatch {
+        /// The function's index.
+        index: u32,
+        /// Its slot count in the profile merged into.
+        ours: u64,
+        /// Its slot count in the other profile.
+        theirs: u64,
+    },
+    /// An [`crate::Encoder`] was used against its rules (a bug in the caller).
+    InvalidInput {
+        /// The rule that was broken.
+        what: &'static str,
+    },
+    /// An [`crate::Encoder`]'s sink refused more bytes (out of memory).
+    OutOfSpace {
+        /// How many bytes the sink held when it refused.
+        at: u64,
+    },
+}
+
+/// The name of a mode number as the profile records it.
+pub(crate) fn mode_name(mode: u32) -> &'static str {
+    match mode {
+        0 => "block",
+        1 => "edge",
+        2 => "path",
+        _ => "unknown",
+    }
+}
+
+const REDO: &str = "delete it and run the instrumented program again";
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            FormatError::NotAProfile => write!(
+                f,
+                "not a pathprof raw profile (it does not start with \"PPROFRAW\"); \
+                 pass a .pprof file written by a program built with pathprof"
+            ),
+            FormatError::UnsupportedVersion { found } => write!(
+                f,
+                "unsupported raw profile version {found} (this pathprof reads version {}); \
+                 read it with the pathprof release that built the program",
+                crate::VERSION
+            ),
+            FormatError::Truncated { at, what } => write!(
+                f,
+                "raw profile truncated at byte {at}: the {what} run past the end of the file \
+                 (a writer was interrupted, or the file is damaged); {REDO}"
+            ),
+            FormatError::ChecksumMismatch { stored, computed } => write!(
+                f,
+                "raw profile checksum mismatch (damaged): stored {stored:016x}, \
+                 contents hash to {computed:016x}; {REDO}"
+            ),
+            FormatError::TrailingBytes { at, extra } => write!(
+                f,
+                "raw profile has {extra} unexpected bytes after its checksum at byte {at} \
+                 (damaged, or two files were concatenated); {REDO}"
+            ),
+            FormatError::Malformed { at, what } => write!(
+                f,
+                "malformed raw profile at byte {at}: {what} (not written by pathprof, \
+                 or damaged); {REDO}"
+            ),
+            FormatError::BuildMismatch { ours, theirs } => write!(
+                f,
+                "profile is from another build (build id {theirs:016x}, expected {ours:016x}); \
+                 profiles of different builds cannot be merged: keep them apart, \
+                 or delete the stale one"
+            ),
+            FormatError::ModeMismatch { ours, theirs } => write!(
+                f,
+                "profile holds {} counters (mode {theirs}) but {} counters (mode {ours}) \
+                 were expected; profiles of different modes cannot be merged",
+                mode_name(theirs),
+                mode_name(ours)
+            ),
+            FormatError::HashMismatch {
+                index,
+                ours,
+                theirs,
+            } => write!(
+                f,
+                "function #{index} has shape hash {theirs:016x} in one profile and {ours:016x} \
+                 in the other; they come from different builds and cannot be merged"
+            ),
+            FormatError::SlotCountMismatch {
+                index,
+                ours,
+                theirs,
+            } => write!(
+                f,
+                "function #{index} has {theirs} slot counters in one profile and {ours} \
+                 in the other; they come from different builds and cannot be merged"
+            ),
+            FormatError::InvalidInput { what } => write!(
+                f,
+                "cannot encode raw profile: {what} (a bug in the caller; please report it)"
+            ),
+            FormatError::OutOfSpace { at } => write!(
+                f,
+                "out of memory after {at} bytes while building a raw profile; \
+                 free some memory and try again"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}

@@ -1,0 +1,471 @@
+//! Round trips, merging, every error kind, and damage of every kind to a valid file.
+
+use pathprof_format::{
+    fnv1a64, is_profile, merge_into, Encoder, FormatError, ProfileView, RawFunction, RawProfile,
+    MAGIC,
+};
+
+fn sample() -> RawProfile {
+    RawProfile {
+        build_id: 0xdead_beef_0123_4567,
+        mode: 2,
+        functions: vec![
+            RawFunction {
+                index: 0,
+                hash: 0x1111,
+                slots: vec![1, 0, 7],
+                paths: vec![],
+            },
+            RawFunction {
+                index: 3,
+                hash: 0x3333,
+                slots: vec![],
+                paths: vec![(0, 4), (17, 1), (u64::MAX, 2)],
+            },
+            RawFunction {
+                index: 9,
+                hash: 0x9999,
+                slots: vec![u64::MAX],
+                paths: vec![(5, u64::MAX)],
+            },
+        ],
+    }
+}
+
+/// Tiny deterministic generator (no dependencies).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_profile(rng: &mut Lcg, build_id: u64) -> RawProfile {
+    let mut functions = Vec::new();
+    for index in 0..8u32 {
+        if rng.below(2) == 0 {
+            continue;
+        }
+        // Shape depends on the index only, so random profiles of one build merge.
+        let slots = (0..index % 3).map(|_| rng.below(5)).collect();
+        let mut paths: Vec<(u64, u64)> = Vec::new();
+        for id in 0..6u64 {
+            if rng.below(2) == 0 {
+                paths.push((id * 3, 1 + rng.below(3)));
+            }
+        }
+        functions.push(RawFunction {
+            index,
+            hash: u64::from(index) * 0x101,
+            slots,
+            paths,
+        });
+    }
+    RawProfile {
+        build_id,
+        mode: 1,
+        functions,
+    }
+}
+
+#[test]
+fn round_trip() {
+    let p = sample();
+    let bytes = p.encode();
+    assert!(is_profile(&bytes));
+    assert_eq!(&bytes[..8], &MAGIC);
+    assert_eq!(RawProfile::decode(&bytes), Ok(p));
+    let empty = RawProfile::new(42, 0);
+    assert_eq!(empty.encode().len(), 40);
+    assert_eq!(RawProfile::decode(&empty.encode()), Ok(empty));
+    let mut rng = Lcg(1);
+    for _ in 0..200 {
+        let p = random_profile(&mut rng, 7);
+        assert_eq!(RawProfile::decode(&p.encode()), Ok(p));
+    }
+}
+
+#[test]
+fn layout_is_as_documented() {
+    let p = RawProfile {
+        build_id: 0x0102_0304_0506_0708,
+        mode: 1,
+        functions: vec![RawFunction {
+            index: 5,
+            hash: 6,
+            slots: vec![7],
+            paths: vec![(8, 9)],
+        }],
+    };
+    let b = p.encode();
+    let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    assert_eq!(b.len(), 32 + 4 + 8 + 8 + 8 + 8 + 16 + 8);
+    assert_eq!(u32_at(8), 1);
+    assert_eq!(u32_at(12), 1);
+    assert_eq!(u64_at(16), 0x0102_0304_0506_0708);
+    assert_eq!(u64_at(24), 1);
+    assert_eq!(u32_at(32), 5);
+    assert_eq!(u64_at(36), 6);
+    assert_eq!(u64_at(44), 1);
+    assert_eq!(u64_at(52), 7);
+    assert_eq!(u64_at(60), 1);
+    assert_eq!((u64_at(68), u64_at(76)), (8, 9));
+    assert_eq!(u64_at(84), fnv1a64(&b[..84]));
+}
+
+#[test]
+fn encode_normalizes() {
+    let p = RawProfile {
+        build_id: 1,
+        mode: 2,
+        functions: vec![
+            RawFunction {
+                index: 4,
+                hash: 1,
+                slots: vec![1],
+                paths: vec![(9, 1), (2, 0), (9, u64::MAX), (1, 3)],
+            },
+            RawFunction {
+                index: 2,
+                hash: 1,
+                slots: vec![],
+                paths: vec![],
+            },
+            RawFunction {
+                index: 4,
+                hash: 1,
+                slots: vec![2],
+                paths: vec![],
+            },
+            RawFunction {
+                index: 4,
+                hash: 2,
+                slots: vec![2],
+                paths: vec![],
+            },
+        ],
+    };
+    let d = RawProfile::decode(&p.encode()).unwrap();
+    assert_eq!(d.functions.len(), 2);
+    assert_eq!(d.functions[0].index, 2);
+    assert_eq!(d.functions[1].slots, vec![3]);
+    assert_eq!(d.functions[1].paths, vec![(1, 3), (9, u64::MAX)]);
+}
+
+#[test]
+fn merge_adds_saturating_and_unions() {
+    let mut a = sample();
+    let b = RawProfile {
+        build_id: a.build_id,
+        mode: 2,
+        functions: vec![
+            RawFunction {
+                index: 1,
+                hash: 0x2222,
+                slots: vec![5],
+                paths: vec![],
+            },
+            RawFunction {
+                index: 3,
+                hash: 0x3333,
+                slots: vec![],
+                paths: vec![(1, 1), (17, 2), (u64::MAX, u64::MAX)],
+            },
+            RawFunction {
+                index: 9,
+                hash: 0x9999,
+                slots: vec![1],
+                paths: vec![(5, 1)],
+            },
+        ],
+    };
+    a.merge(&b).unwrap();
+    let idx: Vec<u32> = a.functions.iter().map(|f| f.index).collect();
+    assert_eq!(idx, vec![0, 1, 3, 9]);
+    assert_eq!(
+        a.functions[2].paths,
+        vec![(0, 4), (1, 1), (17, 3), (u64::MAX, u64::MAX)]
+    );
+    assert_eq!(a.functions[3].slots, vec![u64::MAX]);
+    assert_eq!(a.functions[3].paths, vec![(5, u64::MAX)]);
+
+    // Merging a profile with itself doubles every count.
+    let mut d = sample();
+    d.merge(&sample()).unwrap();
+    assert_eq!(d.functions[0].slots, vec![2, 0, 14]);
+    assert_eq!(d.functions[1].paths, vec![(0, 8), (17, 2), (u64::MAX, 4)]);
+}
+
+#[test]
+fn merge_refuses_other_builds_and_shapes() {
+    let base = sample();
+    let mut other = sample();
+    other.build_id = 0xfeed;
+    let mut a = base.clone();
+    let e = a.merge(&other).unwrap_err();
+    assert_eq!(
+        e,
+        FormatError::BuildMismatch {
+            ours: base.build_id,
+            theirs: 0xfeed
+        }
+    );
+    assert!(e.to_string().contains("000000000000feed"), "{e}");
+    assert!(e.to_string().contains("another build"), "{e}");
+    assert_eq!(a, base);
+
+    let mut other = sample();
+    other.mode = 0;
+    assert_eq!(
+        a.clone().merge(&other),
+        Err(FormatError::ModeMismatch { ours: 2, theirs: 0 })
+    );
+
+    let mut other = sample();
+    other.functions[2].hash = 1;
+    assert_eq!(
+        a.clone().merge(&other),
+        Err(FormatError::HashMismatch {
+            index: 9,
+            ours: 0x9999,
+            theirs: 1
+        })
+    );
+
+    let mut other = sample();
+    other.functions[0].slots.push(0);
+    let mut c = a.clone();
+    assert_eq!(
+        c.merge(&other),
+        Err(FormatError::SlotCountMismatch {
+            index: 0,
+            ours: 3,
+            theirs: 4
+        })
+    );
+    assert_eq!(c, base, "a refused merge changes nothing");
+}
+
+#[test]
+fn merge_into_matches_merge() {
+    let mut rng = Lcg(99);
+    for _ in 0..300 {
+        let a = random_profile(&mut rng, 5);
+        let b = random_profile(&mut rng, 5);
+        let (ea, eb) = (a.encode(), b.encode());
+        let (va, vb) = (
+            ProfileView::parse(&ea).unwrap(),
+            ProfileView::parse(&eb).unwrap(),
+        );
+        let out = merge_into(&va, &vb, Vec::new()).unwrap();
+        assert!(out.len() <= ea.len() + eb.len());
+        let mut m = a.clone();
+        m.merge(&b).unwrap();
+        assert_eq!(RawProfile::decode(&out).unwrap(), m);
+    }
+    let a = sample().encode();
+    let mut other = sample();
+    other.build_id = 3;
+    let b = other.encode();
+    let (va, vb) = (
+        ProfileView::parse(&a).unwrap(),
+        ProfileView::parse(&b).unwrap(),
+    );
+    assert!(matches!(
+        merge_into(&va, &vb, Vec::new()),
+        Err(FormatError::BuildMismatch { theirs: 3, .. })
+    ));
+}
+
+/// Re-encodes `bytes` with a correct checksum (after editing the body).
+fn reseal(mut bytes: Vec<u8>) -> Vec<u8> {
+    let n = bytes.len() - 8;
+    let sum = fnv1a64(&bytes[..n]);
+    bytes[n..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn every_error_kind() {
+    let good = sample().encode();
+
+    assert_eq!(
+        RawProfile::decode(b"hello world, long enough"),
+        Err(FormatError::NotAProfile)
+    );
+    assert!(!is_profile(b"PPROF"));
+
+    let mut v = good.clone();
+    v[8] = 2;
+    let e = RawProfile::decode(&v).unwrap_err();
+    assert_eq!(e, FormatError::UnsupportedVersion { found: 2 });
+    assert!(e.to_string().contains("unsupported raw profile version 2"));
+
+    let e = RawProfile::decode(&good[..good.len() - 3]).unwrap_err();
+    assert!(matches!(e, FormatError::Truncated { .. }), "{e:?}");
+    assert!(e.to_string().contains("truncated at byte"), "{e}");
+    assert_eq!(
+        RawProfile::decode(b"PPRO"),
+        Err(FormatError::Truncated {
+            at: 0,
+            what: "magic"
+        })
+    );
+
+    let mut v = good.clone();
+    v[40] ^= 1;
+    let e = RawProfile::decode(&v).unwrap_err();
+    assert!(matches!(e, FormatError::ChecksumMismatch { .. }), "{e:?}");
+    assert!(e.to_string().contains("checksum mismatch (damaged)"), "{e}");
+
+    let mut v = good.clone();
+    v.push(0);
+    let e = RawProfile::decode(&v).unwrap_err();
+    assert_eq!(
+        e,
+        FormatError::TrailingBytes {
+            at: good.len() as u64,
+            extra: 1
+        }
+    );
+
+    // Valid checksum, broken order rules.
+    let mut e = Encoder::new(Vec::new(), 1, 2);
+    e.begin_function(3, 0, 0);
+    e.end_function(false);
+    let ok = e.finish().unwrap();
+    // Duplicate the function record by hand: count 2, same index twice.
+    let rec = ok[32..ok.len() - 8].to_vec();
+    let mut v = ok[..32].to_vec();
+    v[24] = 2;
+    v.extend_from_slice(&rec);
+    v.extend_from_slice(&rec);
+    v.extend_from_slice(&[0; 8]);
+    let e = RawProfile::decode(&reseal(v)).unwrap_err();
+    assert_eq!(
+        e,
+        FormatError::Malformed {
+            at: 32 + rec.len() as u64,
+            what: "function indices are not strictly increasing"
+        }
+    );
+    assert!(e.to_string().contains("malformed raw profile"));
+
+    // A zero path count.
+    let mut v = RawProfile {
+        build_id: 1,
+        mode: 2,
+        functions: vec![RawFunction {
+            index: 0,
+            hash: 0,
+            slots: vec![],
+            paths: vec![(1, 1)],
+        }],
+    }
+    .encode();
+    let n = v.len();
+    v[n - 16..n - 8].copy_from_slice(&0u64.to_le_bytes());
+    assert!(matches!(
+        RawProfile::decode(&reseal(v)),
+        Err(FormatError::Malformed {
+            what: "a path entry has a zero count",
+            ..
+        })
+    ));
+
+    // Encoder misuse and a sink that refuses bytes.
+    let mut e = Encoder::new(Vec::new(), 1, 2);
+    e.begin_function(1, 0, 2);
+    e.slot(1);
+    e.end_function(false);
+    assert!(matches!(e.finish(), Err(FormatError::InvalidInput { .. })));
+    let mut e = Encoder::new(Vec::new(), 1, 2);
+    e.begin_function(1, 0, 0);
+    e.path(5, 1);
+    e.path(4, 1);
+    e.end_function(false);
+    assert!(matches!(e.finish(), Err(FormatError::InvalidInput { .. })));
+
+    struct Tiny(Vec<u8>);
+    impl pathprof_format::Sink for Tiny {
+        fn append(&mut self, b: &[u8]) -> bool {
+            self.0.len() + b.len() <= 20 && pathprof_format::Sink::append(&mut self.0, b)
+        }
+        fn written(&mut self) -> &mut [u8] {
+            &mut self.0
+        }
+        fn truncate_to(&mut self, len: usize) {
+            self.0.truncate(len)
+        }
+    }
+    let e = Encoder::new(Tiny(Vec::new()), 1, 2);
+    assert!(matches!(e.finish(), Err(FormatError::OutOfSpace { .. })));
+    for e in [
+        FormatError::OutOfSpace { at: 1 },
+        FormatError::InvalidInput { what: "x" },
+        FormatError::NotAProfile,
+    ] {
+        assert!(!e.to_string().is_empty());
+    }
+}
+
+#[test]
+fn absurd_counts_do_not_allocate() {
+    let mut v = RawProfile::new(1, 0).encode();
+    v[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(matches!(
+        RawProfile::decode(&v),
+        Err(FormatError::Truncated { at: 24, .. })
+    ));
+    let mut v = sample().encode();
+    // The slot count of the first function.
+    v[44..52].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
+    assert!(matches!(
+        RawProfile::decode(&v),
+        Err(FormatError::Truncated { at: 44, .. })
+    ));
+}
+
+#[test]
+fn every_cut_and_every_single_byte_change_is_an_error() {
+    let mut rng = Lcg(7);
+    let mut files = vec![sample().encode(), RawProfile::new(3, 1).encode()];
+    files.extend((0..3).map(|_| random_profile(&mut rng, 11).encode()));
+    for good in files {
+        assert!(RawProfile::decode(&good).is_ok());
+        for n in 0..good.len() {
+            assert!(
+                RawProfile::decode(&good[..n]).is_err(),
+                "prefix {n} decoded"
+            );
+        }
+        let mut v = good.clone();
+        for i in 0..good.len() {
+            for mask in [1u8, 2, 4, 8, 16, 32, 64, 128, 0xff, 0x5a] {
+                v[i] ^= mask;
+                assert!(
+                    RawProfile::decode(&v).is_err(),
+                    "byte {i} ^ {mask:#x} decoded"
+                );
+                v[i] ^= mask;
+            }
+        }
+        // Garbage of every length.
+        for n in 0..200 {
+            let junk: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            let mut with_magic = MAGIC.to_vec();
+            with_magic.extend_from_slice(&1u32.to_le_bytes());
+            with_magic.extend_from_slice(&junk);
+            let _ = RawProfile::decode(&junk);
+            let _ = RawProfile::decode(&with_magic);
+        }
+    }
+}
