@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what pathprof needs on a fresh Debian 12 machine: LLVM/clang 22 (for
+# building and for the programs it profiles), lcov (genhtml checks the LCOV
+# export), chromium (the HTML report test). Skips what is already there.
+set -euo pipefail
+need=()
+for pkg in llvm-22-dev clang-22 lld-22 libpolly-22-dev libzstd-dev zlib1g-dev lcov chromium; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v cargo >/dev/null || { echo "install Rust (rustup) first: https://rustup.rs" >&2; exit 1; }
