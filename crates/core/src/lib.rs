@@ -22,7 +22,7 @@ pub mod path;
 pub mod placement;
 pub mod plan;
 pub mod planner;
-// pub mod profile; (enabled when pathprof-format lands)
+pub mod profile;
 pub mod regen;
 pub mod spantree;
 pub mod weights;

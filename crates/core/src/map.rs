@@ -67,6 +67,10 @@ pub struct MapFile {
     /// Source files, as the debug info names them (absolute where the compiler
     /// knew the directory).
     pub files: Vec<String>,
+    /// FNV-1a of each source file's bytes when the program was built (`None`
+    /// when it could not be read then), to tell a reader the source changed.
+    #[serde(default)]
+    pub file_digests: Vec<Option<u64>>,
     pub functions: Vec<MapFunction>,
 }
 

@@ -97,13 +97,14 @@ pub fn interpret(
     }
     let mut by_index: Vec<Option<&pathprof_format::RawFunction>> = vec![None; map.functions.len()];
     for f in &raw.functions {
-        let slot = by_index
-            .get_mut(f.index as usize)
-            .ok_or_else(|| ProfileError::UnknownFunction {
-                profile: profile_name.into(),
-                map: map_name.into(),
-                index: f.index,
-            })?;
+        let slot =
+            by_index
+                .get_mut(f.index as usize)
+                .ok_or_else(|| ProfileError::UnknownFunction {
+                    profile: profile_name.into(),
+                    map: map_name.into(),
+                    index: f.index,
+                })?;
         let mf = &map.functions[f.index as usize];
         if f.hash != mf.hash {
             return Err(ProfileError::FunctionHash {

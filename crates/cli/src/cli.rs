@@ -1,0 +1,206 @@
+//! The command-line interface: every subcommand and flag defined once, with its
+//! help text; parsed arguments become plain values for the command modules.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// pathprof: exact basic-block, edge and Ball-Larus path profiles of C, C++ and
+/// Rust programs built with LLVM 22.
+#[derive(Parser, Debug)]
+#[command(name = "pathprof", version, about, long_about = None)]
+#[command(
+    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--mode=block|edge|path] [--map=FILE] [--max-paths=N] [--array-limit=N] [--atomic] CLANG-ARGS...\n  pathprof c++ ...   (the same, with clang++)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The map file and profiles a report reads.
+#[derive(Args, Debug, Clone)]
+pub struct Inputs {
+    /// The map file written when the program was built (`<program>.ppmap`).
+    #[arg(long, value_name = "MAP")]
+    pub map: PathBuf,
+    /// Profiles written by runs of that program (summed).
+    #[arg(value_name = "PROFILE", required = true)]
+    pub profiles: Vec<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Instrument an LLVM bitcode file yourself (for opt/llc pipelines); link the
+    /// result with the runtime printed by `pathprof rt-path`.
+    Instrument {
+        /// Input bitcode (a whole program, linked with llvm-link).
+        input: PathBuf,
+        /// Output bitcode.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// What to count.
+        #[arg(long, default_value = "path")]
+        mode: pathprof_core::Mode,
+        /// Map file to write (default: OUTPUT.ppmap).
+        #[arg(long)]
+        map: Option<PathBuf>,
+        /// Most acyclic paths per function before paths are truncated.
+        #[arg(long)]
+        max_paths: Option<u64>,
+        /// Functions with at most this many paths count into arrays, others hash.
+        #[arg(long)]
+        array_limit: Option<u64>,
+        /// Thread-safe (atomic) counter updates.
+        #[arg(long)]
+        atomic: bool,
+        /// Write DOT files of each function's path DAG into this directory.
+        #[arg(long, value_name = "DIR")]
+        dot_dir: Option<PathBuf>,
+    },
+    /// Per-function counts: calls, blocks, edges and paths.
+    Report {
+        #[command(flatten)]
+        inputs: Inputs,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
+    /// The hottest acyclic paths as source lines (Ball-Larus Table 2 figures).
+    Paths {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// Only this function (linkage or demangled name).
+        #[arg(long)]
+        function: Option<String>,
+        /// How many paths to show.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Annotated source listing with execution counts in the margin (lprint).
+    Lines {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// Only these source files (as named in the map, or a suffix of it).
+        #[arg(long = "file", value_name = "FILE")]
+        files: Vec<String>,
+        /// Show instructions executed per line instead of line counts.
+        #[arg(long)]
+        instructions: bool,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Per-function summary: instructions executed, calls, size, never executed.
+    Funcs {
+        #[command(flatten)]
+        inputs: Inputs,
+        #[arg(long, value_enum, default_value = "instructions")]
+        sort: SortKey,
+    },
+    /// Per-file summary: blocks executed, blocks, blocks never entered.
+    Files {
+        #[command(flatten)]
+        inputs: Inputs,
+        #[arg(long, value_enum, default_value = "instructions")]
+        sort: SortKey,
+    },
+    /// Line, block, edge and path coverage per function and in total.
+    Coverage {
+        #[command(flatten)]
+        inputs: Inputs,
+    },
+    /// Check a path profile against an edge profile of the same program and input:
+    /// the edge counts derived from paths must match exactly.
+    Verify {
+        /// The map of the path-mode build.
+        #[arg(long, value_name = "PATH_MAP")]
+        map: PathBuf,
+        /// The path-mode profile.
+        path_profile: PathBuf,
+        /// The map of the edge-mode build.
+        #[arg(long, value_name = "EDGE_MAP")]
+        edge_map: PathBuf,
+        /// The edge-mode profile of the same program, flags and input.
+        edge_profile: PathBuf,
+    },
+    /// Paths predicted from the edge profile (most frequent edge) versus measured.
+    Predict {
+        #[command(flatten)]
+        inputs: Inputs,
+    },
+    /// Compare the paths of two profiles of one build (e.g. train versus ref).
+    Diff {
+        #[arg(long, value_name = "MAP")]
+        map: PathBuf,
+        a: PathBuf,
+        b: PathBuf,
+    },
+    /// A function's path DAG for Graphviz, with values, increments and hot paths.
+    Dot {
+        #[arg(long, value_name = "MAP")]
+        map: PathBuf,
+        #[arg(long)]
+        function: String,
+        /// Draw the hot paths of this profile heavier.
+        #[arg(long)]
+        profile: Option<PathBuf>,
+    },
+    /// Sum profiles of one build into one file.
+    Merge {
+        #[arg(required = true)]
+        profiles: Vec<PathBuf>,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Export as an LCOV tracefile or the JSON report.
+    Export {
+        #[command(flatten)]
+        inputs: Inputs,
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// Write here instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// A self-contained static HTML report.
+    Html {
+        #[command(flatten)]
+        inputs: Inputs,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Print the path of the runtime library to link instrumented objects with.
+    RtPath,
+}
+
+/// Where sources are looked up.
+#[derive(Args, Debug, Clone)]
+pub struct SourceArgs {
+    /// Look for sources under DIR (the build tree moved).
+    #[arg(long, value_name = "DIR")]
+    pub source_root: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    Instructions,
+    Calls,
+    Size,
+    Unexecuted,
+    Name,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Lcov,
+    Json,
+}

@@ -1,0 +1,193 @@
+//! Runs the parsed subcommands: loads inputs, calls one report module, writes its
+//! output. Exit code 1 (with the message) on any error; `verify` exits 1 on a
+//! mismatch too.
+
+use crate::cli::{Cli, Command, ExportFormat, ReportFormat};
+use crate::pipeline::{instrument_module, Settings};
+use crate::report::{self, load::load, source::SourceRoot};
+use anyhow::{Context as _, Result};
+use pathprof_core::planner::PlanOptions;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn print(text: &str) -> Result<ExitCode> {
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_or_print(output: Option<&Path>, text: &str) -> Result<ExitCode> {
+    match output {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        None => print(text),
+    }
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Instrument {
+            input,
+            output,
+            mode,
+            map,
+            max_paths,
+            array_limit,
+            atomic,
+            dot_dir,
+        } => {
+            let mut plan = PlanOptions::default();
+            if let Some(m) = max_paths {
+                plan = plan.with_max_paths(m);
+            }
+            if let Some(a) = array_limit {
+                plan.path.array_limit = a;
+            }
+            let context = pathprof_llvm::Context::create();
+            let module = pathprof_llvm::load_bitcode(&context, &input)?;
+            let settings = Settings {
+                mode,
+                plan,
+                atomic,
+                verbose: false,
+            };
+            let map_file = instrument_module(&module, &settings)?;
+            if !module.write_bitcode_to_path(&output) {
+                anyhow::bail!("cannot write {}", output.display());
+            }
+            let map_path =
+                map.unwrap_or_else(|| PathBuf::from(format!("{}.ppmap", output.display())));
+            map_file
+                .write(&map_path)
+                .with_context(|| format!("cannot write the map file {}", map_path.display()))?;
+            if let Some(dir) = dot_dir {
+                report::dot::write_all(&map_file, &dir)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report { inputs, format } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            match format {
+                ReportFormat::Json => {
+                    print(&(serde_json::to_string_pretty(&report::json::report(&loaded))? + "\n"))
+                }
+                ReportFormat::Text => print(&report::summary::report(&loaded)),
+            }
+        }
+        Command::Paths {
+            inputs,
+            function,
+            top,
+            source,
+        } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            print(&report::paths::report(
+                &loaded,
+                function.as_deref(),
+                top,
+                &SourceRoot(source.source_root),
+            )?)
+        }
+        Command::Lines {
+            inputs,
+            files,
+            instructions,
+            source,
+        } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            print(&report::listing::report(
+                &loaded,
+                &files,
+                instructions,
+                &SourceRoot(source.source_root),
+            )?)
+        }
+        Command::Funcs { inputs, sort } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            print(&report::funcs::functions(&loaded, sort))
+        }
+        Command::Files { inputs, sort } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            print(&report::funcs::files(&loaded, sort))
+        }
+        Command::Coverage { inputs } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            print(&report::coverage::report(&loaded))
+        }
+        Command::Verify {
+            map,
+            path_profile,
+            edge_map,
+            edge_profile,
+        } => {
+            let paths = load(&map, &[path_profile])?;
+            let edges = load(&edge_map, &[edge_profile])?;
+            let outcome = report::verify::verify(&paths, &edges)?;
+            print(&outcome.text)?;
+            Ok(if outcome.matched {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Predict { inputs } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            print(&report::predict::report(&loaded)?)
+        }
+        Command::Diff { map, a, b } => {
+            let la = load(&map, &[a])?;
+            let lb = load(&map, &[b])?;
+            print(&report::diff::report(&la, &lb)?)
+        }
+        Command::Dot {
+            map,
+            function,
+            profile,
+        } => {
+            let map_file = pathprof_core::map::MapFile::read(&map)?;
+            let loaded = match profile {
+                Some(p) => Some(load(&map, &[p])?),
+                None => None,
+            };
+            print(&report::dot::render(&map_file, &function, loaded.as_ref())?)
+        }
+        Command::Merge { profiles, output } => {
+            let raw = report::load::read_profiles(&profiles)?;
+            std::fs::write(&output, raw.encode())
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export {
+            inputs,
+            format,
+            output,
+            source,
+        } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            let text = match format {
+                ExportFormat::Json => {
+                    serde_json::to_string_pretty(&report::json::report(&loaded))? + "\n"
+                }
+                ExportFormat::Lcov => {
+                    report::lcov::export(&loaded, &SourceRoot(source.source_root))?
+                }
+            };
+            write_or_print(output.as_deref(), &text)
+        }
+        Command::Html {
+            inputs,
+            output,
+            source,
+        } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            report::html::write(&loaded, &output, &SourceRoot(source.source_root))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::RtPath => {
+            println!("{}", crate::toolchain::runtime()?.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! Reading a clang command line: pathprof's own flags out, the rest classified
+//! (inputs, output, what the invocation does) without changing it.
+
+use pathprof_core::Mode;
+use std::path::{Path, PathBuf};
+
+/// pathprof's own options, given as `--mode=path`-style flags before or among the
+/// clang arguments, or through the environment (`PATHPROF_MODE`, ...) for build
+/// systems that only let you set `CC`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub mode: Mode,
+    pub map: Option<PathBuf>,
+    pub max_paths: Option<u64>,
+    pub array_limit: Option<u64>,
+    pub atomic: bool,
+    pub verbose: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mode: Mode::Path,
+            map: None,
+            max_paths: None,
+            array_limit: None,
+            atomic: false,
+            verbose: false,
+        }
+    }
+}
+
+/// What kind of file an input is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// C, C++, Objective-C or preprocessed source: compiled to bitcode.
+    Source,
+    /// Assembly: compiled natively.
+    Assembly,
+    /// Anything else on the link line (objects, archives, shared libraries).
+    Linker,
+}
+
+/// One input file on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    /// Index in [`Invocation::args`].
+    pub index: usize,
+    pub path: String,
+    pub kind: InputKind,
+    /// The `-x` language in force for it, if any.
+    pub language: Option<String>,
+}
+
+/// What the invocation asks clang to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Preprocess, emit assembly, print information...: run clang unchanged.
+    PassThrough,
+    /// `-c`: compile to (bitcode) objects.
+    Compile,
+    /// Link (compiling any sources first).
+    Link,
+}
+
+/// A parsed command line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invocation {
+    pub options: Options,
+    /// The clang arguments, pathprof's removed.
+    pub args: Vec<String>,
+    pub inputs: Vec<Input>,
+    /// Index of the `-o` flag in `args` (the value follows, or is joined).
+    pub output: Option<(usize, String)>,
+    pub action: Action,
+    /// The last `-O` level given.
+    pub opt_level: String,
+}
+
+/// Clang flags whose value is the next argument.
+const TAKES_VALUE: &[&str] = &[
+    "-o",
+    "-I",
+    "-D",
+    "-U",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-idirafter",
+    "-iquote",
+    "-isysroot",
+    "--sysroot",
+    "-iprefix",
+    "-iwithprefix",
+    "-iwithprefixbefore",
+    "-x",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-L",
+    "-l",
+    "-Xlinker",
+    "-Xclang",
+    "-Xassembler",
+    "-Xpreprocessor",
+    "-mllvm",
+    "-target",
+    "-arch",
+    "-T",
+    "-u",
+    "-z",
+    "-e",
+    "-dependency-file",
+    "-gcc-toolchain",
+    "-resource-dir",
+    "-serialize-diagnostics",
+    "-main-file-name",
+    "-install_name",
+    "-F",
+    "-framework",
+    "-Xopenmp-target",
+    "-ivfsoverlay",
+    "-working-directory",
+    "-B",
+];
+
+/// Flags after which clang does not compile and link.
+fn is_pass_through_flag(a: &str) -> bool {
+    matches!(
+        a,
+        "-E" | "-S"
+            | "-M"
+            | "-MM"
+            | "-fsyntax-only"
+            | "--version"
+            | "-###"
+            | "--help"
+            | "-help"
+            | "-emit-ast"
+    ) || a.starts_with("-print-")
+        || a.starts_with("--print-")
+        || a.starts_with("-dump")
+}
+
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cp", "cpp", "cxx", "c++", "C", "CC", "CPP", "i", "ii", "m", "mm", "M",
+];
+const ASSEMBLY_EXTENSIONS: &[&str] = &["s", "S", "sx", "asm"];
+
+fn kind_of(path: &str, language: Option<&str>) -> InputKind {
+    if let Some(lang) = language {
+        return if lang.starts_with("assembler") {
+            InputKind::Assembly
+        } else {
+            InputKind::Source
+        };
+    }
+    let ext = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
+    if SOURCE_EXTENSIONS.contains(&ext) {
+        InputKind::Source
+    } else if ASSEMBLY_EXTENSIONS.contains(&ext) {
+        InputKind::Assembly
+    } else {
+        InputKind::Linker
+    }
+}
+
+/// Why the pathprof part of a command line is wrong.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ArgError(pub String);
+
+impl std::fmt::Display for ArgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArgError {}
+
+fn number(flag: &str, value: &str) -> Result<u64, ArgError> {
+    value
+        .parse()
+        .map_err(|_| ArgError(format!("{flag} takes a positive number, not `{value}`")))
+}
+
+/// Applies one `--name=value` pathprof flag; `Ok(false)` when it is not one.
+fn apply_option(options: &mut Options, arg: &str) -> Result<bool, ArgError> {
+    let (name, value) = arg
+        .split_once('=')
+        .map_or((arg, None), |(n, v)| (n, Some(v)));
+    fn need<'a>(name: &str, v: Option<&'a str>) -> Result<&'a str, ArgError> {
+        v.ok_or_else(|| ArgError(format!("{name} needs a value: {name}=...")))
+    }
+    match name {
+        "--mode" => options.mode = need(name, value)?.parse().map_err(ArgError)?,
+        "--map" => options.map = Some(PathBuf::from(need(name, value)?)),
+        "--max-paths" => options.max_paths = Some(number(name, need(name, value)?)?),
+        "--array-limit" => options.array_limit = Some(number(name, need(name, value)?)?),
+        "--atomic" => options.atomic = true,
+        "--pathprof-verbose" => options.verbose = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Options from the environment: `PATHPROF_MODE`, `PATHPROF_MAP`,
+/// `PATHPROF_MAX_PATHS`, `PATHPROF_ARRAY_LIMIT`, `PATHPROF_ATOMIC=1`,
+/// `PATHPROF_VERBOSE=1`.
+pub fn options_from_env() -> Result<Options, ArgError> {
+    let mut options = Options::default();
+    for (var, flag) in [
+        ("PATHPROF_MODE", "--mode"),
+        ("PATHPROF_MAP", "--map"),
+        ("PATHPROF_MAX_PATHS", "--max-paths"),
+        ("PATHPROF_ARRAY_LIMIT", "--array-limit"),
+    ] {
+        if let Ok(v) = std::env::var(var) {
+            apply_option(&mut options, &format!("{flag}={v}"))?;
+        }
+    }
+    options.atomic = std::env::var("PATHPROF_ATOMIC").is_ok_and(|v| v == "1");
+    options.verbose = std::env::var("PATHPROF_VERBOSE").is_ok_and(|v| v == "1");
+    Ok(options)
+}
+
+/// Parses `args` (everything after `pathprof cc`).
+pub fn parse(args: &[String], mut options: Options) -> Result<Invocation, ArgError> {
+    let mut clang_args = Vec::with_capacity(args.len());
+    for a in args {
+        if !apply_option(&mut options, a)? {
+            clang_args.push(a.clone());
+        }
+    }
+    let mut inputs = Vec::new();
+    let mut output = None;
+    let mut compile = false;
+    let mut pass_through = false;
+    let mut language: Option<String> = None;
+    let mut opt_level = "O0".to_string();
+    let mut i = 0;
+    while i < clang_args.len() {
+        let a = clang_args[i].as_str();
+        if a == "-c" {
+            compile = true;
+        } else if is_pass_through_flag(a) {
+            pass_through = true;
+        } else if let Some(level) = a.strip_prefix("-O") {
+            opt_level = match level {
+                "" | "1" | "g" => "O1",
+                "0" => "O0",
+                "2" => "O2",
+                "3" | "fast" | "4" => "O3",
+                "s" => "Os",
+                "z" => "Oz",
+                _ => "O2",
+            }
+            .to_string();
+        } else if a == "-o" {
+            if let Some(v) = clang_args.get(i + 1) {
+                output = Some((i, v.clone()));
+            }
+            i += 1;
+        } else if let Some(v) = a.strip_prefix("-o") {
+            output = Some((i, v.to_string()));
+        } else if a == "-x" {
+            language = clang_args.get(i + 1).filter(|l| *l != "none").cloned();
+            i += 1;
+        } else if let Some(l) = a.strip_prefix("-x") {
+            language = (l != "none").then(|| l.to_string());
+        } else if TAKES_VALUE.contains(&a) {
+            i += 1;
+        } else if a == "-" || !a.starts_with('-') {
+            inputs.push(Input {
+                index: i,
+                path: a.to_string(),
+                kind: if a == "-" {
+                    InputKind::Source
+                } else {
+                    kind_of(a, language.as_deref())
+                },
+                language: language.clone(),
+            });
+        }
+        i += 1;
+    }
+    let action = if pass_through || inputs.is_empty() {
+        Action::PassThrough
+    } else if compile {
+        Action::Compile
+    } else {
+        Action::Link
+    };
+    Ok(Invocation {
+        options,
+        args: clang_args,
+        inputs,
+        output,
+        action,
+        opt_level,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> Invocation {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse(&args, Options::default()).unwrap()
+    }
+
+    #[test]
+    fn classifies_invocations() {
+        let inv = p("--mode=block -O2 -g prog.c util.c -o prog -lm");
+        assert_eq!(inv.options.mode, Mode::Block);
+        assert_eq!(inv.action, Action::Link);
+        assert_eq!(inv.opt_level, "O2");
+        assert_eq!(inv.output, Some((4, "prog".into())));
+        assert_eq!(
+            inv.inputs
+                .iter()
+                .map(|i| i.path.as_str())
+                .collect::<Vec<_>>(),
+            ["prog.c", "util.c"]
+        );
+        assert_eq!(p("-c -I inc a.c -o a.o").action, Action::Compile);
+        assert_eq!(p("-c -I inc a.c -o a.o").inputs.len(), 1);
+        assert_eq!(p("-E a.c").action, Action::PassThrough);
+        assert_eq!(p("-MM a.c").action, Action::PassThrough);
+        assert_eq!(p("--version").action, Action::PassThrough);
+        assert_eq!(p("a.o b.a -o prog").inputs[1].kind, InputKind::Linker);
+        assert_eq!(p("-x c conftest.txt").inputs[0].kind, InputKind::Source);
+        assert_eq!(p("start.S x.c").inputs[0].kind, InputKind::Assembly);
+    }
+
+    #[test]
+    fn rejects_bad_pathprof_flags() {
+        let args = vec!["--mode=fast".to_string()];
+        let err = parse(&args, Options::default()).unwrap_err();
+        assert!(err.0.contains("unknown mode `fast`"), "{err}");
+        let args = vec!["--max-paths=lots".to_string()];
+        assert!(parse(&args, Options::default()).is_err());
+    }
+}

@@ -1,0 +1,87 @@
+//! `pathprof report --format json`: the machine-readable contract (format
+//! `pathprof-report`, version 1) that tests and other tools rely on.
+
+use super::load::Loaded;
+use pathprof_core::layout::Layout;
+use pathprof_core::regen::PathEnd;
+use serde_json::{json, Value};
+
+/// The whole report.
+pub fn report(loaded: &Loaded) -> Value {
+    let map = &loaded.map;
+    let functions: Vec<Value> = map
+        .functions
+        .iter()
+        .zip(&loaded.counts)
+        .map(|(f, c)| {
+            let potential_paths = match &f.layout {
+                Layout::Path { dag, .. } => json!(dag.num_paths()),
+                _ => Value::Null,
+            };
+            let blocks: Vec<Value> = f
+                .blocks
+                .iter()
+                .enumerate()
+                .map(|(i, b)| json!({"id": i, "line": b.line, "instructions": b.instructions, "count": c.blocks[i]}))
+                .collect();
+            let edges: Vec<Value> = f
+                .cfg
+                .edges()
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let count = c.edges.as_ref().map(|v| v[i]);
+                    json!({"from": e.from.0, "to": e.to.0, "count": count})
+                })
+                .collect();
+            let mut obj = json!({
+                "name": f.name,
+                "file": map.file_name(f.file),
+                "line": f.line,
+                "entry_count": c.entry,
+                "potential_paths": potential_paths,
+                "blocks": blocks,
+                "edges": edges,
+            });
+            if let Some(d) = &f.display_name {
+                obj["display_name"] = json!(d);
+            }
+            if let Layout::Path { dag, .. } = &f.layout {
+                let end = |e: PathEnd| match e {
+                    PathEnd::Function => Value::Null,
+                    PathEnd::Edge(id) => {
+                        let ce = f.cfg.edge(id);
+                        json!([ce.from.0, ce.to.0])
+                    }
+                    PathEnd::Unsplittable(b) => json!([b.0, Value::Null]),
+                };
+                let start = |e: PathEnd| match e {
+                    PathEnd::Unsplittable(b) => json!([Value::Null, b.0]),
+                    other => end(other),
+                };
+                let paths: Vec<Value> = c
+                    .paths
+                    .iter()
+                    .map(|p| {
+                        json!({
+                            "id": p.id,
+                            "count": p.count,
+                            "blocks": p.path.blocks(dag).iter().map(|b| b.0).collect::<Vec<_>>(),
+                            "exit": end(p.path.end(dag)),
+                            "start": start(p.path.start(dag)),
+                        })
+                    })
+                    .collect();
+                obj["paths"] = json!(paths);
+            }
+            obj
+        })
+        .collect();
+    json!({
+        "format": "pathprof-report",
+        "version": 1,
+        "mode": map.mode.name(),
+        "build_id": format!("{:016x}", map.build_id),
+        "functions": functions,
+    })
+}

@@ -1,0 +1,234 @@
+//! `pathprof paths`: the hottest acyclic paths, program-wide or per function, each
+//! shown as the source lines it runs through (regenerated from its id), where it
+//! starts and how it ends; with Ball-Larus Table 2's weighted instructions per
+//! path.
+
+use super::load::Loaded;
+use super::source::SourceRoot;
+use anyhow::{bail, Result};
+use pathprof_core::dag::Dag;
+use pathprof_core::layout::Layout;
+use pathprof_core::map::{MapFile, MapFunction};
+use pathprof_core::regen::{Path, PathEnd};
+use std::fmt::Write as _;
+
+/// One executed path with what the report shows of it.
+pub struct HotPath<'a> {
+    pub function: &'a MapFunction,
+    pub dag: &'a Dag,
+    pub id: u64,
+    pub count: u64,
+    pub path: &'a Path,
+}
+
+impl HotPath<'_> {
+    /// Instructions executed along the path once.
+    pub fn instructions(&self) -> u64 {
+        self.path
+            .blocks(self.dag)
+            .iter()
+            .map(|b| self.function.blocks[b.index()].instructions as u64)
+            .sum()
+    }
+}
+
+/// Every executed path of the functions selected by `function` (all if `None`),
+/// hottest first.
+pub fn hot_paths<'a>(loaded: &'a Loaded, function: Option<&str>) -> Result<Vec<HotPath<'a>>> {
+    let map = &loaded.map;
+    if map.mode != pathprof_core::Mode::Path {
+        bail!(
+            "{} holds a {} profile; path reports need a program built with --mode=path",
+            loaded.map_path.display(),
+            map.mode.name()
+        );
+    }
+    let selected: Vec<usize> = match function {
+        None => (0..map.functions.len()).collect(),
+        Some(name) => {
+            let found: Vec<usize> = (0..map.functions.len())
+                .filter(|&i| {
+                    let f = &map.functions[i];
+                    f.name == name || f.display_name.as_deref() == Some(name)
+                })
+                .collect();
+            if found.is_empty() {
+                bail!(
+                    "no function named `{name}` in {}",
+                    loaded.map_path.display()
+                );
+            }
+            found
+        }
+    };
+    let mut out = Vec::new();
+    for i in selected {
+        let f = &map.functions[i];
+        let Layout::Path { dag, .. } = &f.layout else {
+            continue; // a function that fell back to block counting
+        };
+        for p in &loaded.counts[i].paths {
+            out.push(HotPath {
+                function: f,
+                dag,
+                id: p.id,
+                count: p.count,
+                path: &p.path,
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then(a.function.name.cmp(&b.function.name))
+            .then(a.id.cmp(&b.id))
+    });
+    Ok(out)
+}
+
+/// Source positions of a path's blocks as `file:line` ranges in order, e.g.
+/// `t.c:3-5, 9, util.c:2`.
+pub fn source_ranges(map: &MapFile, f: &MapFunction, dag: &Dag, path: &Path) -> String {
+    let mut lines: Vec<(u32, u32)> = Vec::new();
+    for b in path.blocks(dag) {
+        for span in &f.blocks[b.index()].lines {
+            if lines.last() != Some(&(span.file, span.line)) {
+                lines.push((span.file, span.line));
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut file = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let (fi, start) = lines[i];
+        let mut end = start;
+        while i + 1 < lines.len() && lines[i + 1].0 == fi && lines[i + 1].1 == end + 1 {
+            i += 1;
+            end += 1;
+        }
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        if file != Some(fi) {
+            out.push_str(&short_name(map.file_name(Some(fi)).unwrap_or("?")));
+            out.push(':');
+            file = Some(fi);
+        }
+        if end > start {
+            let _ = write!(out, "{start}-{end}");
+        } else {
+            let _ = write!(out, "{start}");
+        }
+        i += 1;
+    }
+    if out.is_empty() {
+        out.push_str("(no line information)");
+    }
+    out
+}
+
+/// The last component of a path.
+pub fn short_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// How a path began or ended, in words.
+pub fn describe_end(f: &MapFunction, end: PathEnd, starting: bool) -> Option<String> {
+    let line = |b: pathprof_core::BlockId| {
+        f.blocks[b.index()]
+            .line
+            .map_or(String::new(), |l| format!(" (line {l})"))
+    };
+    match end {
+        PathEnd::Function => None,
+        PathEnd::Edge(e) => {
+            let ce = f.cfg.edge(e);
+            let what = if starting {
+                "starts after"
+            } else {
+                "ends with"
+            };
+            Some(format!(
+                "{what} loop back/cut edge {}{} -> {}{}",
+                ce.from,
+                line(ce.from),
+                ce.to,
+                line(ce.to)
+            ))
+        }
+        PathEnd::Unsplittable(b) if starting => {
+            Some(format!("starts at {b}{} after an indirect branch", line(b)))
+        }
+        PathEnd::Unsplittable(b) => Some(format!("ends at the indirect branch of {b}{}", line(b))),
+    }
+}
+
+/// The report.
+pub fn report(
+    loaded: &Loaded,
+    function: Option<&str>,
+    top: usize,
+    _sources: &SourceRoot,
+) -> Result<String> {
+    let paths = hot_paths(loaded, function)?;
+    let total: u128 = paths.iter().map(|p| p.count as u128).sum();
+    let weighted: u128 = paths
+        .iter()
+        .map(|p| p.count as u128 * p.instructions() as u128)
+        .sum();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} executions of {} distinct paths; weighted instructions per path {:.1}",
+        total,
+        paths.len(),
+        if total == 0 {
+            0.0
+        } else {
+            weighted as f64 / total as f64
+        }
+    );
+    let _ = writeln!(
+        out,
+        "{:>4} {:>12} {:>7} {:>6} {:>6}  function / path",
+        "rank", "count", "share", "blocks", "instrs"
+    );
+    for (rank, p) in paths.iter().take(top).enumerate() {
+        let blocks = p.path.blocks(p.dag);
+        let share = if total == 0 {
+            0.0
+        } else {
+            100.0 * p.count as f64 / total as f64
+        };
+        let _ = writeln!(
+            out,
+            "{:>4} {:>12} {:>6.2}% {:>6} {:>6}  {} (path {})",
+            rank + 1,
+            p.count,
+            share,
+            blocks.len(),
+            p.instructions(),
+            p.function
+                .display_name
+                .as_deref()
+                .unwrap_or(&p.function.name),
+            p.id
+        );
+        if let Some(s) = describe_end(p.function, p.path.start(p.dag), true) {
+            let _ = writeln!(out, "{:>40}{s}", "");
+        }
+        let _ = writeln!(
+            out,
+            "{:>40}{}",
+            "",
+            source_ranges(&loaded.map, p.function, p.dag, p.path)
+        );
+        if let Some(s) = describe_end(p.function, p.path.end(p.dag), false) {
+            let _ = writeln!(out, "{:>40}{s}", "");
+        }
+    }
+    Ok(out)
+}

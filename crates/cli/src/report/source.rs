@@ -1,0 +1,73 @@
+//! Finding source files for listings: the path the debug info recorded,
+//! relocated with `--source-root` when the tree moved, and checked against the
+//! digest taken at build time so a changed file is reported, not silently shown
+//! with wrong counts.
+
+use pathprof_core::map::MapFile;
+use std::path::{Path, PathBuf};
+
+/// A source file's text, or why it is not shown.
+pub enum Source {
+    Text(Vec<String>),
+    Missing(PathBuf),
+    Changed(PathBuf, Vec<String>),
+}
+
+/// Where to look for sources.
+#[derive(Clone, Debug, Default)]
+pub struct SourceRoot(pub Option<PathBuf>);
+
+impl SourceRoot {
+    /// Candidate locations of `recorded`: itself, then under the root by ever
+    /// shorter suffixes of its path (so `/build/x/src/a.c` is found as
+    /// `ROOT/src/a.c` or `ROOT/a.c`).
+    fn candidates(&self, recorded: &str) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let p = Path::new(recorded);
+        if let Some(root) = &self.0 {
+            let parts: Vec<_> = p
+                .components()
+                .filter(|c| matches!(c, std::path::Component::Normal(_)))
+                .collect();
+            for i in 0..parts.len() {
+                out.push(parts[i..].iter().fold(root.clone(), |acc, c| acc.join(c)));
+            }
+        }
+        out.push(p.to_path_buf());
+        out
+    }
+
+    /// Reads file `index` of `map`.
+    pub fn read(&self, map: &MapFile, index: usize) -> Source {
+        let recorded = &map.files[index];
+        let digest = map.file_digests.get(index).copied().flatten();
+        for candidate in self.candidates(recorded) {
+            if let Ok(bytes) = std::fs::read(&candidate) {
+                let lines = String::from_utf8_lossy(&bytes)
+                    .lines()
+                    .map(str::to_string)
+                    .collect();
+                if digest.is_some_and(|d| d != pathprof_core::hash::fnv64(&bytes)) {
+                    return Source::Changed(candidate, lines);
+                }
+                return Source::Text(lines);
+            }
+        }
+        Source::Missing(PathBuf::from(recorded))
+    }
+}
+
+/// The warning for a source that is missing or changed, if any.
+pub fn warning(source: &Source) -> Option<String> {
+    match source {
+        Source::Text(_) => None,
+        Source::Missing(p) => Some(format!(
+            "source {} not found; pass --source-root DIR if the tree moved",
+            p.display()
+        )),
+        Source::Changed(p, _) => Some(format!(
+            "source {} changed since the program was built; counts may not match its lines",
+            p.display()
+        )),
+    }
+}

@@ -1,0 +1,53 @@
+//! Finding the tools pathprof drives: clang 22 and the runtime library.
+
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+/// The C (or C++) compiler driver to run: `$PATHPROF_CLANG` / `$PATHPROF_CLANGXX`,
+/// else `clang-22` / `clang++-22` from LLVM 22's directory or `PATH`.
+pub fn clang(cxx: bool) -> PathBuf {
+    let (var, name) = if cxx {
+        ("PATHPROF_CLANGXX", "clang++")
+    } else {
+        ("PATHPROF_CLANG", "clang")
+    };
+    if let Some(p) = std::env::var_os(var) {
+        return PathBuf::from(p);
+    }
+    let llvm = Path::new("/usr/lib/llvm-22/bin").join(name);
+    if llvm.exists() {
+        return llvm;
+    }
+    PathBuf::from(format!("{name}-22"))
+}
+
+/// The runtime archive `libpathprof_rt.a`: `$PATHPROF_RT`, else beside the
+/// `pathprof` executable (where cargo builds both), else its `../lib`.
+pub fn runtime() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("PATHPROF_RT") {
+        let p = PathBuf::from(p);
+        if !p.exists() {
+            bail!("PATHPROF_RT names {}, which does not exist", p.display());
+        }
+        return Ok(p);
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let candidates = [
+        dir.join("libpathprof_rt.a"),
+        dir.join("..").join("libpathprof_rt.a"),
+        dir.join("../lib/libpathprof_rt.a"),
+    ];
+    for c in &candidates {
+        if c.exists() {
+            return Ok(c.clone());
+        }
+    }
+    bail!(
+        "cannot find the pathprof runtime libpathprof_rt.a next to {}; build it with `cargo build -p pathprof-rt` (same profile as pathprof) or set PATHPROF_RT",
+        exe.display()
+    )
+}
+
+/// Libraries the runtime (a Rust static library) needs, after it on the link line.
+pub const RUNTIME_LIBS: &[&str] = &["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-lgcc_s"];
