@@ -1,0 +1,132 @@
+//! Extraction: what the planners and the map file need from each profiled
+//! function (CONTRACTS.md §4): names, source position, the [`Cfg`] and one
+//! [`BlockInfo`] per block with instruction counts and source lines.
+//!
+//! Source files are interned in [`Extracted::files`] as the debug info names them
+//! (`directory/filename`, absolute when the compiler knew the directory). Line 0
+//! (compiler-generated code) is never reported.
+
+use crate::error::LlvmError;
+use crate::ffi::{self, FileKey};
+use crate::walk::{self, Body};
+use inkwell::basic_block::BasicBlock;
+use inkwell::module::Module;
+use pathprof_core::map::{BlockInfo, LineSpan};
+use pathprof_core::Cfg;
+use std::collections::HashMap;
+
+/// Everything extracted from a module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extracted {
+    /// Source files, indexed by [`LineSpan::file`] and [`ExtractedFunction::file`].
+    pub files: Vec<String>,
+    /// The profiled functions, in module order.
+    pub functions: Vec<ExtractedFunction>,
+}
+
+/// One profiled function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtractedFunction {
+    /// Linkage name (mangled for C++).
+    pub name: String,
+    /// Demangled name, when it differs from `name`.
+    pub display_name: Option<String>,
+    /// Index into [`Extracted::files`] of the file with the definition.
+    pub file: Option<u32>,
+    /// Line of the definition.
+    pub line: Option<u32>,
+    pub cfg: Cfg,
+    /// One per CFG block.
+    pub blocks: Vec<BlockInfo>,
+}
+
+/// Extracts every profiled function of `module` (see [`crate::walk`] for which).
+pub fn extract(module: &Module<'_>) -> Result<Extracted, LlvmError> {
+    let mut files = FileTable::default();
+    let mut functions = Vec::new();
+    for body in walk::bodies(module) {
+        functions.push(extract_function(&body, &mut files)?);
+    }
+    Ok(Extracted {
+        files: files.names,
+        functions,
+    })
+}
+
+fn extract_function(
+    body: &Body<'_>,
+    files: &mut FileTable,
+) -> Result<ExtractedFunction, LlvmError> {
+    let cfg = walk::read_cfg(body)?;
+    let (file, line) = match ffi::subprogram_position(body.function) {
+        Some((file, line)) => (file.map(|f| files.intern(f)), (line != 0).then_some(line)),
+        None => (None, None),
+    };
+    let blocks = body.blocks.iter().map(|&b| block_info(b, files)).collect();
+    Ok(ExtractedFunction {
+        name: body.name.clone(),
+        display_name: ffi::demangle(&body.name),
+        file,
+        line,
+        cfg,
+        blocks,
+    })
+}
+
+fn block_info(block: BasicBlock<'_>, files: &mut FileTable) -> BlockInfo {
+    let mut info = BlockInfo::default();
+    for inst in block.get_instructions() {
+        if ffi::is_debug_intrinsic(inst) {
+            continue;
+        }
+        info.instructions += 1;
+        let Some((file, line)) = ffi::debug_line(inst) else {
+            continue;
+        };
+        if line == 0 {
+            continue;
+        }
+        info.line.get_or_insert(line);
+        let Some(file) = file else {
+            continue;
+        };
+        let file = files.intern(file);
+        match info
+            .lines
+            .iter_mut()
+            .find(|s| s.file == file && s.line == line)
+        {
+            Some(span) => span.instructions += 1,
+            None => info.lines.push(LineSpan {
+                file,
+                line,
+                instructions: 1,
+            }),
+        }
+    }
+    info
+}
+
+/// Interns `DIFile`s by node and by path (two nodes may name one path).
+#[derive(Default)]
+struct FileTable {
+    names: Vec<String>,
+    by_path: HashMap<String, u32>,
+    by_node: HashMap<FileKey, u32>,
+}
+
+impl FileTable {
+    fn intern(&mut self, file: FileKey) -> u32 {
+        if let Some(&i) = self.by_node.get(&file) {
+            return i;
+        }
+        let path = ffi::file_path(file);
+        let next = self.names.len() as u32;
+        let i = *self.by_path.entry(path.clone()).or_insert(next);
+        if i == next {
+            self.names.push(path);
+        }
+        self.by_node.insert(file, i);
+        i
+    }
+}

@@ -1,0 +1,333 @@
+//! Thin safe wrappers over the LLVM-C calls inkwell does not expose: terminator
+//! successors, exception-pad tests, debug locations and subprograms, phi
+//! rebuilding, aggregate elements and C++ demangling.
+//!
+//! Every wrapper takes values that inkwell already holds (so they are live objects
+//! of the context the module lives in) and checks the kind of value LLVM expects
+//! before handing it over. This is where most of the crate's `unsafe` lives.
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::llvm_sys::core as llc;
+use inkwell::llvm_sys::debuginfo as lld;
+use inkwell::llvm_sys::prelude::{LLVMBasicBlockRef, LLVMMetadataRef, LLVMValueRef};
+use inkwell::types::{ArrayType, AsTypeRef, BasicTypeEnum, IntType};
+use inkwell::values::{ArrayValue, AsValueRef, FunctionValue, InstructionOpcode, InstructionValue};
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+/// The name of any value (function, block, global), lossily as UTF-8.
+pub(crate) fn value_name(value: LLVMValueRef) -> String {
+    let mut len = 0usize;
+    // Safety: `value` comes from an inkwell handle, so it is a live `Value`;
+    // LLVMGetValueName2 returns a pointer into the value's name (or "") valid until
+    // the name changes, and writes its length, which we copy out at once.
+    unsafe {
+        let ptr = llc::LLVMGetValueName2(value, &mut len);
+        if ptr.is_null() || len == 0 {
+            return String::new();
+        }
+        let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+/// The number of successor slots of a terminator.
+pub(crate) fn num_successors(term: InstructionValue<'_>) -> u32 {
+    assert!(term.is_terminator(), "num_successors of a non-terminator");
+    // Safety: `term` is a live terminator instruction (asserted above), which is
+    // what `Instruction::getNumSuccessors` requires.
+    unsafe { llc::LLVMGetNumSuccessors(term.as_value_ref()) }
+}
+
+/// Successor slot `slot` of a terminator.
+pub(crate) fn successor<'ctx>(term: InstructionValue<'ctx>, slot: u32) -> BasicBlock<'ctx> {
+    assert!(slot < num_successors(term), "successor slot out of range");
+    // Safety: `term` is a terminator and `slot` is below its successor count
+    // (asserted), so LLVM returns a live, non-null block of the same function.
+    unsafe {
+        let bb = llc::LLVMGetSuccessor(term.as_value_ref(), slot);
+        BasicBlock::new(bb).expect("LLVM returned a null successor")
+    }
+}
+
+/// Makes successor slot `slot` of a terminator go to `block` instead.
+pub(crate) fn set_successor(term: InstructionValue<'_>, slot: u32, block: BasicBlock<'_>) {
+    assert!(slot < num_successors(term), "successor slot out of range");
+    // Safety: `term` is a terminator, `slot` is in range (asserted), and `block` is
+    // a live block; LLVM rewrites exactly that successor operand.
+    unsafe { llc::LLVMSetSuccessor(term.as_value_ref(), slot, block.as_mut_ptr()) }
+}
+
+/// Whether an instruction is a debug intrinsic call (`llvm.dbg.*`), which does not
+/// count as code. (LLVM 22 normally keeps debug info as records, not calls.)
+pub(crate) fn is_debug_intrinsic(inst: InstructionValue<'_>) -> bool {
+    if inst.get_opcode() != InstructionOpcode::Call {
+        return false;
+    }
+    // Safety: `inst` is a live instruction; LLVMIsA* only inspects its class.
+    unsafe { !llc::LLVMIsADbgInfoIntrinsic(inst.as_value_ref()).is_null() }
+}
+
+/// Whether an instruction is an exception-handling pad that must stay first in its
+/// block (`landingpad`, `catchpad`, `cleanuppad`; `catchswitch` is also a pad but a
+/// terminator).
+pub(crate) fn is_eh_pad(inst: InstructionValue<'_>) -> bool {
+    matches!(
+        inst.get_opcode(),
+        InstructionOpcode::LandingPad
+            | InstructionOpcode::CatchPad
+            | InstructionOpcode::CleanupPad
+            | InstructionOpcode::CatchSwitch
+    )
+}
+
+/// An interned `DIFile` node, usable as a map key while the module lives.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct FileKey(LLVMMetadataRef);
+
+/// An instruction's debug location as (file, line); `None` without a location.
+pub(crate) fn debug_line(inst: InstructionValue<'_>) -> Option<(Option<FileKey>, u32)> {
+    // Safety: `inst` is a live instruction; LLVMInstructionGetDebugLoc returns its
+    // `DILocation` node or null. A `DILocation` always has a scope (a
+    // `DILocalScope`), and LLVMDIScopeGetFile returns that scope's `DIFile` or null.
+    unsafe {
+        let loc = lld::LLVMInstructionGetDebugLoc(inst.as_value_ref());
+        if loc.is_null() {
+            return None;
+        }
+        let line = lld::LLVMDILocationGetLine(loc);
+        let scope = lld::LLVMDILocationGetScope(loc);
+        let file = if scope.is_null() {
+            std::ptr::null_mut()
+        } else {
+            lld::LLVMDIScopeGetFile(scope)
+        };
+        Some(((!file.is_null()).then_some(FileKey(file)), line))
+    }
+}
+
+/// A function's position from its `DISubprogram`: (file, line).
+pub(crate) fn subprogram_position(function: FunctionValue<'_>) -> Option<(Option<FileKey>, u32)> {
+    // Safety: `function` is a live function; LLVMGetSubprogram returns its
+    // `DISubprogram` or null, and a subprogram is a `DIScope` with a line.
+    unsafe {
+        let sp = lld::LLVMGetSubprogram(function.as_value_ref());
+        if sp.is_null() {
+            return None;
+        }
+        let line = lld::LLVMDISubprogramGetLine(sp);
+        let file = lld::LLVMDIScopeGetFile(sp);
+        Some(((!file.is_null()).then_some(FileKey(file)), line))
+    }
+}
+
+/// The path a `DIFile` names: `directory/filename`, or just `filename` when it is
+/// absolute or the directory is empty.
+pub(crate) fn file_path(file: FileKey) -> String {
+    let mut dlen = 0u32;
+    let mut flen = 0u32;
+    // Safety: `file.0` is a live `DIFile` node (FileKey is only made from
+    // LLVMDIScopeGetFile results); both getters return pointers to `len` bytes
+    // owned by the metadata, which outlives this call.
+    let (dir, name) = unsafe {
+        let d = lld::LLVMDIFileGetDirectory(file.0, &mut dlen);
+        let f = lld::LLVMDIFileGetFilename(file.0, &mut flen);
+        (
+            bytes_to_string(d, dlen as usize),
+            bytes_to_string(f, flen as usize),
+        )
+    };
+    if dir.is_empty() || name.starts_with('/') {
+        name
+    } else if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Copies `len` bytes at `ptr` (null allowed when `len` is 0) into a `String`.
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes, or be null.
+unsafe fn bytes_to_string(ptr: *const c_char, len: usize) -> String {
+    if ptr.is_null() || len == 0 {
+        return String::new();
+    }
+    // Safety: guaranteed by the caller.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Rebuilds `phi` with incoming block number `index` replaced by `new_block`
+/// (LLVM-C has no setter for a phi's incoming block). The new phi takes the old
+/// one's place, name, debug location, fast-math flags and uses; the old one is
+/// erased.
+pub(crate) fn retarget_phi_incoming(
+    builder: &Builder<'_>,
+    phi: InstructionValue<'_>,
+    index: u32,
+    new_block: BasicBlock<'_>,
+) {
+    assert_eq!(phi.get_opcode(), InstructionOpcode::Phi, "not a phi");
+    let old = phi.as_value_ref();
+    let name = value_name(old);
+    builder.position_before(&phi);
+    // Safety: `old` is a live phi (asserted); we read its incoming pairs (index <
+    // count), build a phi of the same type right before it through a positioned
+    // builder, copy the pairs, move every use over, then erase the old phi, which
+    // no longer has uses. The builder's raw pointer is live for the call.
+    unsafe {
+        let count = llc::LLVMCountIncoming(old);
+        assert!(index < count, "phi incoming index out of range");
+        let mut values: Vec<LLVMValueRef> = Vec::with_capacity(count as usize);
+        let mut blocks: Vec<LLVMBasicBlockRef> = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            values.push(llc::LLVMGetIncomingValue(old, i));
+            blocks.push(if i == index {
+                new_block.as_mut_ptr()
+            } else {
+                llc::LLVMGetIncomingBlock(old, i)
+            });
+        }
+        let new = llc::LLVMBuildPhi(builder.as_mut_ptr(), llc::LLVMTypeOf(old), c"".as_ptr());
+        llc::LLVMAddIncoming(new, values.as_mut_ptr(), blocks.as_mut_ptr(), count);
+        let loc = lld::LLVMInstructionGetDebugLoc(old);
+        if !loc.is_null() {
+            lld::LLVMInstructionSetDebugLoc(new, loc);
+        }
+        if llc::LLVMCanValueUseFastMathFlags(old) != 0 {
+            llc::LLVMSetFastMathFlags(new, llc::LLVMGetFastMathFlags(old));
+        }
+        llc::LLVMReplaceAllUsesWith(old, new);
+        llc::LLVMInstructionEraseFromParent(old);
+        if !name.is_empty() {
+            llc::LLVMSetValueName2(new, name.as_ptr().cast(), name.len());
+        }
+    }
+}
+
+/// The incoming blocks of a phi, in order.
+pub(crate) fn phi_incoming_blocks(phi: InstructionValue<'_>) -> Vec<LLVMBasicBlockRef> {
+    assert_eq!(phi.get_opcode(), InstructionOpcode::Phi, "not a phi");
+    // Safety: `phi` is a live phi (asserted) and every index is below its count.
+    unsafe {
+        let v = phi.as_value_ref();
+        (0..llc::LLVMCountIncoming(v))
+            .map(|i| llc::LLVMGetIncomingBlock(v, i))
+            .collect()
+    }
+}
+
+/// The elements of a constant array (e.g. `llvm.global_ctors`' initializer).
+pub(crate) fn constant_array_elements(array: LLVMValueRef) -> Vec<LLVMValueRef> {
+    // Safety: `array` is a live constant; we only call LLVMGetArrayLength2 on a
+    // value whose type is an array, and LLVMGetAggregateElement with indices below
+    // that length (it returns null for anything else, which we skip).
+    unsafe {
+        let ty = llc::LLVMTypeOf(array);
+        if llc::LLVMGetTypeKind(ty) != inkwell::llvm_sys::LLVMTypeKind::LLVMArrayTypeKind {
+            return Vec::new();
+        }
+        let len = llc::LLVMGetArrayLength2(ty);
+        (0..len)
+            .filter_map(|i| {
+                let e = llc::LLVMGetAggregateElement(array, i as u32);
+                (!e.is_null()).then_some(e)
+            })
+            .collect()
+    }
+}
+
+extern "C" {
+    // From the C++ runtime (libstdc++ or libc++), which LLVM itself links.
+    fn __cxa_demangle(
+        mangled: *const c_char,
+        buf: *mut c_char,
+        len: *mut usize,
+        status: *mut c_int,
+    ) -> *mut c_char;
+    fn free(ptr: *mut c_void);
+}
+
+/// The demangled form of an Itanium C++ name (`_Z…`), or `None` for other names
+/// and names the demangler rejects.
+pub(crate) fn demangle(name: &str) -> Option<String> {
+    if !name.starts_with("_Z") {
+        return None;
+    }
+    let c_name = std::ffi::CString::new(name).ok()?;
+    let mut status: c_int = 0;
+    // Safety: `c_name` is a NUL-terminated string; with a null buffer
+    // `__cxa_demangle` mallocs the result (or returns null and sets `status`),
+    // which we copy and then release with `free`.
+    unsafe {
+        let out = __cxa_demangle(
+            c_name.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut status,
+        );
+        if out.is_null() {
+            return None;
+        }
+        let s = CStr::from_ptr(out).to_string_lossy().into_owned();
+        free(out.cast());
+        (status == 0 && s != name).then_some(s)
+    }
+}
+
+/// `[len x i64]`, for lengths beyond inkwell's `u32`.
+pub(crate) fn i64_array_type<'ctx>(i64_type: IntType<'ctx>, len: u64) -> ArrayType<'ctx> {
+    // Safety: `i64_type` is a live type; LLVMArrayType2 returns a live array type
+    // of the same context, which is what ArrayType::new expects.
+    unsafe { ArrayType::new(llc::LLVMArrayType2(i64_type.as_type_ref(), len)) }
+}
+
+/// A constant array of `element_type` holding `elements` (raw constants of that
+/// type, e.g. the entries of an existing `llvm.global_ctors`).
+pub(crate) fn const_array<'ctx>(
+    element_type: BasicTypeEnum<'ctx>,
+    elements: &[LLVMValueRef],
+) -> ArrayValue<'ctx> {
+    let mut elements = elements.to_vec();
+    // Safety: every element is a live constant of `element_type` (the caller's
+    // contract, checked by the verifier afterwards); LLVMConstArray2 copies the
+    // list and returns a constant of array type.
+    unsafe {
+        ArrayValue::new(llc::LLVMConstArray2(
+            element_type.as_type_ref(),
+            elements.as_mut_ptr(),
+            elements.len() as u64,
+        ))
+    }
+}
+
+/// The element type of a value of array type.
+pub(crate) fn array_element_type<'ctx>(array: ArrayValue<'ctx>) -> BasicTypeEnum<'ctx> {
+    // Safety: `array` is a live constant of array type; its element type is a
+    // first-class type of the same context.
+    unsafe {
+        BasicTypeEnum::new(llc::LLVMGetElementType(llc::LLVMTypeOf(
+            array.as_value_ref(),
+        )))
+    }
+}
+
+/// Gives `inst` a line-0 location in `function`'s subprogram, when the function
+/// has one. (The verifier wants a location on calls to functions that have debug
+/// info themselves, such as a runtime linked in as bitcode.)
+pub(crate) fn set_line0_location(inst: LLVMValueRef, function: FunctionValue<'_>) {
+    // Safety: `function` is a live function; its subprogram (if any) is a valid
+    // scope; the location is created in the function's own context and attached to
+    // `inst`, a live instruction of that function.
+    unsafe {
+        let sp = lld::LLVMGetSubprogram(function.as_value_ref());
+        if sp.is_null() {
+            return;
+        }
+        let context = llc::LLVMGetTypeContext(llc::LLVMTypeOf(function.as_value_ref()));
+        let loc = lld::LLVMDIBuilderCreateDebugLocation(context, 0, 0, sp, std::ptr::null_mut());
+        lld::LLVMInstructionSetDebugLoc(inst, loc);
+    }
+}

@@ -1,0 +1,254 @@
+//! The runtime ABI (CONTRACTS.md §2): per-function counter globals, the
+//! `PpFunction` table, the `PpModule` descriptor, and the constructor that hands
+//! it to `__pathprof_register` from `llvm.global_ctors`.
+//!
+//! Counters are internal, zero-initialised, 8-byte aligned globals named
+//! `__pathprof_slots.<i>` / `__pathprof_paths.<i>` (`i` = the function's index);
+//! the descriptors are private constants. The constructor runs at priority 0,
+//! before ordinary constructors, so the runtime's `atexit` handler is registered
+//! early and runs after the program's own.
+
+use super::ModuleInfo;
+use crate::ffi;
+use crate::walk::RESERVED_PREFIX;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::module::{Linkage, Module};
+use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, GlobalValue};
+use inkwell::AddressSpace;
+use pathprof_core::plan::{FunctionPlan, PathStorage};
+
+/// Name of the `PpModule` global; its presence means "already instrumented".
+pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
+/// The ABI version written into `PpModule::abi_version`.
+pub(crate) const ABI_VERSION: u32 = 1;
+const CTOR_PRIORITY: u64 = 0;
+
+/// One function's counters.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Counters<'ctx> {
+    /// `[num_slots x i64]`, absent when the function has no slots.
+    pub slots: Option<GlobalValue<'ctx>>,
+    pub paths: PathCounters<'ctx>,
+}
+
+/// Where a function's path counts go.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PathCounters<'ctx> {
+    None,
+    /// `[len x i64]`, indexed by path id.
+    Array(GlobalValue<'ctx>),
+    /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count`.
+    Hash(GlobalValue<'ctx>),
+}
+
+/// Creates the counter globals of function `index`.
+pub(crate) fn counters<'ctx>(
+    module: &Module<'ctx>,
+    index: usize,
+    plan: &FunctionPlan,
+) -> Counters<'ctx> {
+    let i64_type = module.get_context().i64_type();
+    let zeroed = |name: String, len: u64| {
+        let ty = ffi::i64_array_type(i64_type, len);
+        let g = module.add_global(ty, None, &name);
+        g.set_linkage(Linkage::Internal);
+        g.set_initializer(&ty.const_zero());
+        g.set_alignment(8);
+        g
+    };
+    let slots = (plan.num_slots > 0).then(|| {
+        zeroed(
+            format!("{RESERVED_PREFIX}_slots.{index}"),
+            plan.num_slots.into(),
+        )
+    });
+    let paths = match plan.paths {
+        PathStorage::None | PathStorage::Array { len: 0 } => PathCounters::None,
+        PathStorage::Array { len } => {
+            PathCounters::Array(zeroed(format!("{RESERVED_PREFIX}_paths.{index}"), len))
+        }
+        PathStorage::Hash { .. } => {
+            PathCounters::Hash(zeroed(format!("{RESERVED_PREFIX}_hash.{index}"), 8))
+        }
+    };
+    Counters { slots, paths }
+}
+
+/// Emits the `PpFunction` table, the `PpModule` and the registering constructor.
+/// `functions[i]` is function `i`'s plan and counters.
+pub(crate) fn register<'ctx>(
+    module: &Module<'ctx>,
+    info: &ModuleInfo,
+    functions: &[(&FunctionPlan, Counters<'ctx>)],
+) {
+    let context = module.get_context();
+    let i32_type = context.i32_type();
+    let i64_type = context.i64_type();
+    let ptr_type = context.ptr_type(AddressSpace::default());
+    let null = ptr_type.const_null();
+    let ptr_or_null = |g: Option<GlobalValue<'ctx>>| g.map_or(null, |g| g.as_pointer_value());
+
+    // struct PpFunction { u64 hash; u32 index, num_slots; u64 *slots;
+    //                     u32 path_kind, reserved; u64 num_paths; u64 *paths; }
+    let function_type = context.struct_type(
+        &[
+            i64_type.into(),
+            i32_type.into(),
+            i32_type.into(),
+            ptr_type.into(),
+            i32_type.into(),
+            i32_type.into(),
+            i64_type.into(),
+            ptr_type.into(),
+        ],
+        false,
+    );
+    let records: Vec<_> = functions
+        .iter()
+        .enumerate()
+        .map(|(i, (plan, counters))| {
+            let (kind, num_paths, paths) = match (plan.paths, counters.paths) {
+                (PathStorage::Array { len }, PathCounters::Array(g)) => (1, len, Some(g)),
+                (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => (2, num_paths, Some(g)),
+                _ => (0, 0, None),
+            };
+            let fields: [BasicValueEnum<'ctx>; 8] = [
+                i64_type.const_int(info.hashes[i], false).into(),
+                i32_type.const_int(i as u64, false).into(),
+                i32_type.const_int(plan.num_slots.into(), false).into(),
+                ptr_or_null(counters.slots).into(),
+                i32_type.const_int(kind, false).into(),
+                i32_type.const_zero().into(),
+                i64_type.const_int(num_paths, false).into(),
+                ptr_or_null(paths).into(),
+            ];
+            function_type.const_named_struct(&fields)
+        })
+        .collect();
+    let table = (!records.is_empty()).then(|| {
+        let init = function_type.const_array(&records);
+        constant_global(
+            module,
+            &format!("{RESERVED_PREFIX}_functions"),
+            init.as_basic_value_enum(),
+        )
+    });
+
+    // struct PpModule { u32 abi_version, mode; u64 build_id, num_functions;
+    //                   const PpFunction *functions; }
+    let module_type = context.struct_type(
+        &[
+            i32_type.into(),
+            i32_type.into(),
+            i64_type.into(),
+            i64_type.into(),
+            ptr_type.into(),
+        ],
+        false,
+    );
+    let mode = match info.mode {
+        pathprof_core::Mode::Block => 0,
+        pathprof_core::Mode::Edge => 1,
+        pathprof_core::Mode::Path => 2,
+    };
+    let descriptor = module_type.const_named_struct(&[
+        i32_type.const_int(ABI_VERSION.into(), false).into(),
+        i32_type.const_int(mode, false).into(),
+        i64_type.const_int(info.build_id, false).into(),
+        i64_type.const_int(functions.len() as u64, false).into(),
+        ptr_or_null(table).into(),
+    ]);
+    let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());
+
+    // void __pathprof_ctor(void) { __pathprof_register(&__pathprof_module); }
+    let void_type = context.void_type();
+    let register = module
+        .get_function(&format!("{RESERVED_PREFIX}_register"))
+        .unwrap_or_else(|| {
+            let f = module.add_function(
+                &format!("{RESERVED_PREFIX}_register"),
+                void_type.fn_type(&[ptr_type.into()], false),
+                None,
+            );
+            f.add_attribute(AttributeLoc::Function, nounwind(&context));
+            f
+        });
+    let ctor = module.add_function(
+        &format!("{RESERVED_PREFIX}_ctor"),
+        void_type.fn_type(&[], false),
+        Some(Linkage::Internal),
+    );
+    ctor.add_attribute(AttributeLoc::Function, nounwind(&context));
+    let builder = context.create_builder();
+    builder.position_at_end(context.append_basic_block(ctor, "entry"));
+    builder
+        .build_call(register, &[descriptor.as_pointer_value().into()], "")
+        .expect("the builder is positioned");
+    builder
+        .build_return(None)
+        .expect("the builder is positioned");
+
+    append_global_ctor(
+        module,
+        ctor.as_global_value()
+            .as_pointer_value()
+            .as_basic_value_enum(),
+    );
+}
+
+fn nounwind(context: &inkwell::context::ContextRef<'_>) -> Attribute {
+    context.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0)
+}
+
+fn constant_global<'ctx>(
+    module: &Module<'ctx>,
+    name: &str,
+    init: BasicValueEnum<'ctx>,
+) -> GlobalValue<'ctx> {
+    let g = module.add_global(init.get_type(), None, name);
+    g.set_linkage(Linkage::Private);
+    g.set_constant(true);
+    g.set_initializer(&init);
+    g.set_alignment(8);
+    g
+}
+
+/// Adds `{ i32 priority, ptr ctor, ptr null }` to `llvm.global_ctors`, creating
+/// the array or rebuilding it with the old entries first.
+fn append_global_ctor<'ctx>(module: &Module<'ctx>, ctor: BasicValueEnum<'ctx>) {
+    const NAME: &str = "llvm.global_ctors";
+    let context = module.get_context();
+    let ptr_type = context.ptr_type(AddressSpace::default());
+    let mut entries = Vec::new();
+    let mut entry_type = context
+        .struct_type(
+            &[context.i32_type().into(), ptr_type.into(), ptr_type.into()],
+            false,
+        )
+        .as_basic_type_enum();
+    if let Some(old) = module.get_global(NAME) {
+        if let Some(BasicValueEnum::ArrayValue(init)) = old.get_initializer() {
+            entry_type = ffi::array_element_type(init);
+            entries = ffi::constant_array_elements(init.as_value_ref());
+        }
+        // Safety: `llvm.global_ctors` is an appending global that no instruction
+        // or constant refers to; its entries were copied out above.
+        unsafe { old.delete() };
+    }
+    // The verifier only accepts `{ i32, ptr, ptr }` entries (older two-field
+    // forms are upgraded when bitcode is read).
+    let BasicTypeEnum::StructType(entry_struct) = entry_type else {
+        unreachable!("llvm.global_ctors entries are structs");
+    };
+    let entry = entry_struct.const_named_struct(&[
+        context.i32_type().const_int(CTOR_PRIORITY, false).into(),
+        ctor,
+        ptr_type.const_null().into(),
+    ]);
+    entries.push(entry.as_value_ref());
+    let array = ffi::const_array(entry_type, &entries);
+    let g = module.add_global(array.get_type(), None, NAME);
+    g.set_linkage(Linkage::Appending);
+    g.set_initializer(&array);
+}

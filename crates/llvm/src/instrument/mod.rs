@@ -1,0 +1,96 @@
+//! Instrumentation: transcribes [`FunctionPlan`]s into IR (CONTRACTS.md §1) and
+//! registers the counters with the runtime (CONTRACTS.md §2).
+//!
+//! Stages, in order:
+//! 1. [`crate::walk`] re-reads every function's CFG (the same walk as extraction)
+//!    and checks it against the plan's hash; [`place`] decides where every op goes.
+//!    Nothing is edited until every function has been read and placed.
+//! 2. [`abi::counters`] creates each function's counter globals;
+//!    [`emit`] splits the edges that need it ([`split`]) and emits the ops.
+//! 3. [`abi::register`] emits the descriptors and the constructor, and LLVM's
+//!    verifier checks the result.
+
+mod abi;
+mod emit;
+mod place;
+mod split;
+
+use crate::error::LlvmError;
+use crate::walk;
+use inkwell::module::Module;
+use pathprof_core::plan::FunctionPlan;
+use pathprof_core::Mode;
+
+/// Module-wide facts the registration needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleInfo {
+    /// What the plans count (`PpModule::mode`).
+    pub mode: Mode,
+    /// Identity of the build (`PpModule::build_id`, `MapFile::build_id`).
+    pub build_id: u64,
+    /// `hashes[i]` is [`pathprof_core::Cfg::shape_hash`] of extracted function `i`.
+    pub hashes: Vec<u64>,
+    /// Count with `atomicrmw add` instead of saturating load/add/store.
+    pub atomic: bool,
+}
+
+/// Instruments `module`: `plans[i]` belongs to [`crate::extract`]'s function `i`.
+///
+/// On error the module may be partly instrumented; drop it.
+pub fn instrument(
+    module: &Module<'_>,
+    plans: &[FunctionPlan],
+    info: &ModuleInfo,
+) -> Result<(), LlvmError> {
+    if module.get_global(abi::MODULE_SYMBOL).is_some() {
+        return Err(LlvmError::AlreadyInstrumented {
+            symbol: abi::MODULE_SYMBOL.to_string(),
+        });
+    }
+    let bodies = walk::bodies(module);
+    for (what, found) in [
+        ("the plan list", plans.len()),
+        ("ModuleInfo::hashes", info.hashes.len()),
+    ] {
+        if found != bodies.len() {
+            return Err(LlvmError::CountMismatch {
+                what,
+                expected: bodies.len(),
+                found,
+            });
+        }
+    }
+
+    // 1. Read and place everything before the first edit.
+    let mut placed = Vec::with_capacity(bodies.len());
+    for ((body, plan), &hash) in bodies.iter().zip(plans).zip(&info.hashes) {
+        let cfg = walk::read_cfg(body)?;
+        if cfg.shape_hash() != hash {
+            return Err(LlvmError::HashMismatch {
+                function: body.name.clone(),
+                expected: hash,
+                found: cfg.shape_hash(),
+            });
+        }
+        let placement = place::place(&cfg, plan).map_err(|detail| LlvmError::BadPlan {
+            function: body.name.clone(),
+            detail,
+        })?;
+        placed.push((cfg, placement));
+    }
+
+    // 2. Counters and probes.
+    let mut emitter = emit::Emitter::new(module, info.atomic);
+    let mut registered = Vec::with_capacity(bodies.len());
+    for (i, ((body, plan), (cfg, placement))) in bodies.iter().zip(plans).zip(&placed).enumerate() {
+        let counters = abi::counters(module, i, plan);
+        emitter.function(module, body, cfg, placement, counters)?;
+        registered.push((plan, counters));
+    }
+
+    // 3. Registration, then check the whole module.
+    abi::register(module, info, &registered);
+    module.verify().map_err(|message| LlvmError::Verify {
+        message: message.to_string(),
+    })
+}

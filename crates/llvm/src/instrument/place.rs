@@ -1,0 +1,239 @@
+//! Placement: decides, from the CFG alone, where each probe's ops end up in IR,
+//! before anything is edited (CONTRACTS.md §1).
+//!
+//! Terms: the *start* of a block is after its phis and exception pad, its *end* is
+//! just before its terminator. An `Edge(e)` probe goes
+//! 1. at the end of `from` when `e` is `from`'s only successor slot, else
+//! 2. at the start of `to` when `e` is `to`'s only predecessor edge (a block
+//!    reached twice from one `switch` has two predecessor edges), else
+//! 3. in a new block split into `e` (which must then be splittable).
+//!
+//! Order at one edge: `BlockEnd(from)` ops, then `Edge(e)` ops, then
+//! `BlockStart(to)` ops; so a block's start runs its in-edge's ops before its own
+//! `BlockStart` ops, and its end runs its own `BlockEnd` ops before its out-edge's.
+//! `FunctionEntry` ops run before the entry block's `BlockStart` ops.
+
+use pathprof_core::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
+use pathprof_core::{Cfg, EdgeId};
+
+/// Where every op of one function goes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Placement {
+    /// Ops at function entry (top of the entry block, before its start ops).
+    pub entry: Vec<Op>,
+    /// Per block: ops at its start.
+    pub start: Vec<Vec<Op>>,
+    /// Per block: ops at its end.
+    pub end: Vec<Vec<Op>>,
+    /// Edges to split, in edge order, with the ops of their new block.
+    pub splits: Vec<(EdgeId, Vec<Op>)>,
+}
+
+impl Placement {
+    /// Whether any op reads or writes the path register.
+    pub fn uses_path_register(&self) -> bool {
+        let all = self
+            .start
+            .iter()
+            .chain(&self.end)
+            .chain(self.splits.iter().map(|(_, ops)| ops))
+            .chain(std::iter::once(&self.entry));
+        all.flatten().any(|op| !matches!(op, Op::CountSlot(_)))
+    }
+}
+
+/// Places every probe of `plan` on `cfg`; `Err` says how the plan is invalid.
+pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String> {
+    let n = cfg.num_blocks();
+    let mut entry = Vec::new();
+    let mut block_start = vec![Vec::new(); n];
+    let mut block_end = vec![Vec::new(); n];
+    let mut edge_ops: Vec<(EdgeId, Vec<Op>)> = Vec::new();
+    for probe in &plan.probes {
+        for op in &probe.ops {
+            check_op(plan, *op)?;
+        }
+        match probe.site {
+            ProbeSite::FunctionEntry => entry.extend_from_slice(&probe.ops),
+            ProbeSite::BlockStart(b) | ProbeSite::BlockEnd(b) if b.index() >= n => {
+                return Err(format!(
+                    "a probe is at block {b}, but the function has {n} blocks"
+                ));
+            }
+            ProbeSite::BlockStart(b) => block_start[b.index()].extend_from_slice(&probe.ops),
+            ProbeSite::BlockEnd(b) => block_end[b.index()].extend_from_slice(&probe.ops),
+            ProbeSite::Edge(e) if e.index() >= cfg.edges().len() => {
+                return Err(format!(
+                    "a probe is on edge {e}, but the function has {} edges",
+                    cfg.edges().len()
+                ));
+            }
+            ProbeSite::Edge(e) => match edge_ops.iter_mut().find(|(x, _)| *x == e) {
+                Some((_, ops)) => ops.extend_from_slice(&probe.ops),
+                None => edge_ops.push((e, probe.ops.clone())),
+            },
+        }
+    }
+    edge_ops.sort_by_key(|(e, _)| *e);
+
+    // Edge ops first collected per destination so each list keeps the order rules.
+    let mut start_in = vec![Vec::new(); n];
+    let mut end_out = vec![Vec::new(); n];
+    let mut splits = Vec::new();
+    for (e, ops) in edge_ops {
+        if ops.is_empty() {
+            continue;
+        }
+        let edge = cfg.edge(e);
+        if cfg.succs(edge.from).len() == 1 {
+            end_out[edge.from.index()] = ops;
+        } else if cfg.preds(edge.to).len() == 1 {
+            start_in[edge.to.index()] = ops;
+        } else if edge.splittable {
+            splits.push((e, ops));
+        } else {
+            return Err(format!(
+                "edge {e} ({} -> {}) carries a probe but cannot be split (indirectbr, callbr or exception edge) and is neither its source's only out-edge nor its target's only in-edge",
+                edge.from, edge.to
+            ));
+        }
+    }
+    let start = start_in
+        .into_iter()
+        .zip(block_start)
+        .map(|(mut a, b)| {
+            a.extend(b);
+            a
+        })
+        .collect();
+    let end = block_end
+        .into_iter()
+        .zip(end_out)
+        .map(|(mut a, b)| {
+            a.extend(b);
+            a
+        })
+        .collect();
+    Ok(Placement {
+        entry,
+        start,
+        end,
+        splits,
+    })
+}
+
+fn check_op(plan: &FunctionPlan, op: Op) -> Result<(), String> {
+    match op {
+        Op::CountSlot(k) if k >= plan.num_slots => Err(format!(
+            "CountSlot({k}) but the function has {} slots",
+            plan.num_slots
+        )),
+        Op::CountPath(_)
+            if matches!(
+                plan.paths,
+                PathStorage::None | PathStorage::Array { len: 0 }
+            ) =>
+        {
+            Err(format!("CountPath with path storage {:?}", plan.paths))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pathprof_core::{BlockId, CfgEdge};
+
+    fn plan(ops: Vec<(ProbeSite, Op)>) -> FunctionPlan {
+        FunctionPlan::from_ops(4, PathStorage::Array { len: 8 }, ops)
+    }
+
+    // b0 -> b1, b0 -> b2 (twice, a multi-edge), b1 -> b2, b2 -> b3
+    //
+    //      b0
+    //     /  \\ (e1, e2)
+    //   b1 -> b2 -> b3
+    fn diamond() -> Cfg {
+        Cfg::from_edge_list(4, &[(0, 1), (0, 2), (0, 2), (1, 2), (2, 3)]).unwrap()
+    }
+
+    #[test]
+    fn edges_go_to_block_end_block_start_or_a_split() {
+        let cfg = diamond();
+        let p = place(
+            &cfg,
+            &plan(vec![
+                (ProbeSite::Edge(EdgeId(0)), Op::CountSlot(0)), // b1's only in-edge
+                (ProbeSite::Edge(EdgeId(1)), Op::CountSlot(1)), // multi-edge: split
+                (ProbeSite::Edge(EdgeId(2)), Op::CountSlot(2)), // multi-edge: split
+                (ProbeSite::Edge(EdgeId(3)), Op::AddPath(5)),   // b1's only out-edge
+                (ProbeSite::BlockEnd(BlockId(1)), Op::SetPath(1)),
+                (ProbeSite::BlockStart(BlockId(1)), Op::CountSlot(3)),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(p.start[1], vec![Op::CountSlot(0), Op::CountSlot(3)]);
+        assert_eq!(p.end[1], vec![Op::SetPath(1), Op::AddPath(5)]);
+        assert_eq!(
+            p.splits,
+            vec![
+                (EdgeId(1), vec![Op::CountSlot(1)]),
+                (EdgeId(2), vec![Op::CountSlot(2)])
+            ]
+        );
+        assert!(p.uses_path_register());
+    }
+
+    #[test]
+    fn rejects_bad_plans() {
+        let cfg = diamond();
+        let err = place(
+            &cfg,
+            &plan(vec![(ProbeSite::BlockStart(BlockId(9)), Op::CountSlot(0))]),
+        );
+        assert_eq!(
+            err.unwrap_err(),
+            "a probe is at block b9, but the function has 4 blocks"
+        );
+        let err = place(
+            &cfg,
+            &plan(vec![(ProbeSite::FunctionEntry, Op::CountSlot(4))]),
+        );
+        assert_eq!(
+            err.unwrap_err(),
+            "CountSlot(4) but the function has 4 slots"
+        );
+        let none = FunctionPlan::from_ops(
+            0,
+            PathStorage::None,
+            [(ProbeSite::FunctionEntry, Op::CountPath(0))],
+        );
+        assert!(place(&cfg, &none).is_err());
+
+        // An unsplittable critical edge cannot carry a probe.
+        let mut edges = cfg.edges().to_vec();
+        edges[1] = CfgEdge {
+            splittable: false,
+            ..edges[1]
+        };
+        let cfg = Cfg::new(4, BlockId(0), edges).unwrap();
+        let err = place(
+            &cfg,
+            &plan(vec![(ProbeSite::Edge(EdgeId(1)), Op::CountSlot(0))]),
+        );
+        assert!(err
+            .unwrap_err()
+            .starts_with("edge e1 (b0 -> b2) carries a probe but cannot be split"));
+    }
+
+    #[test]
+    fn block_counters_need_no_path_register() {
+        let cfg = diamond();
+        let ops = (0..4).map(|b| (ProbeSite::BlockStart(BlockId(b)), Op::CountSlot(b)));
+        let p = place(&cfg, &FunctionPlan::from_ops(4, PathStorage::None, ops)).unwrap();
+        assert!(!p.uses_path_register());
+        assert!(p.splits.is_empty());
+        assert_eq!(p.start[3], vec![Op::CountSlot(3)]);
+    }
+}

@@ -1,0 +1,115 @@
+//! Which functions pathprof sees, and how a function's CFG is read from IR: the
+//! one walk shared by extraction and instrumentation, so that plan `i` always meets
+//! the function extraction reported as `i`.
+//!
+//! Seen: every function with a body, in module order, except pathprof's own
+//! (`__pathprof*`) and `naked` functions (whose body is only inline assembly, with
+//! no frame for a path register). Blocks are numbered in function order, the entry
+//! is block 0, and each terminator successor slot is one [`CfgEdge`] in slot order.
+
+use crate::error::LlvmError;
+use crate::ffi;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
+use inkwell::module::Module;
+use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode, InstructionValue};
+use pathprof_core::{BlockId, Cfg, CfgEdge};
+use std::collections::HashMap;
+
+/// Prefix of every symbol pathprof adds; functions with it are never profiled.
+pub(crate) const RESERVED_PREFIX: &str = "__pathprof";
+
+/// One profiled function and its blocks as they were before any change.
+pub(crate) struct Body<'ctx> {
+    pub function: FunctionValue<'ctx>,
+    pub name: String,
+    /// `blocks[i]` is `BlockId(i)`.
+    pub blocks: Vec<BasicBlock<'ctx>>,
+}
+
+/// The functions pathprof profiles, in module order, with their blocks captured.
+pub(crate) fn bodies<'ctx>(module: &Module<'ctx>) -> Vec<Body<'ctx>> {
+    let naked = Attribute::get_named_enum_kind_id("naked");
+    module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0)
+        .filter(|f| {
+            f.get_enum_attribute(AttributeLoc::Function, naked)
+                .is_none()
+        })
+        .map(|function| Body {
+            function,
+            name: ffi::value_name(function.as_value_ref()),
+            blocks: function.get_basic_blocks(),
+        })
+        .filter(|b| !b.name.starts_with(RESERVED_PREFIX))
+        .collect()
+}
+
+/// The first instruction of `block` that is not a phi.
+pub(crate) fn first_non_phi(block: BasicBlock<'_>) -> Option<InstructionValue<'_>> {
+    block
+        .get_instructions()
+        .find(|i| i.get_opcode() != InstructionOpcode::Phi)
+}
+
+/// Whether `block` is an exception-handling pad (its first non-phi is a pad), which
+/// can only be entered by an unwind edge.
+pub(crate) fn is_pad_block(block: BasicBlock<'_>) -> bool {
+    first_non_phi(block).is_some_and(ffi::is_eh_pad)
+}
+
+/// The terminator of block `index` of `body`.
+pub(crate) fn terminator<'ctx>(
+    body: &Body<'ctx>,
+    index: usize,
+) -> Result<InstructionValue<'ctx>, LlvmError> {
+    body.blocks[index]
+        .get_terminator()
+        .ok_or_else(|| LlvmError::NoTerminator {
+            function: body.name.clone(),
+            block: index as u32,
+        })
+}
+
+/// Reads the CFG of a function (see the module doc for the numbering).
+///
+/// An edge is unsplittable when it leaves an `indirectbr`, a `callbr` or a
+/// funclet terminator (`catchswitch`, `catchret`, `cleanupret`), when it is an
+/// `invoke`'s unwind edge, or when it enters an exception pad.
+pub(crate) fn read_cfg(body: &Body<'_>) -> Result<Cfg, LlvmError> {
+    let index: HashMap<_, u32> = body
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.as_mut_ptr(), i as u32))
+        .collect();
+    let mut edges = Vec::new();
+    for from in 0..body.blocks.len() {
+        let term = terminator(body, from)?;
+        let opcode = term.get_opcode();
+        let whole_terminator_unsplittable = matches!(
+            opcode,
+            InstructionOpcode::IndirectBr
+                | InstructionOpcode::CallBr
+                | InstructionOpcode::CatchSwitch
+                | InstructionOpcode::CatchRet
+                | InstructionOpcode::CleanupRet
+        );
+        for slot in 0..ffi::num_successors(term) {
+            let to_block = ffi::successor(term, slot);
+            let to = index[&to_block.as_mut_ptr()];
+            let unwind = opcode == InstructionOpcode::Invoke && slot == 1;
+            edges.push(CfgEdge {
+                from: BlockId(from as u32),
+                to: BlockId(to),
+                slot,
+                splittable: !whole_terminator_unsplittable && !unwind && !is_pad_block(to_block),
+            });
+        }
+    }
+    Cfg::new(body.blocks.len(), BlockId(0), edges).map_err(|source| LlvmError::Cfg {
+        function: body.name.clone(),
+        source,
+    })
+}

@@ -1,0 +1,265 @@
+//! Extraction of known shapes from clang-22 bitcode. Expected graphs are drawn as
+//! `(from, to, slot, splittable)` lists; block numbers follow the IR's block order.
+
+use crate::harness::{bitcode, line_of, Variant};
+use pathprof_llvm::{extract, load_bitcode, Context, Extracted, ExtractedFunction};
+
+fn function<'a>(extracted: &'a Extracted, name: &str) -> &'a ExtractedFunction {
+    extracted
+        .functions
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no function {name}"))
+}
+
+fn edges(f: &ExtractedFunction) -> Vec<(u32, u32, u32, bool)> {
+    f.cfg
+        .edges()
+        .iter()
+        .map(|e| (e.from.0, e.to.0, e.slot, e.splittable))
+        .collect()
+}
+
+fn extract_file(source: &str, variant: Variant) -> Extracted {
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), source, variant);
+    let context = Context::create();
+    let module = load_bitcode(&context, &bc).unwrap();
+    extract(&module).unwrap()
+}
+
+#[test]
+fn unoptimised_if_else_loop_and_unreachable_block() {
+    let ex = extract_file("prog.c", Variant::Unoptimised);
+    let names: Vec<&str> = ex.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "branch",
+            "loop",
+            "step",
+            "multi",
+            "pick",
+            "crit",
+            "jump",
+            "bits",
+            "tail_target",
+            "tail",
+            "asm_jump",
+            "hello",
+            "main"
+        ],
+        "defined functions in module order, no declarations"
+    );
+
+    //   b0
+    //  /  \
+    // b1  b2
+    //  \  /
+    //   b3
+    let branch = function(&ex, "branch");
+    assert_eq!(
+        edges(branch),
+        [
+            (0, 1, 0, true),
+            (0, 2, 1, true),
+            (1, 3, 0, true),
+            (2, 3, 0, true)
+        ]
+    );
+    assert_eq!(branch.cfg.num_blocks(), 4);
+
+    // b0 -> b1 (for.cond) -> b3 (body) -> b4 (inc) -> b1; b1 -> b2 (end) -> b5 (ret)
+    let lp = function(&ex, "loop");
+    assert_eq!(
+        edges(lp),
+        [
+            (0, 1, 0, true),
+            (1, 3, 0, true),
+            (1, 2, 1, true),
+            (2, 5, 0, true),
+            (3, 4, 0, true),
+            (4, 1, 0, true)
+        ]
+    );
+
+    // clang leaves a block after the musttail return that nothing reaches.
+    let tail = function(&ex, "tail");
+    assert_eq!(
+        edges(tail),
+        [
+            (0, 1, 0, true),
+            (0, 2, 1, true),
+            (1, 4, 0, true),
+            (3, 4, 0, true)
+        ]
+    );
+    assert!(!tail.cfg.is_reachable(pathprof_core::BlockId(3)));
+
+    // Source positions.
+    let file = branch.file.expect("branch has a file") as usize;
+    assert!(
+        ex.files[file].starts_with('/'),
+        "absolute: {}",
+        ex.files[file]
+    );
+    assert!(
+        ex.files[file].ends_with("tests/llvm/prog.c"),
+        "{}",
+        ex.files[file]
+    );
+    let def = line_of("prog.c", "int branch(int x)");
+    assert_eq!(branch.line, Some(def));
+    assert_eq!(branch.display_name, None, "C names are not mangled");
+    assert_eq!(branch.blocks.len(), 4);
+    // b0: alloca, alloca, store, lifetime.start, load, icmp, br
+    assert_eq!(branch.blocks[0].instructions, 7);
+    assert_eq!(
+        branch.blocks[0].line,
+        Some(def + 1),
+        "`int r;` starts the lifetime"
+    );
+    let then_line = line_of("prog.c", "r = x * 2;");
+    assert_eq!(branch.blocks[1].line, Some(then_line));
+    assert_eq!(branch.blocks[1].instructions, 4, "load, mul, store, br");
+    let span = branch.blocks[1].lines[0];
+    assert_eq!((span.file as usize, span.line), (file, then_line));
+    assert!(span.instructions >= 3, "{span:?}");
+    assert_eq!(branch.blocks[2].line, Some(line_of("prog.c", "r = x - 1;")));
+    for f in &ex.functions {
+        for (b, info) in f.blocks.iter().enumerate() {
+            let attributed: u32 = info.lines.iter().map(|s| s.instructions).sum();
+            assert!(attributed <= info.instructions, "{} b{b}", f.name);
+            assert!(info
+                .lines
+                .iter()
+                .all(|s| s.line != 0 && (s.file as usize) < ex.files.len()));
+        }
+    }
+}
+
+#[test]
+fn optimised_multi_edges_self_loops_and_unsplittable_edges() {
+    let ex = extract_file("prog.c", Variant::Optimised);
+
+    // switch: default -> b4, cases 1 and 2 -> b1 (a multi-edge), 3 -> b2, 5 -> b3.
+    let multi = function(&ex, "multi");
+    assert_eq!(
+        edges(multi),
+        [
+            (0, 4, 0, true),
+            (0, 1, 1, true),
+            (0, 1, 2, true),
+            (0, 2, 3, true),
+            (0, 3, 4, true),
+            (1, 4, 0, true),
+            (2, 4, 0, true),
+            (3, 4, 0, true)
+        ]
+    );
+    assert_eq!(multi.cfg.preds(pathprof_core::BlockId(1)).len(), 2);
+
+    // Cases 1 and 2 go straight to the join's phi.
+    let pick = function(&ex, "pick");
+    assert_eq!(
+        edges(pick),
+        [
+            (0, 2, 0, true),
+            (0, 3, 1, true),
+            (0, 3, 2, true),
+            (0, 1, 3, true),
+            (1, 3, 0, true),
+            (2, 3, 0, true)
+        ]
+    );
+
+    // indirectbr [b2, b1]: neither edge can be split.
+    let jump = function(&ex, "jump");
+    assert_eq!(
+        edges(jump),
+        [(0, 2, 0, false), (0, 1, 1, false), (1, 2, 0, true)]
+    );
+
+    // callbr: default b2, indirect b1.
+    let asm = function(&ex, "asm_jump");
+    assert_eq!(
+        edges(asm),
+        [(0, 2, 0, false), (0, 1, 1, false), (1, 2, 0, true)]
+    );
+
+    // A single-block loop: b1 -> b1.
+    let bits = function(&ex, "bits");
+    assert_eq!(
+        edges(bits),
+        [
+            (0, 2, 0, true),
+            (0, 1, 1, true),
+            (1, 2, 0, true),
+            (1, 1, 1, true)
+        ]
+    );
+
+    // One block: icmp, shl, add, select, ret (debug records do not count).
+    let branch = function(&ex, "branch");
+    assert_eq!(branch.cfg.num_blocks(), 1);
+    assert_eq!(branch.blocks[0].instructions, 5);
+    assert_eq!(
+        branch.blocks[0].line,
+        Some(line_of("prog.c", "if (x > 10)"))
+    );
+    let attributed: u32 = branch.blocks[0].lines.iter().map(|s| s.instructions).sum();
+    assert_eq!(attributed, 5);
+}
+
+#[test]
+fn cxx_names_and_exception_edges() {
+    let ex = extract_file("eh.cc", Variant::Optimised);
+    let guarded = function(&ex, "_ZN2ns7guardedEi");
+    assert_eq!(guarded.display_name.as_deref(), Some("ns::guarded(int)"));
+    assert_eq!(guarded.line, Some(line_of("eh.cc", "int guarded(int x)")));
+    // b0, b1: invokes (normal, unwind to the landing pad b3); b3 -> b4 (catch) or
+    // b6 (resume); b2 and b4 -> b5 (return).
+    assert_eq!(
+        edges(guarded),
+        [
+            (0, 1, 0, true),
+            (0, 3, 1, false),
+            (1, 2, 0, true),
+            (1, 3, 1, false),
+            (2, 5, 0, true),
+            (3, 4, 0, true),
+            (3, 6, 1, true),
+            (4, 5, 0, true)
+        ]
+    );
+    let main = function(&ex, "main");
+    assert_eq!(main.display_name, None);
+}
+
+#[test]
+fn linked_modules_keep_module_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = bitcode(dir.path(), "two_a.c", Variant::Optimised);
+    let b = bitcode(dir.path(), "two_b.c", Variant::Optimised);
+    let context = Context::create();
+    let module = pathprof_llvm::link_bitcode_files(&context, &[a, b.clone()]).unwrap();
+    let ex = extract(&module).unwrap();
+    let names: Vec<&str> = ex.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["main", "helper"]);
+    let files: Vec<&str> = ex
+        .functions
+        .iter()
+        .map(|f| ex.files[f.file.unwrap() as usize].as_str())
+        .collect();
+    assert!(
+        files[0].ends_with("two_a.c") && files[1].ends_with("two_b.c"),
+        "{files:?}"
+    );
+
+    // An archive member handed over as bytes.
+    let bytes = std::fs::read(&b).unwrap();
+    let member = pathprof_llvm::parse_bitcode(&context, &bytes, "libtwo.a(two_b.o)").unwrap();
+    let ex = extract(&member).unwrap();
+    assert_eq!(ex.functions.len(), 1);
+    assert_eq!(ex.functions[0].name, "helper");
+}

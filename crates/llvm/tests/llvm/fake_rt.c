@@ -1,0 +1,118 @@
+/* A fake pathprof runtime for pathprof-llvm's tests (the real one is
+ * crates/rt). It keeps the registered PpModules and, at exit, prints every
+ * counter to stderr in a line format the tests parse:
+ *
+ *   pp-module <abi_version> <mode> <build_id hex> <num_functions>
+ *   pp-function <index> <hash hex> <path_kind> <num_paths> slots <c0> <c1> ...
+ *   pp-paths <index> <id>:<count> ...          (nonzero counts, array or hash)
+ *   pp-error <text>                            (an ABI violation)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct PpFunction {
+  uint64_t hash;
+  uint32_t index;
+  uint32_t num_slots;
+  uint64_t *slots;
+  uint32_t path_kind;
+  uint32_t reserved;
+  uint64_t num_paths;
+  uint64_t *paths;
+};
+struct PpModule {
+  uint32_t abi_version;
+  uint32_t mode;
+  uint64_t build_id;
+  uint64_t num_functions;
+  const struct PpFunction *functions;
+};
+_Static_assert(sizeof(struct PpFunction) == 48, "PpFunction is 48 bytes");
+_Static_assert(sizeof(struct PpModule) == 32, "PpModule is 32 bytes");
+
+#define MAX_MODULES 8
+#define MAX_HASHED 65536
+
+static const struct PpModule *modules[MAX_MODULES];
+static int num_modules;
+static struct {
+  uint64_t *state;
+  uint64_t id;
+  uint64_t count;
+} hashed[MAX_HASHED];
+static int num_hashed;
+
+static void print_function(const struct PpFunction *f) {
+  fprintf(stderr, "pp-function %u %016llx %u %llu slots", f->index,
+          (unsigned long long)f->hash, f->path_kind,
+          (unsigned long long)f->num_paths);
+  if (f->num_slots != 0 && f->slots == NULL)
+    fprintf(stderr, "\npp-error function %u has slots but no slot array", f->index);
+  for (uint32_t k = 0; k < f->num_slots; k++)
+    fprintf(stderr, " %llu", (unsigned long long)f->slots[k]);
+  fprintf(stderr, "\n");
+  if (f->reserved != 0)
+    fprintf(stderr, "pp-error function %u: reserved is %u\n", f->index, f->reserved);
+  if (f->path_kind == 0 && (f->paths != NULL || f->num_paths != 0))
+    fprintf(stderr, "pp-error function %u: kind 0 with paths\n", f->index);
+  if (f->path_kind != 0 && f->paths == NULL)
+    fprintf(stderr, "pp-error function %u: no path counters\n", f->index);
+  if (f->path_kind == 1) {
+    fprintf(stderr, "pp-paths %u", f->index);
+    for (uint64_t id = 0; id < f->num_paths; id++)
+      if (f->paths[id] != 0)
+        fprintf(stderr, " %llu:%llu", (unsigned long long)id,
+                (unsigned long long)f->paths[id]);
+    fprintf(stderr, "\n");
+  } else if (f->path_kind == 2) {
+    for (int w = 0; w < 8; w++)
+      if (f->paths[w] != 0)
+        fprintf(stderr, "pp-error function %u: hash state word %d is not zero\n", f->index, w);
+    fprintf(stderr, "pp-paths %u", f->index);
+    for (int i = 0; i < num_hashed; i++)
+      if (hashed[i].state == f->paths)
+        fprintf(stderr, " %llu:%llu", (unsigned long long)hashed[i].id,
+                (unsigned long long)hashed[i].count);
+    fprintf(stderr, "\n");
+  }
+}
+
+static void print_all(void) {
+  for (int m = 0; m < num_modules; m++) {
+    const struct PpModule *mod = modules[m];
+    fprintf(stderr, "pp-module %u %u %016llx %llu\n", mod->abi_version, mod->mode,
+            (unsigned long long)mod->build_id,
+            (unsigned long long)mod->num_functions);
+    for (uint64_t i = 0; i < mod->num_functions; i++)
+      print_function(&mod->functions[i]);
+  }
+}
+
+void __pathprof_register(const struct PpModule *m) {
+  if (num_modules == 0)
+    atexit(print_all);
+  if (num_modules < MAX_MODULES)
+    modules[num_modules++] = m;
+  else
+    fprintf(stderr, "pp-error too many modules\n");
+}
+
+void __pathprof_hash_count(uint64_t *state, uint64_t id) {
+  for (int i = 0; i < num_hashed; i++) {
+    if (hashed[i].state == state && hashed[i].id == id) {
+      hashed[i].count++;
+      return;
+    }
+  }
+  if (num_hashed == MAX_HASHED) {
+    fprintf(stderr, "pp-error hash table full\n");
+    return;
+  }
+  hashed[num_hashed].state = state;
+  hashed[num_hashed].id = id;
+  hashed[num_hashed].count = 1;
+  num_hashed++;
+}
+
+void __pathprof_dump(void) { print_all(); }

@@ -1,0 +1,361 @@
+//! Instrumentation end to end: hand-written plans, instrumented, optimised,
+//! compiled, linked with the fake runtime and run; counters are checked exactly
+//! or against each other, and the program's own stdout must not change.
+
+use crate::ball_larus::{block_plan, check_flow, check_paths, counting_plan, Paths};
+use crate::harness::{
+    bitcode, build_and_run, function_index, reference_stdout, Build, Run, Variant,
+};
+use pathprof_core::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
+use pathprof_core::{BlockId, EdgeId, Mode};
+use pathprof_llvm::{extract, instrument, Context, LlvmError, ModuleInfo, OptLevel};
+
+/// main() calls each function of prog.c 20 times (i = 0..20).
+const CALLS: u64 = 20;
+
+fn block_counts(run: &Run, name: &str) -> Vec<u64> {
+    run.report.function(&run.extracted, name).slots.clone()
+}
+
+fn run_blocks(variant: Variant, level: OptLevel) {
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "prog.c", variant);
+    let build = Build {
+        level,
+        ..Build::default()
+    };
+    let run = build_and_run(dir.path(), &[bc], &build, |ex| {
+        ex.functions.iter().map(|f| block_plan(&f.cfg)).collect()
+    });
+    assert_eq!(run.stdout, reference_stdout(dir.path(), &["prog.c"]));
+
+    for name in [
+        "branch", "loop", "multi", "pick", "crit", "jump", "bits", "tail", "asm_jump", "step",
+    ] {
+        assert_eq!(block_counts(&run, name)[0], CALLS, "entry count of {name}");
+    }
+    assert_eq!(
+        block_counts(&run, "tail_target")[0],
+        11,
+        "tail(i * 10) for i * 10 <= 100"
+    );
+    assert_eq!(block_counts(&run, "main")[0], 1);
+    assert_eq!(
+        block_counts(&run, "hello")[0],
+        1,
+        "the program's own constructor ran, and counted"
+    );
+
+    let popcounts: u64 = (0..CALLS).map(|i| u64::from(i.count_ones())).sum();
+    match variant {
+        Variant::Unoptimised => {
+            // x > 10 for x in 11..20.
+            assert_eq!(block_counts(&run, "branch"), [20, 9, 11, 20]);
+            // loop(i % 5): 4 * (0 + 1 + 2 + 3 + 4) iterations.
+            assert_eq!(block_counts(&run, "loop"), [20, 60, 20, 40, 40, 20]);
+            assert_eq!(block_counts(&run, "tail"), [20, 9, 11, 0, 9]);
+        }
+        Variant::Optimised => {
+            // multi(i % 6): cases 1|2 (4 + 3), 3 (3), 5 (3).
+            assert_eq!(block_counts(&run, "multi"), [20, 7, 3, 3, 20]);
+            // bits(i) loops once per set bit.
+            assert_eq!(block_counts(&run, "bits"), [20, popcounts, 20]);
+            // jump(i): b1 is the odd target.
+            assert_eq!(block_counts(&run, "jump"), [20, 10, 20]);
+            // asm_jump(i % 3): nonzero for 13 of 20.
+            assert_eq!(block_counts(&run, "asm_jump"), [20, 13, 20]);
+        }
+    }
+}
+
+#[test]
+fn block_counts_unoptimised_bitcode_at_o2() {
+    run_blocks(Variant::Unoptimised, OptLevel::O2);
+}
+
+#[test]
+fn block_counts_optimised_bitcode_at_o2() {
+    run_blocks(Variant::Optimised, OptLevel::O2);
+}
+
+#[test]
+fn block_counts_optimised_bitcode_at_o0() {
+    run_blocks(Variant::Optimised, OptLevel::O0);
+}
+
+/// Counters on every block and edge, plus Ball-Larus paths, in one plan.
+fn run_edges_and_paths(variant: Variant, paths: Paths, level: OptLevel, atomic: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "prog.c", variant);
+    let build = Build {
+        mode: Mode::Path,
+        atomic,
+        level,
+        ..Build::default()
+    };
+    let run = build_and_run(dir.path(), &[bc], &build, |ex| {
+        ex.functions
+            .iter()
+            .map(|f| counting_plan(&f.cfg, paths).0)
+            .collect()
+    });
+    assert_eq!(run.stdout, reference_stdout(dir.path(), &["prog.c"]));
+
+    let mut with_paths = Vec::new();
+    for (i, f) in run.extracted.functions.iter().enumerate() {
+        let counters = &run.report.modules[0].functions[i];
+        check_flow(&f.name, &f.cfg, &counters.slots);
+        let (_, numbering) = counting_plan(&f.cfg, paths);
+        match numbering {
+            Some(numbering) => {
+                let kind = if paths == Paths::Array { 1 } else { 2 };
+                assert_eq!(
+                    (counters.path_kind, counters.num_paths),
+                    (kind, numbering.num_paths)
+                );
+                check_paths(
+                    &f.name,
+                    &f.cfg,
+                    &numbering,
+                    &counters.slots,
+                    &counters.paths,
+                );
+                with_paths.push(f.name.as_str());
+            }
+            None => assert_eq!(counters.path_kind, 0),
+        }
+    }
+    for name in [
+        "branch", "loop", "multi", "pick", "crit", "bits", "tail", "main",
+    ] {
+        assert!(
+            with_paths.contains(&name),
+            "{name} has path counters: {with_paths:?}"
+        );
+    }
+
+    let slots = |name: &str| &run.report.function(&run.extracted, name).slots;
+    let edge_slot = |name: &str, e: u32| {
+        let f = &run.extracted.functions[function_index(&run.extracted, name)];
+        slots(name)[f.cfg.num_blocks() + e as usize]
+    };
+    if variant == Variant::Optimised {
+        // The switch's multi-edges, each split on its own: case 1 (i % 6 == 1,
+        // 4 times) and case 2 (3 times) reach the same block.
+        assert_eq!((edge_slot("multi", 1), edge_slot("multi", 2)), (4, 3));
+        assert_eq!((edge_slot("pick", 1), edge_slot("pick", 2)), (5, 5));
+        // The self loop (split, with its own phis rewritten).
+        let popcounts: u64 = (0..CALLS).map(|i| u64::from(i.count_ones())).sum();
+        assert_eq!(
+            edge_slot("bits", 3),
+            popcounts - 19,
+            "one exit per nonzero i"
+        );
+        // crit's critical edge b0 -> b2 (even x).
+        assert_eq!(edge_slot("crit", 0), 10);
+        // Each call of branch is one path.
+        let branch = run.report.function(&run.extracted, "branch");
+        assert_eq!(branch.paths.values().sum::<u64>(), CALLS);
+    }
+}
+
+#[test]
+fn edges_and_path_array_optimised_at_o2() {
+    run_edges_and_paths(Variant::Optimised, Paths::Array, OptLevel::O2, false);
+}
+
+#[test]
+fn edges_and_path_hash_unoptimised_at_o2_atomic() {
+    run_edges_and_paths(Variant::Unoptimised, Paths::Hash, OptLevel::O2, true);
+}
+
+#[test]
+fn edges_and_path_hash_optimised_at_o0() {
+    run_edges_and_paths(Variant::Optimised, Paths::Hash, OptLevel::O0, false);
+}
+
+#[test]
+fn edges_and_path_array_unoptimised_at_o3_atomic() {
+    run_edges_and_paths(Variant::Unoptimised, Paths::Array, OptLevel::O3, true);
+}
+
+#[test]
+fn cxx_exceptions() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = reference_stdout(dir.path(), &["eh.cc", "-lstdc++"]);
+    for variant in Variant::ALL {
+        let bc = bitcode(dir.path(), "eh.cc", variant);
+        let build = Build {
+            mode: Mode::Path,
+            link_args: &["-lstdc++"],
+            ..Build::default()
+        };
+        let run = build_and_run(dir.path(), &[bc], &build, |ex| {
+            ex.functions
+                .iter()
+                .map(|f| counting_plan(&f.cfg, Paths::Array).0)
+                .collect()
+        });
+        assert_eq!(run.stdout, reference);
+        for (i, f) in run.extracted.functions.iter().enumerate() {
+            check_flow(&f.name, &f.cfg, &run.report.modules[0].functions[i].slots);
+        }
+        let calls = |name: &str| run.report.function(&run.extracted, name).slots[0];
+        assert_eq!(calls("_ZN2ns7guardedEi"), 10);
+        assert_eq!(calls("_ZN2ns9may_throwEi"), 16);
+        if variant == Variant::Optimised {
+            // guarded(i) for i in 0..10: may_throw(i) returns for 6 values, then
+            // may_throw(i + 1) for 3 of them; 7 exceptions caught.
+            assert_eq!(
+                run.report
+                    .function(&run.extracted, "_ZN2ns7guardedEi")
+                    .slots[..7],
+                [10, 6, 3, 7, 7, 10, 0]
+            );
+            // 9 of may_throw's 16 calls return; the other paths end in a throw.
+            let may_throw = run.report.function(&run.extracted, "_ZN2ns9may_throwEi");
+            assert_eq!(may_throw.paths.values().sum::<u64>(), 9);
+        }
+    }
+}
+
+#[test]
+fn two_linked_translation_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = bitcode(dir.path(), "two_a.c", Variant::Unoptimised);
+    let b = bitcode(dir.path(), "two_b.c", Variant::Unoptimised);
+    let run = build_and_run(dir.path(), &[a, b], &Build::default(), |ex| {
+        ex.functions.iter().map(|f| block_plan(&f.cfg)).collect()
+    });
+    assert_eq!(
+        run.stdout,
+        reference_stdout(dir.path(), &["two_a.c", "two_b.c"])
+    );
+    // helper(i) for i in 0..7: odd for 3.
+    assert_eq!(block_counts(&run, "helper"), [7, 3, 4, 7]);
+    assert_eq!(block_counts(&run, "main")[0], 1);
+}
+
+#[test]
+fn empty_plans_still_register() {
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "prog.c", Variant::Optimised);
+    let run = build_and_run(dir.path(), &[bc], &Build::default(), |ex| {
+        let empty = FunctionPlan::from_ops(0, PathStorage::None, []);
+        vec![empty; ex.functions.len()]
+    });
+    assert!(run.report.modules[0]
+        .functions
+        .iter()
+        .all(|f| f.slots.is_empty() && f.path_kind == 0));
+}
+
+#[test]
+fn rejects_plans_that_do_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "prog.c", Variant::Optimised);
+    let context = Context::create();
+    let instrument_with =
+        |edit: &dyn Fn(&mut Vec<FunctionPlan>, &mut ModuleInfo)| -> Result<(), LlvmError> {
+            let module = pathprof_llvm::load_bitcode(&context, &bc).unwrap();
+            let ex = extract(&module).unwrap();
+            let mut plans: Vec<_> = ex.functions.iter().map(|f| block_plan(&f.cfg)).collect();
+            let mut info = ModuleInfo {
+                mode: Mode::Block,
+                build_id: 1,
+                hashes: ex.functions.iter().map(|f| f.cfg.shape_hash()).collect(),
+                atomic: false,
+            };
+            edit(&mut plans, &mut info);
+            instrument(&module, &plans, &info)?;
+            // A second time is refused.
+            instrument(&module, &plans, &info)
+        };
+    let ex = {
+        let module = pathprof_llvm::load_bitcode(&context, &bc).unwrap();
+        extract(&module).unwrap()
+    };
+    let jump = function_index(&ex, "jump");
+    let n = ex.functions.len();
+
+    let err = instrument_with(&|plans, _| {
+        plans.pop();
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the plan list has {} entries but the module has {n} instrumentable functions; \
+             extract and instrument the same module, with one plan per extracted function",
+            n - 1
+        )
+    );
+
+    let err = instrument_with(&|_, info| info.hashes[jump] ^= 1).unwrap_err();
+    assert!(
+        matches!(err, LlvmError::HashMismatch { ref function, .. } if function == "jump"),
+        "{err}"
+    );
+
+    let err = instrument_with(&|plans, _| {
+        plans[jump] = FunctionPlan::from_ops(
+            1,
+            PathStorage::None,
+            [(ProbeSite::BlockEnd(BlockId(0)), Op::CountSlot(1))],
+        );
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "function `jump`: the plan is invalid: CountSlot(1) but the function has 1 slots; this is a bug in the planner"
+    );
+
+    // indirectbr b0 -> b2 is critical and cannot be split.
+    let err = instrument_with(&|plans, _| {
+        plans[jump] = FunctionPlan::from_ops(
+            1,
+            PathStorage::None,
+            [(ProbeSite::Edge(EdgeId(0)), Op::CountSlot(0))],
+        );
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("edge e0 (b0 -> b2) carries a probe but cannot be split"),
+        "{err}"
+    );
+
+    let err = instrument_with(&|_, _| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the module is already instrumented (it defines `__pathprof_module`); instrument the original bitcode"
+    );
+}
+
+#[test]
+#[ignore = "prints the instrumented IR of $PP_DUMP_FUNCTION for debugging"]
+fn dump_instrumented_ir() {
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "prog.c", Variant::Optimised);
+    let context = Context::create();
+    let module = pathprof_llvm::load_bitcode(&context, &bc).unwrap();
+    let ex = extract(&module).unwrap();
+    let plans: Vec<_> = ex
+        .functions
+        .iter()
+        .map(|f| counting_plan(&f.cfg, Paths::Array).0)
+        .collect();
+    let info = ModuleInfo {
+        mode: Mode::Path,
+        build_id: 1,
+        hashes: ex.functions.iter().map(|f| f.cfg.shape_hash()).collect(),
+        atomic: false,
+    };
+    instrument(&module, &plans, &info).unwrap();
+    let name = std::env::var("PP_DUMP_FUNCTION").unwrap_or("multi".into());
+    let f = module.get_function(&name).unwrap();
+    eprintln!(
+        "{}",
+        pathprof_llvm::inkwell::values::AnyValue::print_to_string(&f).to_string()
+    );
+}
