@@ -1,1 +1,149 @@
-//! The pathprof runtime (to be written).
+//! # pathprof-rt: the runtime linked into profiled programs
+//!
+//! Implements the C ABI of `docs/CONTRACTS.md` section 2:
+//!
+//! ```c
+//! void __pathprof_register(const struct PpModule *m);       // from a constructor
+//! void __pathprof_hash_count(uint64_t *state, uint64_t id); // one execution of path id
+//! void __pathprof_dump(void);                                // write (merge) now
+//! ```
+//!
+//! Link a program with `libpathprof_rt.a -lpthread -ldl -lm` (the Rust
+//! standard library inside needs them; with glibc ≥ 2.34 they are part of
+//! libc anyway).
+//!
+//! ## What happens
+//!
+//! * **Registration** (`registry`): modules (a program, its shared
+//!   libraries) register from their constructors; the first registration reads
+//!   `PATHPROF_FILE` and `PATHPROF_VERBOSE` and installs the hooks
+//!   (`hooks`).
+//! * **Counting**: slot and array counters are the program's own globals;
+//!   hash-table paths go through `hash` (lock-free, exact from any number of
+//!   threads, re-entrant from signal handlers, unbounded).
+//! * **Dumps** (`dump`) at normal exit (`atexit`), on `SIGUSR1` (the program
+//!   keeps running), and on `__pathprof_dump()`: each module's counts added
+//!   since the last dump (`snapshot`) are merged into its file (`names`,
+//!   `output`) under an exclusive `flock`. An existing file of another
+//!   build, or a damaged one, is never overwritten: the counts go to a side
+//!   file named in a one-line warning on stderr starting `pathprof:`.
+//!   Nothing is printed on success (unless `PATHPROF_VERBOSE=1`), stdout and
+//!   the exit status are never touched.
+//! * **fork**: the child's counters are zeroed (`pthread_atfork`), so what was
+//!   counted before the fork is written once, by the parent.
+//!
+//! ## SIGUSR1: what is and is not guaranteed
+//!
+//! The dump runs inside the handler, so it happens even while the program is
+//! blocked in a system call (which `SA_RESTART` then resumes). The dump path
+//! calls no `malloc` (its memory is `mmap`ed, `mem`), takes no lock the
+//! program could hold (only its own try-lock, never waited for in the
+//! handler), uses only system calls (`open`, `flock`, `pread`, `pwrite`,
+//! `fallocate`, `ftruncate`, `close`, `mmap`, `munmap`, `nanosleep`, `uname`,
+//! `write` to fd 2) and keeps `errno`. Counts are exact: the dumper only
+//! reads counters, so an increment the signal interrupted is neither lost nor
+//! written twice.
+//!
+//! Not guaranteed: a SIGUSR1 that arrives while a dump is running (in any
+//! thread) does not dump itself; the running dump repeats once after it
+//! finishes, so its counts are written shortly after, not before the handler
+//! returns. `mmap`, `flock`, `fallocate` and `uname` are not on POSIX's
+//! async-signal-safe list (they are plain system calls on Linux). The
+//! handler can block while another process holds the profile's lock (at most
+//! 30 s, then it writes a side file). Shared libraries that were `dlclose`d
+//! before a dump must not have registered (the ABI has no unregister).
+//!
+//! ## Several builds in one process
+//!
+//! Each module writes its own build's records. The first build registered
+//! writes `$PATHPROF_FILE`; any other build writes `$PATHPROF_FILE.<build id
+//! as 16 hex digits>`. (Each copy of this static library keeps its own list;
+//! a shared library that links its own copy and registers with it writes
+//! independently, through the same locking.)
+
+pub mod abi;
+mod dump;
+mod hash;
+mod hooks;
+mod mem;
+mod msg;
+mod names;
+mod os;
+mod output;
+mod registry;
+mod snapshot;
+
+use abi::PpModule;
+use msg::Line;
+use std::panic::catch_unwind;
+use std::sync::atomic::AtomicU64;
+
+/// Registers an instrumented module; called from its constructor. Modules of
+/// another ABI version and null pointers are ignored (with a warning).
+///
+/// # Safety
+/// `m` is null or points to a `PpModule` whose function table and counters
+/// live until the process exits.
+#[no_mangle]
+pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
+    let _ = catch_unwind(|| {
+        // Safety: by the contract, `m` is null or a live module.
+        let Some(module) = (unsafe { m.as_ref() }) else {
+            return;
+        };
+        if !module.is_valid() {
+            Line::new()
+                .text(format_args!(
+                    "ignoring a module of build {:016x}: it was built for runtime ABI {} \
+                     (this runtime speaks {}) or its function table is broken; \
+                     rebuild it with this pathprof",
+                    module.build_id,
+                    module.abi_version,
+                    abi::ABI_VERSION
+                ))
+                .emit();
+            return;
+        }
+        // Safety: the module is valid and lives forever.
+        let bad = unsafe { module.functions() }
+            .iter()
+            .filter(|f| !f.is_valid())
+            .count();
+        if bad > 0 {
+            Line::new()
+                .text(format_args!(
+                    "module of build {:016x}: {bad} function entries are malformed; \
+                     their counts are ignored",
+                    module.build_id
+                ))
+                .emit();
+        }
+        registry::init_config((module.build_id, module.mode));
+        if registry::add(m) {
+            hooks::install();
+        }
+    });
+}
+
+/// Counts one execution of path `id` in a hash-table function.
+///
+/// # Safety
+/// `state` is null or points to the function's 64-byte, 8-aligned,
+/// zero-initialised `PpHashState`, which lives forever and is used by nothing
+/// but this runtime.
+#[no_mangle]
+pub unsafe extern "C" fn __pathprof_hash_count(state: *mut u64, id: u64) {
+    if state.is_null() || !state.is_aligned() {
+        return;
+    }
+    // Safety: by the contract; AtomicU64 has the layout of u64.
+    let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
+    hash::count(state, id, 1);
+}
+
+/// Writes (merges) every registered module's new counts now; the counts
+/// then start again from zero for the next dump.
+#[no_mangle]
+pub extern "C" fn __pathprof_dump() {
+    let _ = catch_unwind(|| dump::dump(dump::Trigger::Call));
+}

@@ -1,0 +1,333 @@
+//! Hash-table path counters (`path_kind` 2): `__pathprof_hash_count(state, id)`.
+//!
+//! The 64-byte zeroed `PpHashState` in the program's data holds:
+//!
+//! | word | meaning |
+//! |---|---|
+//! | 0 `HEAD` | the newest table (null until the first count) |
+//! | 1 `CACHE` | the entry last counted, as Ball-Larus' PP keeps the last path's slot |
+//! | 2 `MAX_COUNT` | the count of id `u64::MAX` (its key would be 0, the empty key) |
+//! | 3 `MAX_WRITTEN` | how much of `MAX_COUNT` has been written to a profile |
+//! | 4 `LOST` | counts dropped because no memory could be mapped for a table |
+//!
+//! A table is an `mmap`ed open-addressing array (linear probing, Fibonacci
+//! hashing) of entries `{key = id + 1, count, written}`. Everything is
+//! lock-free, so counting is thread-safe, exact, and safe to re-enter from a
+//! signal handler of the instrumented program: a key is claimed with one
+//! compare-and-swap and never changes afterwards; counts are saturating
+//! compare-and-swap loops. When a table is 3/4 full a table twice its size is
+//! pushed in front of it (`prev` links the older ones); tables are never
+//! moved or freed while the process runs (until a fork child resets them), so
+//! the cache and the dumper may hold entry pointers without locks. Counting
+//! looks for the id in the newest table, then in older ones, and claims a key
+//! in the newest; two threads racing past a growth may give one id an entry
+//! in two tables, which the dumper adds up. Growth is unbounded apart from
+//! memory.
+//!
+//! `written` is touched only by the dumper (under its lock): a dump writes
+//! `count - written` and, once the file is written, sets `written` to the
+//! count it read. Counters are never written by the dumper, so an increment
+//! that a signal interrupts is never lost or counted twice.
+
+use crate::mem::{map_zeroed, unmap};
+use std::sync::atomic::{AtomicU64, Ordering::*};
+
+const HEAD: usize = 0;
+const CACHE: usize = 1;
+const MAX_COUNT: usize = 2;
+const MAX_WRITTEN: usize = 3;
+const LOST: usize = 4;
+
+/// Entries of the first table.
+const FIRST_CAPACITY: u64 = 256;
+
+/// A table's header, followed by `capacity` entries.
+#[repr(C)]
+struct Table {
+    /// The next older table, or null.
+    prev: *mut Table,
+    /// A power of two.
+    capacity: u64,
+    /// `64 - log2(capacity)`, for Fibonacci hashing.
+    shift: u32,
+    /// Keys claimed in this table.
+    used: AtomicU64,
+    /// Bytes mapped for the table.
+    map_len: usize,
+}
+
+/// One path id's counter.
+#[repr(C)]
+pub(crate) struct Entry {
+    /// `id + 1`; 0 while the entry is free.
+    key: AtomicU64,
+    count: AtomicU64,
+    written: AtomicU64,
+}
+
+const HEADER: usize = 64;
+const _: () = assert!(std::mem::size_of::<Table>() <= HEADER);
+
+impl Table {
+    fn entry(&self, i: u64) -> &Entry {
+        // Safety: `i < capacity` (callers mask with capacity - 1) and the
+        // table was mapped with room for `capacity` entries after the header.
+        unsafe {
+            &*(self as *const Table)
+                .cast::<u8>()
+                .add(HEADER)
+                .cast::<Entry>()
+                .add(i as usize)
+        }
+    }
+
+    /// The entry of `key`; with `claim`, takes a free one for it.
+    fn probe(&self, key: u64, claim: bool) -> Probe<'_> {
+        let mask = self.capacity - 1;
+        let mut i = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift;
+        for _ in 0..self.capacity {
+            let e = self.entry(i & mask);
+            let mut k = e.key.load(Acquire);
+            if k == 0 {
+                if !claim {
+                    return Probe::Absent;
+                }
+                match e.key.compare_exchange(0, key, AcqRel, Acquire) {
+                    Ok(_) => {
+                        self.used.fetch_add(1, Relaxed);
+                        return Probe::Found(e);
+                    }
+                    Err(actual) => k = actual,
+                }
+            }
+            if k == key {
+                return Probe::Found(e);
+            }
+            i = i.wrapping_add(1);
+        }
+        Probe::Full
+    }
+
+    fn crowded(&self) -> bool {
+        self.used.load(Relaxed).saturating_mul(4) >= self.capacity * 3
+    }
+}
+
+enum Probe<'a> {
+    Found(&'a Entry),
+    Absent,
+    Full,
+}
+
+fn add_saturating(c: &AtomicU64, n: u64) {
+    let _ = c.fetch_update(Relaxed, Relaxed, |v| {
+        (v != u64::MAX).then(|| v.saturating_add(n))
+    });
+}
+
+fn head(state: &[AtomicU64; 8]) -> *mut Table {
+    state[HEAD].load(Acquire) as *mut Table
+}
+
+/// Pushes a new table in front of `old` unless another thread already did.
+/// False if no memory could be mapped.
+fn grow(state: &[AtomicU64; 8], old: *mut Table) -> bool {
+    let capacity = if old.is_null() {
+        FIRST_CAPACITY
+    } else {
+        // Safety: published tables live until a fork child resets the state.
+        unsafe { (*old).capacity.saturating_mul(2) }
+    };
+    let Some(bytes) = usize::try_from(capacity)
+        .ok()
+        .and_then(|c| c.checked_mul(std::mem::size_of::<Entry>()))
+        .and_then(|b| b.checked_add(HEADER))
+    else {
+        return false;
+    };
+    let Some(mem) = map_zeroed(bytes) else {
+        return false;
+    };
+    let t = mem.cast::<Table>();
+    // Safety: fresh zeroed memory of ours, not yet shared.
+    unsafe {
+        t.write(Table {
+            prev: old,
+            capacity,
+            shift: 64 - capacity.trailing_zeros(),
+            used: AtomicU64::new(0),
+            map_len: bytes,
+        })
+    };
+    if state[HEAD]
+        .compare_exchange(old as u64, t as u64, AcqRel, Acquire)
+        .is_err()
+    {
+        // Safety: the table was never published.
+        unsafe { unmap(mem, bytes) };
+    }
+    true
+}
+
+/// The entry counting `key`, creating it if needed; None if out of memory.
+fn entry_for(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
+    loop {
+        let h = head(state);
+        if h.is_null() {
+            if !grow(state, h) {
+                return None;
+            }
+            continue;
+        }
+        // Safety: published tables live until a fork child resets the state
+        // (the child is single-threaded then, and not inside this function).
+        let t = unsafe { &*h };
+        if let Probe::Found(e) = t.probe(key, false) {
+            return Some(e);
+        }
+        let mut older = t.prev;
+        while !older.is_null() {
+            // Safety: as above.
+            let o = unsafe { &*older };
+            if let Probe::Found(e) = o.probe(key, false) {
+                return Some(e);
+            }
+            older = o.prev;
+        }
+        if !t.crowded() {
+            if let Probe::Found(e) = t.probe(key, true) {
+                return Some(e);
+            }
+        }
+        if !grow(state, h) {
+            // Out of memory: keep filling the current table while it has room.
+            return match t.probe(key, true) {
+                Probe::Found(e) => Some(e),
+                _ => None,
+            };
+        }
+    }
+}
+
+/// Adds `n` executions of path `id` (saturating).
+pub(crate) fn count(state: &[AtomicU64; 8], id: u64, n: u64) {
+    if id == u64::MAX {
+        return add_saturating(&state[MAX_COUNT], n);
+    }
+    let key = id + 1;
+    let cached = state[CACHE].load(Acquire) as *const Entry;
+    if !cached.is_null() {
+        // Safety: the cache only ever points to entries of published tables.
+        let e = unsafe { &*cached };
+        if e.key.load(Relaxed) == key {
+            return add_saturating(&e.count, n);
+        }
+    }
+    match entry_for(state, key) {
+        Some(e) => {
+            add_saturating(&e.count, n);
+            state[CACHE].store(e as *const Entry as u64, Release);
+        }
+        None => add_saturating(&state[LOST], n),
+    }
+}
+
+/// Calls `f(id, count, written)` for every entry (an id may come twice).
+pub(crate) fn for_each(state: &[AtomicU64; 8], mut f: impl FnMut(u64, u64, &AtomicU64)) {
+    let max = state[MAX_COUNT].load(Relaxed);
+    if max != 0 {
+        f(u64::MAX, max, &state[MAX_WRITTEN]);
+    }
+    let mut t = head(state);
+    while !t.is_null() {
+        // Safety: published tables live until a fork child resets the state.
+        let table = unsafe { &*t };
+        for i in 0..table.capacity {
+            let e = table.entry(i);
+            let key = e.key.load(Acquire);
+            if key != 0 {
+                f(key - 1, e.count.load(Relaxed), &e.written);
+            }
+        }
+        t = table.prev;
+    }
+}
+
+/// Counts dropped for lack of memory.
+pub(crate) fn lost(state: &[AtomicU64; 8]) -> u64 {
+    state[LOST].load(Relaxed)
+}
+
+/// Frees every table and zeroes the state.
+///
+/// # Safety
+/// No other thread uses `state` (a fork child, in its atfork handler).
+pub(crate) unsafe fn reset(state: &[AtomicU64; 8]) {
+    let mut t = head(state);
+    for w in state {
+        w.store(0, Relaxed);
+    }
+    while !t.is_null() {
+        // Safety: by the contract nobody else sees the tables any more.
+        unsafe {
+            let prev = (*t).prev;
+            unmap(t.cast(), (*t).map_len);
+            t = prev;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn totals(state: &[AtomicU64; 8]) -> BTreeMap<u64, u64> {
+        let mut m = BTreeMap::new();
+        for_each(state, |id, c, _| {
+            let e = m.entry(id).or_insert(0u64);
+            *e = e.saturating_add(c);
+        });
+        m
+    }
+
+    #[test]
+    fn counts_grows_and_saturates() {
+        let state: [AtomicU64; 8] = Default::default();
+        for round in 0..3u64 {
+            for id in 0..5000u64 {
+                count(&state, id * 7919, round + 1);
+            }
+        }
+        count(&state, u64::MAX, 2);
+        count(&state, 3, u64::MAX - 1);
+        count(&state, 3, 5);
+        let m = totals(&state);
+        assert_eq!(m.len(), 5002);
+        assert_eq!(m[&(7919 * 4999)], 6);
+        assert_eq!(m[&u64::MAX], 2);
+        assert_eq!(m[&3], u64::MAX);
+        assert_eq!(lost(&state), 0);
+        // Safety: the state is local to this test.
+        unsafe { reset(&state) };
+        assert!(totals(&state).is_empty());
+    }
+
+    #[test]
+    fn threads_count_exactly() {
+        let state: &'static [AtomicU64; 8] = Box::leak(Box::default());
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    for i in 0..200_000u64 {
+                        count(state, (i * 31 + t) % 20_000, 1);
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let m = totals(state);
+        assert_eq!(m.len(), 20_000);
+        assert!(m.values().all(|&c| c == 40));
+    }
+}

@@ -1,0 +1,167 @@
+//! Thin, allocation-free wrappers over the system calls the runtime uses
+//! (errno, file I/O, sleeping), retried on `EINTR`.
+
+use std::ffi::c_int;
+
+/// The calling thread's errno.
+pub(crate) fn errno() -> c_int {
+    // Safety: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Sets the calling thread's errno.
+pub(crate) fn set_errno(v: c_int) {
+    // Safety: as in `errno`.
+    unsafe { *libc::__errno_location() = v };
+}
+
+/// Runs `f` until it does not fail with EINTR; Err(errno) on failure.
+fn retry<T: PartialOrd + Default>(mut f: impl FnMut() -> T) -> Result<T, c_int> {
+    loop {
+        let r = f();
+        if r >= T::default() {
+            return Ok(r);
+        }
+        let e = errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// An open file descriptor, closed on drop (which also drops its flock).
+pub(crate) struct Fd(pub c_int);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // Safety: the descriptor is ours.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// Opens (creating, mode 0666 less umask) `path`, which ends with a NUL.
+pub(crate) fn open_rw(path: &[u8]) -> Result<Fd, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOCTTY;
+    // Safety: `path` is NUL-terminated.
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags, 0o666 as libc::c_uint) }).map(Fd)
+}
+
+/// Tries to take an exclusive flock without waiting: Ok(false) if another
+/// open file holds it.
+pub(crate) fn try_lock(fd: &Fd) -> Result<bool, c_int> {
+    // Safety: flock on our descriptor.
+    match retry(|| unsafe { libc::flock(fd.0, libc::LOCK_EX | libc::LOCK_NB) }) {
+        Ok(_) => Ok(true),
+        Err(libc::EWOULDBLOCK) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// (size, is a regular file).
+pub(crate) fn stat(fd: &Fd) -> Result<(u64, bool), c_int> {
+    // Safety: fstat fills a zeroed stat buffer of ours.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // Safety: as above.
+    retry(|| unsafe { libc::fstat(fd.0, &mut st) })?;
+    Ok((
+        st.st_size.max(0) as u64,
+        st.st_mode & libc::S_IFMT == libc::S_IFREG,
+    ))
+}
+
+/// Fills `buf` from offset 0; returns how much was read (less at end of file).
+pub(crate) fn read_at0(fd: &Fd, buf: &mut [u8]) -> Result<usize, c_int> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        // Safety: reads into memory we own.
+        let n = retry(|| unsafe {
+            libc::pread(
+                fd.0,
+                rest.as_mut_ptr().cast(),
+                rest.len(),
+                done as libc::off_t,
+            )
+        })?;
+        if n == 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    Ok(done)
+}
+
+/// Writes all of `buf` at offset 0 (or at the current position if `at0` is false).
+pub(crate) fn write_all(fd: &Fd, buf: &[u8], at0: bool) -> Result<(), c_int> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &buf[done..];
+        // Safety: writes memory we own.
+        let n = retry(|| unsafe {
+            if at0 {
+                libc::pwrite(fd.0, rest.as_ptr().cast(), rest.len(), done as libc::off_t)
+            } else {
+                libc::write(fd.0, rest.as_ptr().cast(), rest.len())
+            }
+        })?;
+        if n == 0 {
+            return Err(libc::EIO);
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// Reserves disk blocks for `len` bytes, so a later overwrite cannot fail
+/// half-way for lack of space. File systems that cannot do it are fine.
+pub(crate) fn reserve(fd: &Fd, len: u64) -> Result<(), c_int> {
+    // Safety: fallocate on our descriptor (mode 0: allocate, extend size).
+    match retry(|| unsafe { libc::fallocate(fd.0, 0, 0, len as libc::off_t) }) {
+        Ok(_) | Err(libc::EOPNOTSUPP) | Err(libc::ENOSYS) | Err(libc::EINVAL) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Sets the file's length.
+pub(crate) fn truncate(fd: &Fd, len: u64) -> Result<(), c_int> {
+    // Safety: ftruncate on our descriptor.
+    retry(|| unsafe { libc::ftruncate(fd.0, len as libc::off_t) }).map(drop)
+}
+
+/// Sleeps (nanosleep is async-signal-safe).
+pub(crate) fn sleep_us(us: u64) {
+    let ts = libc::timespec {
+        tv_sec: (us / 1_000_000) as libc::time_t,
+        tv_nsec: ((us % 1_000_000) * 1000) as libc::c_long,
+    };
+    // Safety: a valid timespec; an early wake-up is harmless.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+}
+
+/// The process id.
+pub(crate) fn pid() -> u32 {
+    // Safety: getpid cannot fail.
+    unsafe { libc::getpid() as u32 }
+}
+
+/// The host name (uname, async-signal-safe), written into `buf`; its length.
+pub(crate) fn hostname(buf: &mut [u8; 65]) -> usize {
+    // Safety: uname fills a zeroed utsname of ours.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // Safety: as above.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return 0;
+    }
+    let mut n = 0;
+    for &c in u.nodename.iter().take(64) {
+        if c == 0 {
+            break;
+        }
+        buf[n] = c as u8;
+        n += 1;
+    }
+    n
+}

@@ -1,0 +1,138 @@
+//! Registered modules and the process-wide settings taken at the first
+//! registration.
+//!
+//! Modules live in a lock-free, append-only list of nodes allocated at
+//! registration (from constructors, where `malloc` is fine) and never freed,
+//! so the dumper, also in a signal handler, can walk it without locks. A
+//! module must stay mapped until the process exits (a `dlclose`d library's
+//! counters would be read after it is gone; the ABI has no unregister).
+
+use crate::abi::PpModule;
+use crate::mem::{map_zeroed, unmap};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::OnceLock;
+
+/// Settings read once, at the first registration.
+pub(crate) struct Config {
+    /// `$PATHPROF_FILE`, or `default.pprof`.
+    pub pattern: Vec<u8>,
+    /// `$PATHPROF_VERBOSE=1`: say where profiles went.
+    pub verbose: bool,
+    /// The build and mode of the first module registered: its profile goes to
+    /// the plain file name, other builds' to `<name>.<build id hex>`.
+    pub first: (u64, u32),
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+/// The settings, once a module has registered.
+pub(crate) fn config() -> Option<&'static Config> {
+    CONFIG.get()
+}
+
+fn env(name: &std::ffi::CStr) -> Option<Vec<u8>> {
+    // Safety: getenv with a NUL-terminated name; the result is copied at once
+    // (during registration, before the program's threads could change it).
+    let p = unsafe { libc::getenv(name.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // Safety: getenv returned a NUL-terminated string.
+    Some(unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().to_vec())
+}
+
+/// Reads the settings; the first module registered is `first`.
+pub(crate) fn init_config(first: (u64, u32)) -> &'static Config {
+    CONFIG.get_or_init(|| Config {
+        pattern: env(c"PATHPROF_FILE")
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| b"default.pprof".to_vec()),
+        verbose: env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
+        first,
+    })
+}
+
+/// One registered module and the runtime's memory for it.
+pub(crate) struct Node {
+    pub module: *const PpModule,
+    next: *mut Node,
+    /// How much of each slot and array path counter has been written to a
+    /// profile, in module order (mapped at the first dump).
+    shadow: AtomicPtr<AtomicU64>,
+    shadow_len: AtomicUsize,
+}
+
+static HEAD: AtomicPtr<Node> = AtomicPtr::new(ptr::null_mut());
+
+/// Adds `module` unless it is already there; true if added.
+pub(crate) fn add(module: *const PpModule) -> bool {
+    if nodes().any(|n| ptr::eq(n.module, module)) {
+        return false;
+    }
+    let node = Box::into_raw(Box::new(Node {
+        module,
+        next: ptr::null_mut(),
+        shadow: AtomicPtr::new(ptr::null_mut()),
+        shadow_len: AtomicUsize::new(0),
+    }));
+    let mut head = HEAD.load(Acquire);
+    loop {
+        // Safety: the node is ours until published.
+        unsafe { (*node).next = head };
+        match HEAD.compare_exchange_weak(head, node, AcqRel, Acquire) {
+            Ok(_) => return true,
+            Err(h) => head = h,
+        }
+    }
+}
+
+/// The registered modules (newest first).
+pub(crate) fn nodes() -> impl Iterator<Item = &'static Node> {
+    let mut p = HEAD.load(Acquire);
+    std::iter::from_fn(move || {
+        // Safety: nodes are published complete and never freed.
+        let n = unsafe { p.as_ref()? };
+        p = n.next;
+        Some(n)
+    })
+}
+
+impl Node {
+    /// The module.
+    pub(crate) fn module(&self) -> &'static PpModule {
+        // Safety: only valid modules are registered, and they live forever.
+        unsafe { &*self.module }
+    }
+
+    /// The shadow counters, `len` of them, mapped on first use. Only the
+    /// dumper (under its lock) and a fork child call this.
+    pub(crate) fn shadow(&self, len: usize) -> Option<&'static [AtomicU64]> {
+        if len == 0 {
+            return Some(&[]);
+        }
+        let mut p = self.shadow.load(Acquire);
+        if p.is_null() {
+            let bytes = len.checked_mul(8)?;
+            p = map_zeroed(bytes)?.cast();
+            self.shadow.store(p, Release);
+            self.shadow_len.store(len, Release);
+        }
+        if self.shadow_len.load(Acquire) != len {
+            return None;
+        }
+        // Safety: a zeroed mapping of `len` u64s that is never unmapped.
+        Some(unsafe { std::slice::from_raw_parts(p, len) })
+    }
+
+    /// Forgets what has been written (a fork child starts from zero).
+    pub(crate) fn reset_shadow(&self) {
+        let p = self.shadow.swap(ptr::null_mut(), AcqRel);
+        let len = self.shadow_len.swap(0, AcqRel);
+        if !p.is_null() {
+            // Safety: called only in a fork child's atfork handler, where no
+            // other thread can hold a slice of the shadow.
+            unsafe { unmap(p.cast(), len * 8) };
+        }
+    }
+}

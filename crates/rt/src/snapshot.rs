@@ -1,0 +1,183 @@
+//! What one dump of one module writes: the counts added since the last
+//! successful dump, as an encoded raw profile, plus the commit log that marks
+//! them written once the file is safely on disk.
+//!
+//! The runtime never writes the program's counters (apart from a fork
+//! child's reset). Each counter has a "written" companion: the module's
+//! shadow array for slot and array path counters, an entry's `written` word
+//! for hash counters. A dump writes `count - written`, and only after the
+//! profile file was written does [`commit`] set `written` to the count it
+//! read. So an increment running in another thread, or interrupted by the
+//! SIGUSR1 that triggered the dump, is neither lost nor counted twice, and a
+//! failed write loses nothing (the counts are retried by the next dump).
+//! Functions with nothing new are left out; the header always stays.
+
+use crate::abi::PATHS_ARRAY;
+use crate::hash;
+use crate::mem::MapVec;
+use crate::registry::Node;
+use pathprof_format::{Encoder, FormatError};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// "Set `written` to `value` once the profile is written."
+#[derive(Clone, Copy)]
+pub(crate) struct Commit {
+    written: *const AtomicU64,
+    value: u64,
+}
+
+/// One hash entry's news.
+#[derive(Clone, Copy)]
+struct Item {
+    id: u64,
+    delta: u64,
+    commit: Commit,
+}
+
+/// A module's encoded news and how to commit it.
+pub(crate) struct Snapshot {
+    pub bytes: MapVec<u8>,
+    log: MapVec<Commit>,
+}
+
+/// Why a snapshot could not be taken.
+pub(crate) enum SnapshotError {
+    /// No memory could be mapped.
+    Memory,
+    /// The encoder refused (a runtime bug; say so).
+    Format(FormatError),
+}
+
+fn news(count: u64, written: u64) -> u64 {
+    // A counter below what was written was reset behind our back: all of it is new.
+    if count >= written {
+        count - written
+    } else {
+        count
+    }
+}
+
+/// Encodes `node`'s counts added since the last commit.
+pub(crate) fn take(node: &Node) -> Result<Snapshot, SnapshotError> {
+    let m = node.module();
+    // Safety: registered modules are valid and live forever.
+    let funcs = unsafe { m.functions() };
+
+    // Shadow offsets in module order, and the order of valid functions by index.
+    let mut offsets: MapVec<usize> = MapVec::new();
+    let mut order: MapVec<(u32, u32)> = MapVec::new();
+    let mut total = 0usize;
+    for (pos, f) in funcs.iter().enumerate() {
+        if !offsets.push(total) {
+            return Err(SnapshotError::Memory);
+        }
+        if !f.is_valid() {
+            continue;
+        }
+        // Safety: `f` is valid.
+        let n = f.num_slots as usize + unsafe { f.array_counters() }.len();
+        total = total.checked_add(n).ok_or(SnapshotError::Memory)?;
+        if !order.push((f.index, pos as u32)) {
+            return Err(SnapshotError::Memory);
+        }
+    }
+    order.as_mut_slice().sort_unstable();
+    let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
+
+    let mut log: MapVec<Commit> = MapVec::new();
+    let mut items: MapVec<Item> = MapVec::new();
+    let mut e = Encoder::new(MapVec::new(), m.build_id, m.mode);
+    let mut last_index = None;
+    let mut ok = true;
+    for &(index, pos) in order.as_slice() {
+        if last_index == Some(index) {
+            continue; // a duplicate index in one module: only the first counts
+        }
+        last_index = Some(index);
+        let f = &funcs[pos as usize];
+        let base = offsets.as_slice()[pos as usize];
+        // Safety: `f` is valid (only valid functions are in `order`).
+        let (slots, array, state) =
+            unsafe { (f.slot_counters(), f.array_counters(), f.hash_state()) };
+        let mut any = false;
+        let mut note = |log: &mut MapVec<Commit>, w: &AtomicU64, count: u64| {
+            any = true;
+            log.push(Commit {
+                written: w,
+                value: count,
+            })
+        };
+        e.begin_function(index, f.hash, slots.len() as u64);
+        for (k, c) in slots.iter().enumerate() {
+            let (count, w) = (c.load(Relaxed), &shadow[base + k]);
+            let d = news(count, w.load(Relaxed));
+            e.slot(d);
+            if d != 0 {
+                ok &= note(&mut log, w, count);
+            }
+        }
+        if f.path_kind == PATHS_ARRAY {
+            let base = base + slots.len();
+            for (id, c) in array.iter().enumerate() {
+                let (count, w) = (c.load(Relaxed), &shadow[base + id]);
+                let d = news(count, w.load(Relaxed));
+                if d != 0 {
+                    e.path(id as u64, d);
+                    ok &= note(&mut log, w, count);
+                }
+            }
+        }
+        if let Some(state) = state {
+            items.clear();
+            hash::for_each(state, |id, count, w| {
+                let delta = news(count, w.load(Relaxed));
+                if delta != 0 {
+                    let commit = Commit {
+                        written: w,
+                        value: count,
+                    };
+                    ok &= items.push(Item { id, delta, commit });
+                }
+            });
+            items.as_mut_slice().sort_unstable_by_key(|i| i.id);
+            for i in items.as_slice() {
+                e.path(i.id, i.delta);
+                any = true;
+                ok &= log.push(i.commit);
+            }
+        }
+        e.end_function(!any);
+        if !ok {
+            return Err(SnapshotError::Memory);
+        }
+    }
+    match e.finish() {
+        Ok(bytes) => Ok(Snapshot { bytes, log }),
+        Err(FormatError::OutOfSpace { .. }) => Err(SnapshotError::Memory),
+        Err(err) => Err(SnapshotError::Format(err)),
+    }
+}
+
+/// Counts dropped by `node`'s hash tables for lack of memory.
+pub(crate) fn lost(node: &Node) -> u64 {
+    // Safety: registered modules are valid and live forever.
+    let funcs = unsafe { node.module().functions() };
+    funcs
+        .iter()
+        .filter(|f| f.is_valid())
+        // Safety: `f` is valid.
+        .filter_map(|f| unsafe { f.hash_state() })
+        .map(hash::lost)
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Marks the snapshot's counts as written.
+pub(crate) fn commit(s: &Snapshot) {
+    for c in s.log.as_slice() {
+        // Safety: `written` points into a shadow or a hash entry, both of
+        // which live until a fork child resets them; only the dumper (which
+        // holds the dump lock) gets here, and a fork child never does with a
+        // snapshot taken before the fork (the lock is reset there).
+        unsafe { (*c.written).store(c.value, Relaxed) };
+    }
+}

@@ -1,0 +1,414 @@
+//! The runtime linked into C programs that register a hand-written module
+//! (tests/c/pathprof_test.h), checked by decoding the files they write.
+//!
+//! `cargo test` builds the library only as an rlib for tests, so the first
+//! test runs `cargo build -p pathprof-rt` into a target directory of its own
+//! (no contention with the outer cargo's lock) for `libpathprof_rt.a`; the
+//! programs are compiled with clang-22 and linked with `-lpthread -ldl -lm`.
+
+use pathprof_format::{RawFunction, RawProfile};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const BUILD: u64 = 0xB0B0_0000_0000_0001;
+
+fn runtime_lib() -> &'static Path {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rt-staticlib");
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "pathprof-rt",
+                "--lib",
+                "--manifest-path",
+            ])
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "cargo build -p pathprof-rt failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lib = target.join("debug/libpathprof_rt.a");
+        assert!(lib.exists(), "{} is missing", lib.display());
+        lib
+    })
+}
+
+fn clang() -> String {
+    for c in ["/usr/lib/llvm-22/bin/clang", "clang-22", "clang"] {
+        if Command::new(c).arg("--version").output().is_ok() {
+            return c.to_string();
+        }
+    }
+    panic!("clang-22 not found");
+}
+
+/// A fresh directory for one test.
+fn test_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("rt-c")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Compiles tests/c/<name>.c into `dir`.
+fn build(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let exe = dir.join(name);
+    let out = Command::new(clang())
+        .args(["-O1", "-g", "-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(src.join(format!("{name}.c")))
+        .arg(format!("-I{}", src.display()))
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .arg(runtime_lib())
+        .args(["-lpthread", "-ldl", "-lm"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "clang failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn command(exe: &Path, dir: &Path, file: &str) -> Command {
+    let mut c = Command::new(exe);
+    c.current_dir(dir)
+        .env("PATHPROF_FILE", file)
+        .env_remove("PATHPROF_VERBOSE");
+    c
+}
+
+fn run(exe: &Path, dir: &Path, file: &str, args: &[&str]) -> Output {
+    command(exe, dir, file).args(args).output().unwrap()
+}
+
+fn read(path: &Path) -> RawProfile {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    RawProfile::decode(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// What `work(n)` in pathprof_test.h counts.
+fn work(n: u64) -> RawProfile {
+    let mut p = RawProfile::new(BUILD, 2);
+    if n == 0 {
+        return p;
+    }
+    let count = |k: u64, m: u64| (0..n).filter(|i| i % m == k).count() as u64;
+    p.functions.push(RawFunction {
+        index: 0,
+        hash: 0x1111,
+        slots: vec![n, 0, n],
+        paths: (0..4)
+            .map(|k| (k, count(k, 4)))
+            .filter(|e| e.1 > 0)
+            .collect(),
+    });
+    p.functions.push(RawFunction {
+        index: 5,
+        hash: 0x2222,
+        slots: vec![n],
+        paths: (0..10)
+            .map(|k| (k * 100, count(k, 10)))
+            .filter(|e| e.1 > 0)
+            .collect(),
+    });
+    p
+}
+
+fn sum(parts: &[RawProfile]) -> RawProfile {
+    let mut total = RawProfile::new(BUILD, 2);
+    for p in parts {
+        total.merge(p).unwrap();
+    }
+    total
+}
+
+fn assert_quiet(out: &Output) {
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn writes_exact_counts_and_leaves_the_program_alone() {
+    let dir = test_dir("basic");
+    let exe = build(&dir, "basic", &[]);
+    let out = run(&exe, &dir, "prof.pprof", &["13"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"hello from the program\n");
+    assert_quiet(&out);
+    let p = read(&dir.join("prof.pprof"));
+    assert_eq!(p, work(13));
+    assert!(
+        p.functions.iter().all(|f| f.index != 2),
+        "function 2 never ran"
+    );
+
+    // A second run merges: counts doubled.
+    let out = run(&exe, &dir, "prof.pprof", &["13"]);
+    assert_quiet(&out);
+    assert_eq!(read(&dir.join("prof.pprof")), sum(&[work(13), work(13)]));
+}
+
+#[test]
+fn explicit_dump_then_exit_gives_the_total() {
+    let dir = test_dir("explicit");
+    let exe = build(&dir, "basic", &[]);
+    let out = run(&exe, &dir, "p.pprof", &["6", "9"]);
+    assert_quiet(&out);
+    assert_eq!(read(&dir.join("p.pprof")), sum(&[work(6), work(9)]));
+}
+
+#[test]
+fn no_counts_still_writes_the_header() {
+    let dir = test_dir("empty");
+    let exe = build(&dir, "basic", &[]);
+    let out = run(&exe, &dir, "p.pprof", &["0"]);
+    assert_quiet(&out);
+    assert_eq!(read(&dir.join("p.pprof")), RawProfile::new(BUILD, 2));
+}
+
+#[test]
+fn file_name_patterns() {
+    let dir = test_dir("patterns");
+    let exe = build(&dir, "basic", &[]);
+    let child = command(&exe, &dir, "out-%p-100%%.pprof")
+        .arg("2")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(3));
+    assert_eq!(read(&dir.join(format!("out-{pid}-100%.pprof"))), work(2));
+    // Default name, and verbose mode says where the profile went.
+    let out = Command::new(&exe)
+        .current_dir(&dir)
+        .env_remove("PATHPROF_FILE")
+        .env("PATHPROF_VERBOSE", "1")
+        .arg("1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("pathprof: wrote default.pprof"), "{err}");
+    assert_eq!(read(&dir.join("default.pprof")), work(1));
+}
+
+#[test]
+fn many_processes_exiting_at_once_lose_nothing() {
+    let dir = test_dir("eight");
+    let exe = build(&dir, "wait_stdin", &[]);
+    let mut children: Vec<Child> = (0..8)
+        .map(|_| {
+            command(&exe, &dir, "all.pprof")
+                .arg("1000")
+                .stdin(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Close every stdin at once: all eight exit together.
+    for c in &mut children {
+        drop(c.stdin.take());
+    }
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert_quiet(&out);
+    }
+    let one = work(1000);
+    assert_eq!(read(&dir.join("all.pprof")), sum(&vec![one; 8]));
+}
+
+#[test]
+fn another_build_or_damage_is_never_overwritten() {
+    let dir = test_dir("foreign");
+    let exe = build(&dir, "basic", &[]);
+    let mut foreign = work(3);
+    foreign.build_id = 0x999;
+    for (name, contents) in [
+        ("other.pprof", foreign.encode()),
+        ("junk.pprof", b"not a profile at all".to_vec()),
+        ("cut.pprof", work(3).encode()[..50].to_vec()),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, &contents).unwrap();
+        let child = command(&exe, &dir, name)
+            .arg("5")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            contents,
+            "{name} was changed"
+        );
+        let stem = name.strip_suffix(".pprof").unwrap();
+        let side = format!("{stem}.{pid}.pprof");
+        assert_eq!(read(&dir.join(&side)), work(5));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("pathprof: left "), "{err}");
+        assert!(err.contains(&side), "{err}");
+    }
+}
+
+#[test]
+fn unwritable_path_warns_and_keeps_the_exit_status() {
+    let dir = test_dir("unwritable");
+    let exe = build(&dir, "basic", &[]);
+    let out = run(&exe, &dir, "no/such/dir/p.pprof", &["1"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"hello from the program\n");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("pathprof: could not write profile no/such/dir/p.pprof"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sigusr1_dumps_while_blocked_and_the_program_goes_on() {
+    let dir = test_dir("signal");
+    let exe = build(&dir, "signal", &[]);
+    let file = dir.join("sig.pprof");
+    let mut child = command(&exe, &dir, "sig.pprof")
+        .args(["11", "7", "5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    assert!(!file.exists());
+    // The program is blocked in read(2) now.
+    // Safety: sending a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) }, 0);
+    let start = Instant::now();
+    let partial = loop {
+        if let Ok(b) = std::fs::read(&file) {
+            if let Ok(p) = RawProfile::decode(&b) {
+                break p;
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no dump");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(partial, work(11));
+    child.stdin.as_mut().unwrap().write_all(b"x").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let mut rest = line.clone();
+    stdout.read_line(&mut rest).unwrap();
+    assert!(out.status.success(), "{rest}");
+    assert_eq!(rest, "ready\ndone\n", "the interrupted read went on");
+    assert_quiet(&out);
+    assert_eq!(read(&file), sum(&[work(11), work(7), work(5)]));
+}
+
+#[test]
+fn program_handler_for_sigusr1_is_kept() {
+    let dir = test_dir("own_handler");
+    let exe = build(&dir, "own_handler", &[]);
+    let out = run(&exe, &dir, "h.pprof", &[]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"handler ran 1 times\n");
+    assert_quiet(&out);
+    assert_eq!(read(&dir.join("h.pprof")), work(7));
+}
+
+#[test]
+fn fork_child_and_parent_counts_are_exact() {
+    let dir = test_dir("fork");
+    let exe = build(&dir, "fork", &[]);
+    let out = run(&exe, &dir, "f.pprof", &["10", "3", "6"]);
+    assert!(out.status.success());
+    assert_quiet(&out);
+    assert_eq!(
+        read(&dir.join("f.pprof")),
+        sum(&[work(10), work(3), work(6)])
+    );
+}
+
+#[test]
+fn threads_hash_paths_exactly() {
+    let dir = test_dir("threads");
+    let exe = build(&dir, "threads", &[]);
+    let n = 200_000u64;
+    let out = run(&exe, &dir, "t.pprof", &[&n.to_string()]);
+    assert!(out.status.success());
+    assert_quiet(&out);
+    let mut expect = vec![0u64; 5000];
+    for t in 0..4 {
+        for i in 0..n {
+            expect[((i * 7 + t) % 5000) as usize] += 1;
+        }
+    }
+    let p = read(&dir.join("t.pprof"));
+    assert_eq!(p.functions.len(), 1);
+    let f = &p.functions[0];
+    assert_eq!((f.index, &f.slots[..]), (5, &[0][..]));
+    let got: Vec<(u64, u64)> = f.paths.clone();
+    let want: Vec<(u64, u64)> = expect
+        .iter()
+        .enumerate()
+        .map(|(id, &c)| (id as u64, c))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn counts_saturate_at_u64_max() {
+    let dir = test_dir("saturate");
+    let exe = build(&dir, "saturate", &[]);
+    for _ in 0..2 {
+        let out = run(&exe, &dir, "s.pprof", &[]);
+        assert!(out.status.success());
+        assert_quiet(&out);
+    }
+    let p = read(&dir.join("s.pprof"));
+    assert_eq!(p.functions[0].slots, vec![u64::MAX, 0, 0]);
+    assert_eq!(p.functions[0].paths, vec![(1, u64::MAX)]);
+    assert_eq!(p.functions[1].slots, vec![u64::MAX]);
+}
+
+#[test]
+fn each_build_writes_its_own_file() {
+    let dir = test_dir("two_builds");
+    let exe = build(&dir, "two_builds", &[]);
+    let out = run(&exe, &dir, "b.pprof", &[]);
+    assert!(out.status.success());
+    assert_quiet(&out);
+    assert_eq!(read(&dir.join("b.pprof")), work(4));
+    let other = read(&dir.join("b.pprof.00c0ffee00000002"));
+    assert_eq!(other.build_id, 0x00C0_FFEE_0000_0002);
+    assert_eq!(other.mode, 0);
+    assert_eq!(other.functions.len(), 1);
+    assert_eq!(other.functions[0].slots, vec![0, 1]);
+}
