@@ -53,13 +53,16 @@ impl OptLevel {
 
 impl std::str::FromStr for OptLevel {
     type Err = LlvmError;
-    /// Accepts `O2`, `-O2` and `2` (and the same for 0, 1, 3, s, z).
+    /// Accepts `O2`, `-O2` and `2` (and the same for 0, 1, 3, s, z), plus clang's
+    /// `Og` (as O1), `Ofast` (as O3) and a bare `O` (as O1).
     fn from_str(s: &str) -> Result<Self, LlvmError> {
         let t = s.strip_prefix('-').unwrap_or(s);
         let t = t.strip_prefix('O').unwrap_or(t);
         match t {
             "0" => Ok(OptLevel::O0),
-            "1" => Ok(OptLevel::O1),
+            "1" | "g" => Ok(OptLevel::O1),
+            "" if s.ends_with('O') => Ok(OptLevel::O1),
+            "fast" => Ok(OptLevel::O3),
             "2" => Ok(OptLevel::O2),
             "3" => Ok(OptLevel::O3),
             "s" => Ok(OptLevel::Os),
@@ -156,6 +159,10 @@ mod tests {
             assert_eq!(s.parse::<OptLevel>().unwrap(), l);
         }
         assert_eq!(OptLevel::O2.pipeline(), "default<O2>");
+        assert_eq!("-Og".parse::<OptLevel>().unwrap(), OptLevel::O1);
+        assert_eq!("-O".parse::<OptLevel>().unwrap(), OptLevel::O1);
+        assert_eq!("Ofast".parse::<OptLevel>().unwrap(), OptLevel::O3);
+        assert!("".parse::<OptLevel>().is_err() && "-".parse::<OptLevel>().is_err());
         let err = "O4".parse::<OptLevel>().unwrap_err();
         assert_eq!(
             err.to_string(),

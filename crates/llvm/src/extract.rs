@@ -75,6 +75,8 @@ fn extract_function(
 
 fn block_info(block: BasicBlock<'_>, files: &mut FileTable) -> BlockInfo {
     let mut info = BlockInfo::default();
+    // (file, line) -> index in info.lines
+    let mut span_of: HashMap<(u32, u32), usize> = HashMap::new();
     for inst in block.get_instructions() {
         if ffi::is_debug_intrinsic(inst) {
             continue;
@@ -91,18 +93,16 @@ fn block_info(block: BasicBlock<'_>, files: &mut FileTable) -> BlockInfo {
             continue;
         };
         let file = files.intern(file);
-        match info
-            .lines
-            .iter_mut()
-            .find(|s| s.file == file && s.line == line)
-        {
-            Some(span) => span.instructions += 1,
-            None => info.lines.push(LineSpan {
+        let next = info.lines.len();
+        let i = *span_of.entry((file, line)).or_insert(next);
+        if i == next {
+            info.lines.push(LineSpan {
                 file,
                 line,
-                instructions: 1,
-            }),
+                instructions: 0,
+            });
         }
+        info.lines[i].instructions += 1;
     }
     info
 }

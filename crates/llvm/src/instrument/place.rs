@@ -48,7 +48,7 @@ pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String>
     let mut entry = Vec::new();
     let mut block_start = vec![Vec::new(); n];
     let mut block_end = vec![Vec::new(); n];
-    let mut edge_ops: Vec<(EdgeId, Vec<Op>)> = Vec::new();
+    let mut edge_ops: Vec<Vec<Op>> = vec![Vec::new(); cfg.edges().len()];
     for probe in &plan.probes {
         for op in &probe.ops {
             check_op(plan, *op)?;
@@ -68,22 +68,19 @@ pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String>
                     cfg.edges().len()
                 ));
             }
-            ProbeSite::Edge(e) => match edge_ops.iter_mut().find(|(x, _)| *x == e) {
-                Some((_, ops)) => ops.extend_from_slice(&probe.ops),
-                None => edge_ops.push((e, probe.ops.clone())),
-            },
+            ProbeSite::Edge(e) => edge_ops[e.index()].extend_from_slice(&probe.ops),
         }
     }
-    edge_ops.sort_by_key(|(e, _)| *e);
 
     // Edge ops first collected per destination so each list keeps the order rules.
     let mut start_in = vec![Vec::new(); n];
     let mut end_out = vec![Vec::new(); n];
     let mut splits = Vec::new();
-    for (e, ops) in edge_ops {
+    for (e, ops) in edge_ops.into_iter().enumerate() {
         if ops.is_empty() {
             continue;
         }
+        let e = EdgeId::new(e);
         let edge = cfg.edge(e);
         if cfg.succs(edge.from).len() == 1 {
             end_out[edge.from.index()] = ops;

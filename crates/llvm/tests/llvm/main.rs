@@ -8,3 +8,4 @@ mod ball_larus;
 mod extraction;
 mod harness;
 mod instrumentation;
+mod planners;
