@@ -8,9 +8,18 @@
 //! void __pathprof_dump(void);                                // write (merge) now
 //! ```
 //!
-//! Link a program with `libpathprof_rt.a -lpthread -ldl -lm` (the Rust
-//! standard library inside needs them; with glibc ≥ 2.34 they are part of
-//! libc anyway).
+//! Link a program with `libpathprof_rt.a -lpthread -ldl -lm` (for the Rust
+//! standard library inside; with glibc ≥ 2.34 they are part of libc anyway;
+//! `rustc --print native-static-libs` also lists `-lgcc_s -lutil -lrt`, which
+//! clang links by default or glibc contains).
+//!
+//! ## Environment
+//!
+//! * `PATHPROF_FILE`: the profile's name (default `default.pprof`), with `%p`
+//!   (process id), `%h` (host name) and `%%` expanded at each dump; a
+//!   relative name is relative to the working directory at dump time. Read
+//!   once, at the first registration.
+//! * `PATHPROF_VERBOSE=1`: one line on stderr per file written.
 //!
 //! ## What happens
 //!
@@ -29,29 +38,53 @@
 //!   file named in a one-line warning on stderr starting `pathprof:`.
 //!   Nothing is printed on success (unless `PATHPROF_VERBOSE=1`), stdout and
 //!   the exit status are never touched.
+//! * **Reset**: after a dump the counters count from zero for the next one.
+//!   The reset is logical: the runtime never writes the program's counters
+//!   (it records, per counter, how much has been written, and writes the
+//!   difference next time), which keeps dumps exact under concurrent and
+//!   interrupted increments. A failed write keeps the counts for the next dump.
 //! * **fork**: the child's counters are zeroed (`pthread_atfork`), so what was
 //!   counted before the fork is written once, by the parent.
+//! * **Exit**: the `atexit` handler is registered by the first registration
+//!   (a constructor), so it runs after the exit handlers and C++ static
+//!   destructors registered later, and sees their counts.
 //!
 //! ## SIGUSR1: what is and is not guaranteed
 //!
-//! The dump runs inside the handler, so it happens even while the program is
-//! blocked in a system call (which `SA_RESTART` then resumes). The dump path
-//! calls no `malloc` (its memory is `mmap`ed, `mem`), takes no lock the
-//! program could hold (only its own try-lock, never waited for in the
-//! handler), uses only system calls (`open`, `flock`, `pread`, `pwrite`,
-//! `fallocate`, `ftruncate`, `close`, `mmap`, `munmap`, `nanosleep`, `uname`,
-//! `write` to fd 2) and keeps `errno`. Counts are exact: the dumper only
-//! reads counters, so an increment the signal interrupted is neither lost nor
-//! written twice.
+//! The handler is installed at the first registration, and only if SIGUSR1
+//! still has its default disposition (a program's own handler, or SIG_IGN,
+//! is kept; a handler the program installs later replaces ours).
 //!
-//! Not guaranteed: a SIGUSR1 that arrives while a dump is running (in any
-//! thread) does not dump itself; the running dump repeats once after it
-//! finishes, so its counts are written shortly after, not before the handler
-//! returns. `mmap`, `flock`, `fallocate` and `uname` are not on POSIX's
-//! async-signal-safe list (they are plain system calls on Linux). The
-//! handler can block while another process holds the profile's lock (at most
-//! 30 s, then it writes a side file). Shared libraries that were `dlclose`d
-//! before a dump must not have registered (the ABI has no unregister).
+//! Guaranteed:
+//! * The dump runs inside the handler, so it happens even while the program
+//!   is blocked in a system call; the handler has `SA_RESTART` (reads,
+//!   writes, waits on pipes and sockets resume) and preserves `errno`. Calls
+//!   Linux never restarts (`nanosleep`, `poll`, `select`, `epoll_wait`, …)
+//!   return `EINTR`, as for any handled signal.
+//! * No `malloc` (dump memory is `mmap`ed, see `mem`; a test counts the
+//!   malloc family around a dump), no stdio, no lock the program can hold:
+//!   the only lock is the runtime's own dump try-lock, never waited for in the
+//!   handler. System calls used: `open`, `flock`, `fstat`, `pread`, `pwrite`,
+//!   `fallocate`, `ftruncate`, `close`, `mmap`, `munmap`, `nanosleep`,
+//!   `uname`, `getpid`, `write` to fd 2 (warnings only).
+//! * Exact counts: the dumper only reads counters (it remembers what it
+//!   wrote, see `snapshot`), so an increment the signal interrupts is neither
+//!   lost nor written twice; a test sends ~1,500 SIGUSR1 into a hot loop and
+//!   checks the exact total. After the dump the program continues; the next
+//!   dump writes only what was counted since.
+//!
+//! Not guaranteed:
+//! * A SIGUSR1 that arrives while a dump is running (in any thread, also the
+//!   one the signal interrupts) does not dump by itself: the running dump
+//!   repeats once when it finishes, so the counts are written shortly after,
+//!   not before the handler returns.
+//! * `flock`, `fallocate`, `mmap` and `uname` are not on POSIX's
+//!   async-signal-safe list (on Linux they are plain system calls).
+//! * The handler can block while another process holds the profile's lock;
+//!   after 30 s it gives up on that file and writes a side file.
+//! * A shared library that registered and was `dlclose`d before a dump is
+//!   read after it is gone (the ABI has no unregister): don't unload
+//!   instrumented libraries.
 //!
 //! ## Several builds in one process
 //!

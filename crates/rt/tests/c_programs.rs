@@ -110,7 +110,7 @@ fn work(n: u64) -> RawProfile {
     if n == 0 {
         return p;
     }
-    let count = |k: u64, m: u64| (0..n).filter(|i| i % m == k).count() as u64;
+    let count = |k: u64, m: u64| n / m + u64::from(k < n % m);
     p.functions.push(RawFunction {
         index: 0,
         hash: 0x1111,
@@ -330,6 +330,81 @@ fn sigusr1_dumps_while_blocked_and_the_program_goes_on() {
     assert_eq!(rest, "ready\ndone\n", "the interrupted read went on");
     assert_quiet(&out);
     assert_eq!(read(&file), sum(&[work(11), work(7), work(5)]));
+}
+
+#[test]
+fn sigusr1_storm_during_hot_loop_keeps_counts_exact() {
+    let dir = test_dir("storm");
+    let exe = build(&dir, "storm", &[]);
+    let n = 20_000_000u64;
+    let mut child = command(&exe, &dir, "storm.pprof")
+        .arg(n.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    let mut signals = 0;
+    while child.try_wait().unwrap().is_none() {
+        // Safety: signalling our own child (a zombie at worst, never reaped yet).
+        unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
+        signals += 1;
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert_quiet(&out);
+    eprintln!("{signals} SIGUSR1 sent during the loop");
+    assert!(
+        signals > 10,
+        "only {signals} signals: the loop was too short"
+    );
+    assert_eq!(read(&dir.join("storm.pprof")), work(n));
+}
+
+#[test]
+fn sigusr1_dump_does_not_allocate() {
+    let dir = test_dir("nomalloc");
+    let exe = build(&dir, "nomalloc", &[]);
+    let file = dir.join("n.pprof");
+    let mut child = command(&exe, &dir, "n.pprof")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready counting\n");
+    // Safety: signalling our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) }, 0);
+    let start = Instant::now();
+    while std::fs::read(&file).map_or(true, |b| RawProfile::decode(&b).is_err()) {
+        assert!(start.elapsed() < Duration::from_secs(20), "no dump");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.stdin.as_mut().unwrap().write_all(b"x").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_quiet(&out);
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "0\n", "allocations during the SIGUSR1 dump");
+    assert_eq!(read(&file), work(100));
+}
+
+#[test]
+fn dev_null_is_fine() {
+    let dir = test_dir("devnull");
+    let exe = build(&dir, "basic", &[]);
+    let out = run(&exe, &dir, "/dev/null", &["3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_quiet(&out);
 }
 
 #[test]
