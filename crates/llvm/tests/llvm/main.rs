@@ -9,3 +9,4 @@ mod extraction;
 mod harness;
 mod instrumentation;
 mod planners;
+mod stress;
