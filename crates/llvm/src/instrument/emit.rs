@@ -48,7 +48,7 @@ pub(crate) struct Emitter<'ctx> {
     atomic: bool,
 }
 
-const ENTRY_ORDER_MSG: &str = "the builder is positioned";
+const POSITIONED: &str = "the builder is positioned";
 
 impl<'ctx> Emitter<'ctx> {
     pub fn new(module: &Module<'ctx>, atomic: bool) -> Self {
@@ -98,7 +98,7 @@ impl<'ctx> Emitter<'ctx> {
                 .emitter
                 .builder
                 .build_alloca(site.emitter.i64_type, "pp.path")
-                .expect(ENTRY_ORDER_MSG);
+                .expect(POSITIONED);
             site.r = Some(r);
         }
         let after_allocas = entry
@@ -108,10 +108,7 @@ impl<'ctx> Emitter<'ctx> {
         site.emitter.position_before(&after_allocas);
         if let Some(r) = site.r {
             let zero = site.emitter.i64_type.const_zero();
-            site.emitter
-                .builder
-                .build_store(r, zero)
-                .expect(ENTRY_ORDER_MSG);
+            site.emitter.builder.build_store(r, zero).expect(POSITIONED);
         }
         site.ops(&placement.entry);
         site.ops(&placement.start[0]);
@@ -146,18 +143,18 @@ impl<'ctx> Emitter<'ctx> {
         let one = self.i64_type.const_int(1, false);
         if self.atomic {
             b.build_atomicrmw(AtomicRMWBinOp::Add, ptr, one, AtomicOrdering::Monotonic)
-                .expect(ENTRY_ORDER_MSG);
+                .expect(POSITIONED);
         } else {
             let old = b
                 .build_load(self.i64_type, ptr, "pp.count")
-                .expect(ENTRY_ORDER_MSG);
+                .expect(POSITIONED);
             let new = b
                 .build_call(self.uadd_sat, &[old.into(), one.into()], "pp.count.inc")
-                .expect(ENTRY_ORDER_MSG)
+                .expect(POSITIONED)
                 .try_as_basic_value()
                 .basic()
                 .expect("llvm.uadd.sat returns i64");
-            b.build_store(ptr, new).expect(ENTRY_ORDER_MSG);
+            b.build_store(ptr, new).expect(POSITIONED);
         }
     }
 
@@ -170,7 +167,7 @@ impl<'ctx> Emitter<'ctx> {
         unsafe {
             self.builder
                 .build_in_bounds_gep(self.i64_type, array, &[index], "pp.counter")
-                .expect(ENTRY_ORDER_MSG)
+                .expect(POSITIONED)
         }
     }
 }
@@ -218,15 +215,12 @@ impl<'ctx> Site<'_, 'ctx> {
                 self.emitter
                     .builder
                     .build_store(r, constant(c))
-                    .expect(ENTRY_ORDER_MSG);
+                    .expect(POSITIONED);
             }
             Op::AddPath(c) => {
                 let r = self.r.expect("path ops imply a path register");
                 let sum = self.path_plus(r, c);
-                self.emitter
-                    .builder
-                    .build_store(r, sum)
-                    .expect(ENTRY_ORDER_MSG);
+                self.emitter.builder.build_store(r, sum).expect(POSITIONED);
             }
             Op::CountPath(c) => {
                 let r = self.r.expect("path ops imply a path register");
@@ -242,7 +236,7 @@ impl<'ctx> Site<'_, 'ctx> {
                             .emitter
                             .builder
                             .build_call(f, &[state.as_pointer_value().into(), id.into()], "")
-                            .expect(ENTRY_ORDER_MSG);
+                            .expect(POSITIONED);
                         ffi::set_line0_location(call.as_value_ref(), self.function);
                     }
                     PathCounters::None => unreachable!("placement checked CountPath has storage"),
@@ -267,13 +261,13 @@ impl<'ctx> Site<'_, 'ctx> {
         let i64_type = self.emitter.i64_type;
         let v = b
             .build_load(i64_type, r, "pp.r")
-            .expect(ENTRY_ORDER_MSG)
+            .expect(POSITIONED)
             .into_int_value();
         if c == 0 {
             v
         } else {
             b.build_int_add(v, i64_type.const_int(c as u64, false), "pp.r.add")
-                .expect(ENTRY_ORDER_MSG)
+                .expect(POSITIONED)
         }
     }
 
