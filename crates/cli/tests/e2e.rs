@@ -1,0 +1,665 @@
+//! End-to-end tests of the `pathprof` command: every program of
+//! `tests/programs/` is built with `pathprof cc` in block, edge and path mode, at
+//! -O2 (what users build) and at -O0 (where blocks follow the source, so that
+//! per-line counts are exact), and with plain clang -O2 as the reference. Each
+//! instrumented build must behave exactly like the reference, and its report
+//! must satisfy the invariants of `support::check_report` and agree with the
+//! other modes (`support::check_modes`). Each test then checks the counts
+//! derived by hand in the comment at the top of its program.
+//!
+//! Expectations name builds with `ALL`, `AT_O0`, `BLOCK_MODE`, ...: counts of
+//! lines whose blocks -O2 may merge, split or delete are only asserted at -O0;
+//! call counts of `noinline` functions hold everywhere.
+
+mod support;
+
+use std::collections::BTreeMap;
+use support::*;
+
+const LOOPS: Program = Program {
+    name: "loops",
+    sources: &["loops.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 3,
+    cut_short: &[],
+};
+
+const SWITCH: Program = Program {
+    name: "switch",
+    sources: &["switch.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 48,
+    cut_short: &[],
+};
+
+const IRREDUCIBLE: Program = Program {
+    name: "irreducible",
+    sources: &["irreducible.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 42,
+    cut_short: &[],
+};
+
+const RECURSION: Program = Program {
+    name: "recursion",
+    sources: &["recursion.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 177,
+    cut_short: &[],
+};
+
+const FNPTR: Program = Program {
+    name: "fnptr",
+    sources: &["fnptr.c", "fnptr_ops.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 12,
+    cut_short: &[],
+};
+
+const MANYPATHS: Program = Program {
+    name: "manypaths",
+    sources: &["manypaths.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+
+const MAX: Program = Program {
+    name: "max",
+    sources: &["max.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+
+const EXIT: Program = Program {
+    name: "exit",
+    sources: &["exit.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 5,
+    cut_short: &["main", "level1", "level2"],
+};
+
+const FORK: Program = Program {
+    name: "fork",
+    sources: &["fork.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 7,
+    cut_short: &["main"],
+};
+
+const THREADS: Program = Program {
+    name: "threads",
+    sources: &["threads.c"],
+    flags: &["-pthread"],
+    pathprof_flags: &["--atomic"],
+    status: 0,
+    cut_short: &[],
+};
+
+const INTERP: Program = Program {
+    name: "interp",
+    sources: &["interp.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 35,
+    cut_short: &[],
+};
+
+const SHAPES: Program = Program {
+    name: "shapes",
+    sources: &["shapes.cpp"],
+    flags: &["-lstdc++"],
+    pathprof_flags: &[],
+    status: 2,
+    cut_short: &["_Z7checkedl"],
+};
+
+/// Builds at -O2 that count edges.
+const O2_EDGE_COUNTS: Builds = Builds {
+    opts: &[Opt::O2],
+    modes: &[Mode::Edge, Mode::Path],
+};
+/// Block and path mode at every level: where activations cut short by a throw
+/// are either counted whole (block) or not at all (path).
+const BLOCK_AND_PATH: Builds = Builds {
+    opts: &OPTS,
+    modes: &[Mode::Block, Mode::Path],
+};
+/// Block mode at -O0.
+const O0_BLOCK: Builds = Builds {
+    opts: &[Opt::O0],
+    modes: &[Mode::Block],
+};
+
+#[test]
+fn loops_nested_break_continue_self_loop() {
+    let mut p = profile(&LOOPS, &OPTS);
+    assert_eq!(
+        p.reference.stdout,
+        "nest 1945\nskip 91\nspin 1336 4 186988\n"
+    );
+
+    p.expect_calls(ALL, "nest", 1);
+    p.expect_line(AT_O0, "nest", "@outer", 10);
+    p.expect_line(AT_O0, "nest", "@inner", 200);
+    p.expect_path_counts(O0_PATH, "nest", &[1, 1, 9, 10, 190]);
+
+    p.expect_calls(ALL, "skip", 1);
+    p.expect_line(AT_O0, "skip", "@cont", 6);
+    p.expect_line(AT_O0, "skip", "@brk", 1);
+    p.expect_line(ALL, "skip", "@sum", 11);
+    p.expect_path_counts(O0_PATH, "skip", &[1, 1, 5, 11]);
+
+    p.expect_calls(ALL, "spin", 3);
+    p.expect_line(AT_O0, "spin", "@spin", 15);
+    p.expect_edge(
+        Builds {
+            opts: &[Opt::O0],
+            modes: &[Mode::Edge, Mode::Path],
+        },
+        "spin",
+        "@spin_cond",
+        "@spin",
+        12,
+    );
+    // At -O2 the loop body is a block branching to itself: its self loop is
+    // counted (in `edges`), at most once per backedge taken in the source.
+    for Seen { ctx, f, .. } in p.functions(O2_EDGE_COUNTS, "spin") {
+        let self_loops: Vec<u64> = f
+            .edges
+            .iter()
+            .filter(|e| e.from == e.to)
+            .filter_map(|e| e.count)
+            .collect();
+        let total: u64 = self_loops.iter().sum();
+        p.checks
+            .check(!self_loops.is_empty() && total > 0 && total <= 12, || {
+                format!("{ctx}: expected self loops run 1..=12 times in all, got {self_loops:?}")
+            });
+    }
+
+    for mode in MODES {
+        p.expect_second_run_doubles(Opt::O2, mode);
+    }
+    p.finish();
+}
+
+#[test]
+fn switch_with_shared_case_target() {
+    let mut p = profile(&SWITCH, &OPTS);
+    assert_eq!(p.reference.stdout, "shared 6 nine 2 two 5 other 3\n");
+    p.expect_calls(ALL, "classify", 14);
+    p.expect_line(AT_O0, "classify", "@shared", 6);
+    p.expect_line(ALL, "classify", "@nine", 2);
+    p.expect_line(AT_O0, "classify", "@two", 5);
+    p.expect_line(AT_O0, "classify", "@other", 3);
+    // One path per switch edge: default 3, case 1 4, case 5 2, case 9 2, case 2 3.
+    p.expect_path_counts(PATH_MODE, "classify", &[2, 2, 3, 3, 4]);
+
+    // Cases 1 and 5 make two edges from the switch to one block: listed
+    // separately, counted separately.
+    let shared = p.line("@shared");
+    for Seen { ctx, opt, mode, f } in p.functions(EDGE_COUNTS, "classify") {
+        let mut by_pair: BTreeMap<(u32, u32), Vec<u64>> = BTreeMap::new();
+        for e in &f.edges {
+            by_pair
+                .entry((e.from, e.to))
+                .or_default()
+                .push(e.count.unwrap_or(0));
+        }
+        let multi: Vec<_> = by_pair.into_iter().filter(|(_, c)| c.len() > 1).collect();
+        match &multi[..] {
+            [((_, to), counts)] => {
+                let mut counts = counts.clone();
+                counts.sort_unstable();
+                p.checks.eq(
+                    format!("{ctx}: counts of the two case edges to one block"),
+                    vec![2, 4],
+                    counts,
+                );
+                if opt == Opt::O0 {
+                    p.checks.eq(
+                        format!("{ctx}: line of the shared case target"),
+                        Some(shared),
+                        f.blocks[*to as usize].line,
+                    );
+                }
+            }
+            _ => p.checks.fail(format!(
+                "{ctx}: expected exactly one multi-edge, got {multi:?}"
+            )),
+        }
+        if mode == Mode::Path {
+            // The two edges give two paths through the same blocks.
+            let mut by_blocks: BTreeMap<(Vec<u32>, PathExit), Vec<u64>> = BTreeMap::new();
+            for path in f.paths() {
+                by_blocks
+                    .entry((path.blocks.clone(), path.exit))
+                    .or_default()
+                    .push(path.count);
+            }
+            let mut twins: Vec<Vec<u64>> =
+                by_blocks.into_values().filter(|c| c.len() > 1).collect();
+            twins.iter_mut().for_each(|c| c.sort_unstable());
+            p.checks.eq(
+                format!("{ctx}: counts of paths sharing their blocks"),
+                vec![vec![2, 4]],
+                twins,
+            );
+        }
+    }
+    p.finish();
+}
+
+#[test]
+fn goto_into_loop_is_irreducible() {
+    let mut p = profile(&IRREDUCIBLE, &OPTS);
+    assert_eq!(p.reference.stdout, "irr 12 11 2 17\n");
+    p.expect_calls(ALL, "irr", 4);
+    p.expect_line(AT_O0, "irr", "@jump", 3);
+    p.expect_line(AT_O0, "irr", "@top", 12);
+    p.expect_line(AT_O0, "irr", "@mid", 15);
+    p.finish();
+}
+
+#[test]
+fn recursion_fib_and_mutual() {
+    let mut p = profile(&RECURSION, &OPTS);
+    assert_eq!(p.reference.stdout, "fib 55 calls 177 even 1\n");
+    p.expect_calls(ALL, "fib", 177);
+    p.expect_line(ALL, "fib", "@leaf", 89);
+    p.expect_line(ALL, "fib", "@inner", 88);
+    p.expect_path_counts(PATH_MODE, "fib", &[88, 89]);
+    p.expect_calls(ALL, "is_even", 6);
+    p.expect_calls(ALL, "is_odd", 5);
+    p.expect_line(AT_O0, "is_even", "@even_base", 1);
+    p.expect_line(AT_O0, "is_odd", "@odd_base", 0);
+    p.finish();
+}
+
+#[test]
+fn function_pointers_across_files() {
+    let mut p = profile(&FNPTR, &OPTS);
+    p.expect_calls(ALL, "op_add", 12);
+    p.expect_calls(ALL, "op_sub", 3);
+    p.expect_calls(ALL, "op_mul", 7);
+    p.expect_calls(ALL, "apply", 2);
+    p.expect_line(AT_O0, "apply", "@apply_body", 10);
+    p.expect_position("op_add", "fnptr_ops.c", "int op_add(");
+    p.expect_position("apply", "fnptr_ops.c", "int apply(");
+    p.finish();
+}
+
+/// The masks `x & 0xfffff` bits20 is called with, and how often (see manypaths.c).
+fn bits20_calls() -> BTreeMap<u32, u64> {
+    let mut calls = BTreeMap::new();
+    for i in 0..400u32 {
+        *calls
+            .entry(i.wrapping_mul(2654435761) & 0xfffff)
+            .or_insert(0) += 1;
+    }
+    *calls.entry(0).or_insert(0) += 5;
+    *calls.entry(0xfffff).or_insert(0) += 3;
+    calls
+}
+
+#[test]
+fn two_to_the_twenty_paths_in_a_hash_table() {
+    let mut p = profile(&MANYPATHS, &OPTS);
+    let calls = bits20_calls();
+    let total: u64 = calls.values().sum();
+    assert_eq!(total, 408);
+    let ones: u64 = calls.iter().map(|(m, c)| m.count_ones() as u64 * c).sum();
+    assert_eq!(p.reference.stdout, format!("ones {ones}\n"));
+
+    p.expect_calls(ALL, "bits20", 408);
+    let bit_lines: Vec<u32> = (0..20).map(|k| p.line(&format!("@b{k}"))).collect();
+    for (k, _) in bit_lines.iter().enumerate() {
+        let runs: u64 = calls
+            .iter()
+            .filter(|(m, _)| *m & (1 << k) != 0)
+            .map(|(_, c)| c)
+            .sum();
+        p.expect_line(ALL, "bits20", &format!("@b{k}"), runs);
+    }
+    // Every executed path, exactly: a path is the set of `then` lines on it.
+    for Seen { ctx, f, .. } in p.functions(PATH_MODE, "bits20") {
+        p.checks.eq(
+            format!("{ctx}: potential_paths"),
+            Some(1u64 << 20),
+            f.potential_paths,
+        );
+        let mut got: BTreeMap<u32, u64> = BTreeMap::new();
+        for path in f.paths() {
+            p.checks.check(
+                path.blocks.first() == Some(&0) && path.exit.is_none(),
+                || {
+                    format!(
+                        "{ctx}: path {} should run from entry to return: {:?} exit {:?}",
+                        path.id, path.blocks, path.exit
+                    )
+                },
+            );
+            let mask = path
+                .blocks
+                .iter()
+                .filter_map(|&b| f.blocks[b as usize].line)
+                .filter_map(|l| bit_lines.iter().position(|&bl| bl == l))
+                .fold(0u32, |m, k| m | 1 << k);
+            *got.entry(mask).or_insert(0) += path.count;
+        }
+        p.checks.eq(
+            format!("{ctx}: executed paths"),
+            calls.len(),
+            f.paths().len(),
+        );
+        if got != calls {
+            let diff: Vec<String> = calls
+                .keys()
+                .chain(got.keys())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .filter(|m| calls.get(m) != got.get(m))
+                .take(10)
+                .map(|m| {
+                    format!(
+                        "mask {m:#07x}: expected {:?}, got {:?}",
+                        calls.get(m),
+                        got.get(m)
+                    )
+                })
+                .collect();
+            p.checks.fail(format!(
+                "{ctx}: path counts by mask differ:\n    {}",
+                diff.join("\n    ")
+            ));
+        }
+    }
+    p.expect_second_run_doubles(Opt::O2, Mode::Path);
+    p.finish();
+}
+
+/// Weinberger's example, recomputed: the maximum of the 1000 numbers of max.c's
+/// generator and how many times a new maximum is assigned.
+fn weinberger_max() -> (u32, u64) {
+    let mut seed: u32 = 12345;
+    let a: Vec<u32> = (0..1000)
+        .map(|_| {
+            seed = seed.wrapping_mul(1103515245).wrapping_add(12345);
+            (seed >> 16) & 0x7fff
+        })
+        .collect();
+    let mut max = a[0];
+    let mut updates = 0;
+    for &x in &a[1..] {
+        if x > max {
+            max = x;
+            updates += 1;
+        }
+    }
+    (max, updates)
+}
+
+#[test]
+fn weinberger_max_of_lcg_numbers() {
+    let mut p = profile(&MAX, &OPTS);
+    let (max, updates) = weinberger_max();
+    assert_eq!(p.reference.stdout, format!("max {max} updates {updates}\n"));
+    p.expect_calls(ALL, "next_rand", 1000);
+    p.expect_calls(ALL, "find_max", 1);
+    p.expect_line(AT_O0, "find_max", "@cmp", 999);
+    p.expect_line(ALL, "find_max", "@newmax", updates);
+    p.finish();
+}
+
+#[test]
+fn exit_from_nested_function() {
+    let mut p = profile(&EXIT, &OPTS);
+    assert_eq!(p.reference.stdout, "exiting with total 105\n");
+    p.expect_calls(ALL, "work", 7);
+    p.expect_line(AT_O0, "work", "@work", 21);
+    // The activations that exit() cut short are seen whole by block counters.
+    p.expect_calls(BLOCK_MODE, "main", 1);
+    p.expect_calls(BLOCK_MODE, "level1", 7);
+    p.expect_calls(BLOCK_MODE, "level2", 1);
+    p.expect_line(BLOCK_MODE, "level1", "@l1call", 1);
+    p.expect_line(BLOCK_MODE, "level1", "@l1tail", 6);
+    p.expect_line(O0_BLOCK, "main", "@mainbody", 7);
+    p.finish();
+}
+
+#[test]
+fn fork_parent_and_child_merge() {
+    let mut p = profile(&FORK, &OPTS);
+    assert_eq!(
+        p.reference.stdout,
+        "pre 45\nchild 435\nparent 190 child-status 4\n"
+    );
+    // Counts from before the fork are written once, not by the child as well.
+    p.expect_calls(ALL, "work", 3);
+    p.expect_line(AT_O0, "work", "@work", 60);
+    p.expect_calls(BLOCK_MODE, "main", 1);
+    p.finish();
+}
+
+#[test]
+fn four_threads_with_atomic_counters() {
+    let mut p = profile(&THREADS, &OPTS);
+    assert_eq!(
+        p.reference.stdout,
+        "thread 0: 175000\nthread 1: 350000\nthread 2: 525000\nthread 3: 700000\n"
+    );
+    p.expect_calls(ALL, "main", 1);
+    p.expect_calls(ALL, "thread_main", 4);
+    p.expect_calls(ALL, "worker", 4);
+    p.expect_line(AT_O0, "worker", "@tbody", 500_000);
+    p.finish();
+}
+
+#[test]
+fn computed_goto_interpreter() {
+    let mut p = profile(&INTERP, &OPTS);
+    assert_eq!(p.reference.stdout, "run 65 97 129\n");
+    p.expect_calls(ALL, "run", 3);
+    let handlers = [
+        ("@loadc", 6),
+        ("@inc", 24),
+        ("@dbl", 15),
+        ("@djnz", 24),
+        ("@halt", 3),
+    ];
+    for (marker, n) in handlers {
+        p.expect_line(ALL, "run", marker, n);
+    }
+    p.expect_line(AT_O0, "run", "@taken", 18);
+    p.expect_line(AT_O0, "run", "@fall", 6);
+    // The indirectbr's edges, which cannot be split, are counted too: the
+    // dispatch block is the one with an edge to every handler.
+    let lines: Vec<(u32, u64)> = handlers.iter().map(|&(m, n)| (p.line(m), n)).collect();
+    for Seen { ctx, f, .. } in p.functions(EDGE_COUNTS, "run") {
+        let targets: Vec<Vec<u32>> = lines.iter().map(|&(l, _)| f.blocks_on(l)).collect();
+        let dispatch: Vec<u32> = f
+            .blocks
+            .iter()
+            .map(|b| b.id)
+            .filter(|&b| {
+                targets
+                    .iter()
+                    .all(|t| f.edges.iter().any(|e| e.from == b && t.contains(&e.to)))
+            })
+            .collect();
+        let &[d] = dispatch.as_slice() else {
+            p.checks.fail(format!(
+                "{ctx}: expected one block branching to every handler, got {dispatch:?}"
+            ));
+            continue;
+        };
+        for ((l, n), t) in lines.iter().zip(&targets) {
+            let got: u64 = f
+                .edges
+                .iter()
+                .filter(|e| e.from == d && t.contains(&e.to))
+                .filter_map(|e| e.count)
+                .sum();
+            p.checks.eq(
+                format!("{ctx}: dispatch b{d} -> handler on line {l}"),
+                *n,
+                got,
+            );
+        }
+    }
+    p.finish();
+}
+
+#[test]
+fn cpp_virtual_calls_templates_and_exceptions() {
+    let mut p = profile(&SHAPES, &OPTS);
+    assert_eq!(
+        p.reference.stdout,
+        "area 60 twice 2000000000048 ok 150 caught 2\n"
+    );
+    p.expect_calls(ALL, "_Z10total_areaPKP5Shapei", 2);
+    p.expect_calls(ALL, "_ZNK6Square4areaEv", 3);
+    p.expect_calls(ALL, "_ZNK4Rect4areaEv", 4);
+    p.expect_calls(ALL, "_Z5twiceIiET_S0_", 2);
+    p.expect_calls(ALL, "_Z5twiceIlET_S0_", 1);
+    p.expect_line(AT_O0, "_Z10total_areaPKP5Shapei", "@call", 7);
+    p.expect_calls(BLOCK_MODE, "_Z7checkedl", 8);
+    p.expect_line(BLOCK_MODE, "_Z7checkedl", "@throw", 2);
+    p.expect_line(BLOCK_AND_PATH, "_Z7checkedl", "@ok", 6);
+    p.expect_calls(ALL, "_Z11note_caughtl", 2);
+    p.finish();
+}
+
+/// Report errors, the default mode, and the runtime's refusal to overwrite a
+/// profile it cannot merge into.
+#[test]
+fn errors_name_their_cause() {
+    let dir = tempfile::Builder::new()
+        .prefix("pathprof-e2e-errors-")
+        .tempdir()
+        .unwrap();
+    let dir = dir.path();
+    let mut c = Checks::default();
+    let contains = |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
+
+    // No --mode: path mode.
+    let path_exe = build(&LOOPS, Compiler::Pathprof(None), Opt::O2, dir);
+    let edge_exe = build(&LOOPS, Compiler::Pathprof(Some(Mode::Edge)), Opt::O2, dir);
+    let other_exe = build(&SWITCH, Compiler::Pathprof(Some(Mode::Path)), Opt::O2, dir);
+    let profile_of = |exe: &std::path::Path| exe.with_extension("pprof");
+    for exe in [&path_exe, &edge_exe, &other_exe] {
+        let out = run(exe, Some(&profile_of(exe)));
+        c.check(
+            out.status == Some(if exe == &other_exe { 48 } else { 3 }) && out.stderr.is_empty(),
+            || format!("{} ran badly: {out}", exe.display()),
+        );
+    }
+    let path_profile = profile_of(&path_exe);
+    match report(&map_of(&path_exe), &path_profile) {
+        Ok(r) => c.eq(
+            "pathprof cc without --mode: report mode",
+            "path",
+            r.mode.as_str(),
+        ),
+        Err(f) => c.fail(format!("`{}` failed:\n{}", f.command, f.run)),
+    }
+
+    // A profile read with another build's map.
+    for (map, what) in [
+        (map_of(&edge_exe), "the edge-mode build's map"),
+        (map_of(&other_exe), "another program's map"),
+    ] {
+        match report(&map, &path_profile) {
+            Ok(_) => c.fail(format!("a path profile read with {what} was accepted")),
+            Err(f) => c.check(
+                f.run.status.is_some_and(|s| s != 0) && contains(&f.run.stderr, "build"),
+                || {
+                    format!(
+                        "`{}` (with {what}) should fail saying the build differs:\n{}",
+                        f.command, f.run
+                    )
+                },
+            ),
+        }
+    }
+
+    // A truncated profile.
+    let bytes = std::fs::read(&path_profile).unwrap();
+    let truncated = dir.join("truncated.pprof");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    match report(&map_of(&path_exe), &truncated) {
+        Ok(_) => c.fail("a truncated profile was accepted".to_string()),
+        Err(f) => c.check(
+            f.run.status.is_some_and(|s| s != 0)
+                && contains(&f.run.stderr, "truncated")
+                && f.run.stderr.contains("truncated.pprof"),
+            || {
+                format!(
+                    "`{}` should fail naming the file and saying it is truncated:\n{}",
+                    f.command, f.run
+                )
+            },
+        ),
+    }
+
+    // A missing map.
+    let missing = dir.join("no-such.ppmap");
+    match report(&missing, &path_profile) {
+        Ok(_) => c.fail("a missing map was accepted".to_string()),
+        Err(f) => c.check(
+            f.run.status.is_some_and(|s| s != 0)
+                && f.run.stderr.contains("no-such.ppmap")
+                && ["no such file", "not found", "does not exist"]
+                    .iter()
+                    .any(|s| contains(&f.run.stderr, s)),
+            || {
+                format!(
+                    "`{}` should fail saying the map does not exist:\n{}",
+                    f.command, f.run
+                )
+            },
+        ),
+    }
+
+    // The runtime never overwrites a profile of another build, nor a damaged
+    // one: it writes a new file and says so on stderr.
+    for (existing, exe, what) in [
+        (&path_profile, &edge_exe, "another build's profile"),
+        (&truncated, &path_exe, "a damaged profile"),
+    ] {
+        let before = std::fs::read(existing).unwrap();
+        let files_before = std::fs::read_dir(dir).unwrap().count();
+        let out = run(exe, Some(existing));
+        c.check(
+            out.status == Some(3) && out.stdout.starts_with("nest 1945"),
+            || format!("run onto {what}: {out}"),
+        );
+        c.check(std::fs::read(existing).unwrap() == before, || {
+            format!("the runtime changed {what}")
+        });
+        c.check(!out.stderr.is_empty(), || {
+            format!("the runtime said nothing when it could not write to {what}")
+        });
+        c.check(
+            std::fs::read_dir(dir).unwrap().count() > files_before,
+            || {
+                format!(
+                    "the runtime wrote no new file instead of {what}; stderr: {}",
+                    out.stderr
+                )
+            },
+        );
+    }
+    c.finish("errors");
+}

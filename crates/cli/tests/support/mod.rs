@@ -1,0 +1,1266 @@
+//! Shared machinery of the end-to-end tests: build a program with plain clang and
+//! with `pathprof cc`, run it, read its JSON report, and check what every report
+//! must satisfy whatever the program (see [`check_report`] and [`check_modes`]).
+//!
+//! A test calls [`profile`] once per program: that builds the program once per
+//! optimisation level and mode, runs every build, and checks the invariants. The
+//! test then states the program's hand-derived counts with the `expect_*`
+//! methods of [`Profiled`], which collect failures instead of stopping at the
+//! first, and ends with [`Profiled::finish`], which panics with all of them.
+//!
+//! Source lines are named by markers: `/* @name */` at the end of a line of a
+//! program in `tests/programs/`.
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{Debug, Display};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The compiler of the reference builds, the one `pathprof cc` drops in for.
+pub const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
+
+/// How long one run of a test program may take before it is killed.
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
+}
+
+// ---------------------------------------------------------------------------
+// What is built
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mode {
+    Block,
+    Edge,
+    Path,
+}
+
+pub const MODES: [Mode; 3] = [Mode::Block, Mode::Edge, Mode::Path];
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Block => "block",
+            Mode::Edge => "edge",
+            Mode::Path => "path",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Opt {
+    /// Blocks follow the source: exact per-line counts hold.
+    O0,
+    /// What users build: only counts that survive optimisation are asserted.
+    O2,
+}
+
+pub const OPTS: [Opt; 2] = [Opt::O0, Opt::O2];
+
+impl Opt {
+    pub fn flag(self) -> &'static str {
+        match self {
+            Opt::O0 => "-O0",
+            Opt::O2 => "-O2",
+        }
+    }
+}
+
+/// Which builds of a program an expectation is about.
+#[derive(Clone, Copy, Debug)]
+pub struct Builds {
+    pub opts: &'static [Opt],
+    pub modes: &'static [Mode],
+}
+
+/// Every build.
+pub const ALL: Builds = Builds {
+    opts: &OPTS,
+    modes: &MODES,
+};
+/// The -O0 builds, in every mode.
+pub const AT_O0: Builds = Builds {
+    opts: &[Opt::O0],
+    modes: &MODES,
+};
+/// The block-mode builds, at every level.
+pub const BLOCK_MODE: Builds = Builds {
+    opts: &OPTS,
+    modes: &[Mode::Block],
+};
+/// The builds that count edges (edge and path mode), at every level.
+pub const EDGE_COUNTS: Builds = Builds {
+    opts: &OPTS,
+    modes: &[Mode::Edge, Mode::Path],
+};
+/// The path-mode builds, at every level.
+pub const PATH_MODE: Builds = Builds {
+    opts: &OPTS,
+    modes: &[Mode::Path],
+};
+/// The -O0 path-mode build.
+pub const O0_PATH: Builds = Builds {
+    opts: &[Opt::O0],
+    modes: &[Mode::Path],
+};
+
+/// One test program of `tests/programs/`.
+#[derive(Debug)]
+pub struct Program {
+    pub name: &'static str,
+    /// Files of `tests/programs/`; the first one defines `main`.
+    pub sources: &'static [&'static str],
+    /// Flags for both compilers, after the sources (`-pthread`, `-lstdc++`).
+    pub flags: &'static [&'static str],
+    /// Flags for `pathprof cc` only (`--atomic`).
+    pub pathprof_flags: &'static [&'static str],
+    /// The exit status the program is written to return.
+    pub status: i32,
+    /// Functions with activations that never return (they call `exit()`, are
+    /// unwound by a throw, or straddle a `fork()`). Counting schemes legitimately
+    /// disagree on those activations, so these functions are left out of the
+    /// cross-mode and flow-conservation checks.
+    pub cut_short: &'static [&'static str],
+}
+
+impl Program {
+    fn source_paths(&self) -> Vec<PathBuf> {
+        self.sources
+            .iter()
+            .map(|s| programs_dir().join(s))
+            .collect()
+    }
+}
+
+/// How to compile.
+#[derive(Clone, Copy, Debug)]
+pub enum Compiler {
+    /// The reference build: plain clang.
+    Clang,
+    /// `pathprof cc`, with `--mode=M` or, for `None`, the default mode.
+    Pathprof(Option<Mode>),
+}
+
+// ---------------------------------------------------------------------------
+// The three helpers: build, run, report
+
+/// Builds `prog` into `dir` and returns the executable; `pathprof cc` writes the
+/// map beside it ([`map_of`]). Panics with the command and its output on failure.
+pub fn build(prog: &Program, compiler: Compiler, opt: Opt, dir: &Path) -> PathBuf {
+    let tag = match compiler {
+        Compiler::Clang => "clang".to_string(),
+        Compiler::Pathprof(None) => "default".to_string(),
+        Compiler::Pathprof(Some(m)) => m.name().to_string(),
+    };
+    let exe = dir.join(format!("{}{}-{}", prog.name, opt.flag(), tag));
+    let mut cmd = match compiler {
+        Compiler::Clang => Command::new(CLANG),
+        Compiler::Pathprof(mode) => {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_pathprof"));
+            cmd.arg("cc");
+            if let Some(mode) = mode {
+                cmd.arg(format!("--mode={}", mode.name()));
+            }
+            cmd.args(prog.pathprof_flags);
+            cmd
+        }
+    };
+    cmd.arg(opt.flag())
+        .arg("-g")
+        .args(prog.source_paths())
+        .args(prog.flags)
+        .arg("-o")
+        .arg(&exe)
+        .current_dir(dir);
+    let out = execute(&mut cmd, None);
+    if out.status != Some(0) {
+        panic!("build failed: {}\n{}", describe(&cmd), out);
+    }
+    exe
+}
+
+/// The map `pathprof cc -o exe` writes: `exe.ppmap`.
+pub fn map_of(exe: &Path) -> PathBuf {
+    let mut name = exe.as_os_str().to_owned();
+    name.push(".ppmap");
+    PathBuf::from(name)
+}
+
+/// What a process did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// `None` when killed by a signal.
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "status {:?}\n--- stdout\n{}--- stderr\n{}---",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `exe` (with no input, in its own directory) writing counts to `profile`;
+/// `None` runs without `PATHPROF_FILE`.
+pub fn run(exe: &Path, profile: Option<&Path>) -> Run {
+    let mut cmd = Command::new(exe);
+    cmd.current_dir(exe.parent().unwrap())
+        .env_remove("PATHPROF_FILE");
+    if let Some(profile) = profile {
+        cmd.env("PATHPROF_FILE", profile);
+    }
+    execute(&mut cmd, Some(RUN_TIMEOUT))
+}
+
+/// A `pathprof report` that did not succeed.
+#[derive(Debug)]
+pub struct Failure {
+    pub command: String,
+    pub run: Run,
+}
+
+/// `pathprof report --map MAP PROFILE --format json`, parsed. Panics when the
+/// command succeeds but its output is not a report as the contract describes.
+pub fn report(map: &Path, profile: &Path) -> Result<Report, Failure> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pathprof"));
+    cmd.arg("report")
+        .arg("--map")
+        .arg(map)
+        .arg(profile)
+        .args(["--format", "json"]);
+    let out = execute(&mut cmd, Some(RUN_TIMEOUT));
+    let command = describe(&cmd);
+    if out.status != Some(0) {
+        return Err(Failure { command, run: out });
+    }
+    let value: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{command} printed something that is not JSON ({e}):\n{}",
+            excerpt(&out.stdout)
+        )
+    });
+    let missing = missing_keys(&value);
+    if !missing.is_empty() {
+        panic!(
+            "{command}: the report lacks keys of the contract:\n  {}\n{}",
+            missing.join("\n  "),
+            excerpt(&out.stdout)
+        );
+    }
+    Ok(serde_json::from_value(value).unwrap_or_else(|e| {
+        panic!(
+            "{command}: the report does not match the contract: {e}\n{}",
+            excerpt(&out.stdout)
+        )
+    }))
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = String::new();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            s += &format!("{}={} ", k.to_string_lossy(), v.to_string_lossy());
+        }
+    }
+    s += &cmd.get_program().to_string_lossy();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s += &a.to_string_lossy();
+    }
+    s
+}
+
+fn excerpt(s: &str) -> String {
+    if s.len() > 3000 {
+        let mut end = 3000;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}... ({} bytes)", &s[..end], s.len())
+    } else {
+        s.to_string()
+    }
+}
+
+/// Runs `cmd` with no input, capturing its output, killing it after `timeout`.
+fn execute(cmd: &mut Command, timeout: Option<Duration>) -> Run {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", describe(cmd)));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for child") {
+            break status;
+        }
+        if timeout.is_some_and(|t| start.elapsed() > t) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{} did not finish in {:?}", describe(cmd), timeout.unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Run {
+        status: status.code(),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The report, as the contract describes it
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Report {
+    pub format: String,
+    pub version: u64,
+    pub mode: String,
+    pub functions: Vec<Function>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Function {
+    pub name: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub entry_count: u64,
+    pub potential_paths: Option<u64>,
+    pub blocks: Vec<Block>,
+    pub edges: Vec<Edge>,
+    #[serde(default)]
+    pub paths: Option<Vec<PathCount>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Block {
+    pub id: u32,
+    pub line: Option<u32>,
+    pub instructions: u64,
+    pub count: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub count: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct PathCount {
+    pub id: u64,
+    pub count: u64,
+    pub blocks: Vec<u32>,
+    /// `[from, to]` of the backedge or cut that ended the path; `to` is `None`
+    /// when it ended before an unsplittable terminator.
+    pub exit: PathExit,
+}
+
+/// How a path ended: `None` leaving the function, else `[from, to]`.
+pub type PathExit = Option<(u32, Option<u32>)>;
+
+impl Report {
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.functions.iter().map(|f| f.name.as_str()).collect()
+    }
+}
+
+impl Function {
+    pub fn paths(&self) -> &[PathCount] {
+        self.paths.as_deref().unwrap_or(&[])
+    }
+
+    /// Ids of the blocks whose first line is `line`.
+    pub fn blocks_on(&self, line: u32) -> Vec<u32> {
+        self.blocks
+            .iter()
+            .filter(|b| b.line == Some(line))
+            .map(|b| b.id)
+            .collect()
+    }
+
+    /// The summed count of the blocks whose first line is `line`, `None` when no
+    /// block starts on it.
+    pub fn line_count(&self, line: u32) -> Option<u64> {
+        let on: Vec<&Block> = self
+            .blocks
+            .iter()
+            .filter(|b| b.line == Some(line))
+            .collect();
+        (!on.is_empty()).then(|| on.iter().map(|b| b.count).sum())
+    }
+
+    /// Summed edge counts per `(from, to)` pair (multi-edges added up).
+    pub fn edge_sums(&self) -> BTreeMap<(u32, u32), u64> {
+        let mut m = BTreeMap::new();
+        for e in &self.edges {
+            *m.entry((e.from, e.to)).or_insert(0) += e.count.unwrap_or(0);
+        }
+        m
+    }
+
+    fn has_out_edges(&self, b: u32) -> bool {
+        self.edges.iter().any(|e| e.from == b)
+    }
+}
+
+/// Keys the contract lists that are absent from `v` (present-but-null is fine).
+fn missing_keys(v: &Value) -> Vec<String> {
+    let mut missing = Vec::new();
+    let mut need = |obj: &Value, keys: &[&str], at: &str| {
+        for k in keys {
+            if obj.get(k).is_none() {
+                missing.push(format!("{at}.{k}"));
+            }
+        }
+    };
+    need(v, &["format", "version", "mode", "functions"], "report");
+    let path_mode = v.get("mode").and_then(Value::as_str) == Some("path");
+    for (i, f) in v["functions"].as_array().into_iter().flatten().enumerate() {
+        let at = format!("functions[{i}]");
+        need(
+            f,
+            &[
+                "name",
+                "file",
+                "line",
+                "entry_count",
+                "potential_paths",
+                "blocks",
+                "edges",
+            ],
+            &at,
+        );
+        if path_mode {
+            need(f, &["paths"], &at);
+        }
+        for (j, b) in f["blocks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .take(1)
+        {
+            need(
+                b,
+                &["id", "line", "instructions", "count"],
+                &format!("{at}.blocks[{j}]"),
+            );
+        }
+        for (j, e) in f["edges"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .take(1)
+        {
+            need(e, &["from", "to", "count"], &format!("{at}.edges[{j}]"));
+        }
+        for (j, p) in f["paths"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .take(1)
+        {
+            need(
+                p,
+                &["id", "count", "blocks", "exit"],
+                &format!("{at}.paths[{j}]"),
+            );
+        }
+    }
+    missing
+}
+
+// ---------------------------------------------------------------------------
+// Collecting failures
+
+/// Failed checks, reported together at the end of a test.
+#[derive(Default)]
+pub struct Checks {
+    failures: Vec<String>,
+}
+
+impl Checks {
+    pub fn fail(&mut self, msg: impl Into<String>) {
+        self.failures.push(msg.into());
+    }
+
+    pub fn check(&mut self, ok: bool, msg: impl FnOnce() -> String) {
+        if !ok {
+            self.failures.push(msg());
+        }
+    }
+
+    pub fn eq<T: PartialEq + Debug>(&mut self, what: impl Display, expected: T, got: T) {
+        if expected != got {
+            self.failures
+                .push(format!("{what}: expected {expected:?}, got {got:?}"));
+        }
+    }
+
+    /// Panics listing every failure, if any.
+    pub fn finish(self, title: &str) {
+        if !self.failures.is_empty() {
+            panic!(
+                "{} check(s) failed for {title}:\n  - {}",
+                self.failures.len(),
+                self.failures.join("\n  - ")
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One program, profiled in every build
+
+/// One instrumented build of a program, run once.
+pub struct Built {
+    pub exe: PathBuf,
+    pub map: PathBuf,
+    pub profile: PathBuf,
+    /// `None` when `pathprof report` failed (that is a recorded failure).
+    pub report: Option<Report>,
+}
+
+/// One function as one build's report has it.
+pub struct Seen {
+    /// "program -Ox --mode=m: function", to start messages with.
+    pub ctx: String,
+    pub opt: Opt,
+    pub mode: Mode,
+    pub f: Function,
+}
+
+/// A program built plain and in every mode at the given levels, each build run
+/// once and its report checked against the invariants.
+pub struct Profiled {
+    pub prog: &'static Program,
+    /// Holds every build; removed when dropped, kept when a check fails.
+    pub dir: tempfile::TempDir,
+    /// The plain clang -O2 build's run.
+    pub reference: Run,
+    pub builds: BTreeMap<(Opt, Mode), Built>,
+    pub checks: Checks,
+}
+
+/// Builds, runs and checks `prog` (see [`Profiled`]).
+pub fn profile(prog: &'static Program, opts: &[Opt]) -> Profiled {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("pathprof-e2e-{}-", prog.name))
+        .tempdir()
+        .expect("temporary directory");
+    let reference_exe = build(prog, Compiler::Clang, Opt::O2, dir.path());
+    let reference = run(&reference_exe, None);
+    assert_eq!(
+        reference.status,
+        Some(prog.status),
+        "the plain clang build of {} does not behave as written:\n{reference}",
+        prog.name
+    );
+    let mut checks = Checks::default();
+    let mut builds = BTreeMap::new();
+    for &opt in opts {
+        for mode in MODES {
+            let ctx = format!("{} {} --mode={}", prog.name, opt.flag(), mode.name());
+            let exe = build(prog, Compiler::Pathprof(Some(mode)), opt, dir.path());
+            let map = map_of(&exe);
+            checks.check(map.is_file(), || {
+                format!("{ctx}: no map at {}", map.display())
+            });
+            let profile = exe.with_extension("pprof");
+            let out = run(&exe, Some(&profile));
+            if out != reference {
+                checks.fail(format!(
+                    "{ctx}: the instrumented program behaves differently from the plain clang -O2 build\n\
+                     instrumented: {out}\nplain: {reference}"
+                ));
+            }
+            let report = match report(&map, &profile) {
+                Ok(r) => {
+                    check_report(&ctx, prog, mode, &r, &mut checks);
+                    Some(r)
+                }
+                Err(f) => {
+                    checks.fail(format!("{ctx}: `{}` failed:\n{}", f.command, f.run));
+                    None
+                }
+            };
+            builds.insert(
+                (opt, mode),
+                Built {
+                    exe,
+                    map,
+                    profile,
+                    report,
+                },
+            );
+        }
+        let reports: Vec<&Report> = MODES
+            .iter()
+            .filter_map(|&m| builds[&(opt, m)].report.as_ref())
+            .collect();
+        if reports.len() == MODES.len() {
+            let ctx = format!("{} {}", prog.name, opt.flag());
+            check_modes(
+                &ctx,
+                prog,
+                [reports[0], reports[1], reports[2]],
+                &mut checks,
+            );
+        }
+    }
+    let mut p = Profiled {
+        prog,
+        dir,
+        reference,
+        builds,
+        checks,
+    };
+    p.expect_main_position();
+    p
+}
+
+impl Profiled {
+    /// The line of marker `/* @name */` (give `"@name"`) in the program's sources.
+    pub fn line(&self, marker: &str) -> u32 {
+        let needle = format!("/* {marker} */");
+        let mut found = Vec::new();
+        for src in self.prog.sources {
+            let text = std::fs::read_to_string(programs_dir().join(src)).unwrap();
+            for (i, l) in text.lines().enumerate() {
+                if l.contains(&needle) {
+                    found.push(i as u32 + 1);
+                }
+            }
+        }
+        assert_eq!(
+            found.len(),
+            1,
+            "marker {needle} must be on exactly one line of {:?}",
+            self.prog.sources
+        );
+        found[0]
+    }
+
+    /// The line of the first source line of `file` containing `text`.
+    pub fn line_containing(&self, file: &str, text: &str) -> u32 {
+        let src = std::fs::read_to_string(programs_dir().join(file)).unwrap();
+        src.lines()
+            .position(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("{file} has no line containing {text:?}")) as u32
+            + 1
+    }
+
+    /// `func` in each selected build; a build whose report lacks it is a
+    /// failure.
+    pub fn functions(&mut self, at: Builds, func: &str) -> Vec<Seen> {
+        let mut out = Vec::new();
+        for (&(opt, mode), b) in &self.builds {
+            if !at.opts.contains(&opt) || !at.modes.contains(&mode) {
+                continue;
+            }
+            let ctx = format!(
+                "{} {} --mode={}: {func}",
+                self.prog.name,
+                opt.flag(),
+                mode.name()
+            );
+            let Some(report) = &b.report else { continue };
+            match report.function(func) {
+                Some(f) => out.push(Seen {
+                    ctx,
+                    opt,
+                    mode,
+                    f: f.clone(),
+                }),
+                None => self.checks.fail(format!(
+                    "{ctx}: no such function in the report (it has {:?})",
+                    report.names()
+                )),
+            }
+        }
+        out
+    }
+
+    /// `func` was called `calls` times.
+    pub fn expect_calls(&mut self, at: Builds, func: &str, calls: u64) {
+        for Seen { ctx, f, .. } in self.functions(at, func) {
+            self.checks
+                .eq(format!("{ctx}: entry_count"), calls, f.entry_count);
+        }
+    }
+
+    /// The blocks of `func` starting on the line of `marker` ran `count` times
+    /// in all.
+    pub fn expect_line(&mut self, at: Builds, func: &str, marker: &str, count: u64) {
+        let line = self.line(marker);
+        for Seen { ctx, f, .. } in self.functions(at, func) {
+            match f.line_count(line) {
+                Some(got) => {
+                    self.checks
+                        .eq(format!("{ctx}: line {line} ({marker}) count"), count, got)
+                }
+                None => self.checks.fail(format!(
+                    "{ctx}: no block starts on line {line} ({marker}); block lines: {:?}",
+                    f.blocks.iter().map(|b| b.line).collect::<Vec<_>>()
+                )),
+            }
+        }
+    }
+
+    /// The edges of `func` from the blocks starting on the line of `from` to
+    /// those starting on the line of `to` ran `count` times in all.
+    pub fn expect_edge(&mut self, at: Builds, func: &str, from: &str, to: &str, count: u64) {
+        let (lf, lt) = (self.line(from), self.line(to));
+        for Seen { ctx, f, .. } in self.functions(at, func) {
+            let (sources, targets) = (f.blocks_on(lf), f.blocks_on(lt));
+            let edges: Vec<&Edge> = f
+                .edges
+                .iter()
+                .filter(|e| sources.contains(&e.from) && targets.contains(&e.to))
+                .collect();
+            if edges.is_empty() {
+                self.checks.fail(format!(
+                    "{ctx}: no edge from line {lf} ({from}) to line {lt} ({to})"
+                ));
+                continue;
+            }
+            let got: u64 = edges.iter().filter_map(|e| e.count).sum();
+            self.checks.eq(
+                format!("{ctx}: edges line {lf} ({from}) -> line {lt} ({to})"),
+                count,
+                got,
+            );
+        }
+    }
+
+    /// `func`'s executed paths, sorted by count, have exactly these counts.
+    pub fn expect_path_counts(&mut self, at: Builds, func: &str, counts: &[u64]) {
+        for Seen { ctx, f, .. } in self.functions(at, func) {
+            let mut got: Vec<u64> = f
+                .paths()
+                .iter()
+                .map(|p| p.count)
+                .filter(|&c| c > 0)
+                .collect();
+            got.sort_unstable();
+            self.checks.eq(
+                format!("{ctx}: executed path counts (sorted)"),
+                counts.to_vec(),
+                got,
+            );
+        }
+    }
+
+    /// `func` is defined in `file`, on the first line containing `text`.
+    pub fn expect_position(&mut self, func: &str, file: &str, text: &str) {
+        let line = self.line_containing(file, text);
+        for Seen { ctx, f, .. } in self.functions(ALL, func) {
+            self.checks
+                .check(f.file.as_deref().is_some_and(|p| p.ends_with(file)), || {
+                    format!("{ctx}: file should name {file}, got {:?}", f.file)
+                });
+            self.checks
+                .eq(format!("{ctx}: line of the definition"), Some(line), f.line);
+        }
+    }
+
+    fn expect_main_position(&mut self) {
+        let main_file = self.prog.sources[0];
+        let text = if main_file.ends_with(".cpp") {
+            "int main()"
+        } else {
+            "int main(void)"
+        };
+        self.expect_position("main", main_file, text);
+    }
+
+    /// Runs build `(opt, mode)` a second time into the same profile file and
+    /// checks that every count doubled.
+    pub fn expect_second_run_doubles(&mut self, opt: Opt, mode: Mode) {
+        let ctx = format!(
+            "{} {} --mode={} (second run)",
+            self.prog.name,
+            opt.flag(),
+            mode.name()
+        );
+        let b = &self.builds[&(opt, mode)];
+        let Some(first) = b.report.clone() else {
+            return;
+        };
+        let out = run(&b.exe, Some(&b.profile));
+        self.checks
+            .eq(format!("{ctx}: behaviour"), &self.reference, &out);
+        let second = match report(&b.map, &b.profile) {
+            Ok(r) => r,
+            Err(f) => {
+                return self
+                    .checks
+                    .fail(format!("{ctx}: `{}` failed:\n{}", f.command, f.run))
+            }
+        };
+        let doubled = |f: &Function| {
+            let mut f = f.clone();
+            f.entry_count *= 2;
+            f.blocks.iter_mut().for_each(|b| b.count *= 2);
+            f.edges
+                .iter_mut()
+                .for_each(|e| e.count = e.count.map(|c| c * 2));
+            f.paths.iter_mut().flatten().for_each(|p| p.count *= 2);
+            f
+        };
+        self.checks
+            .eq(format!("{ctx}: functions"), first.names(), second.names());
+        for (a, b) in first.functions.iter().zip(&second.functions) {
+            let want = doubled(a);
+            self.checks.eq(
+                format!("{ctx}: {} entry_count", a.name),
+                want.entry_count,
+                b.entry_count,
+            );
+            self.checks.eq(
+                format!("{ctx}: {} block counts", a.name),
+                counts(&want),
+                counts(b),
+            );
+            self.checks.eq(
+                format!("{ctx}: {} edge counts", a.name),
+                want.edges.iter().map(|e| e.count).collect::<Vec<_>>(),
+                b.edges.iter().map(|e| e.count).collect::<Vec<_>>(),
+            );
+            self.checks.eq(
+                format!("{ctx}: {} path counts", a.name),
+                want.paths()
+                    .iter()
+                    .map(|p| (p.id, p.count))
+                    .collect::<Vec<_>>(),
+                b.paths()
+                    .iter()
+                    .map(|p| (p.id, p.count))
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+
+    /// Panics with every failed check, keeping the builds for a look.
+    pub fn finish(self) {
+        if self.checks.failures.is_empty() {
+            return;
+        }
+        let kept = self.dir.keep();
+        self.checks.finish(&format!(
+            "{} (builds kept in {})",
+            self.prog.name,
+            kept.display()
+        ));
+    }
+}
+
+fn counts(f: &Function) -> Vec<u64> {
+    f.blocks.iter().map(|b| b.count).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Invariants of every report
+
+/// Checks one report against the contract and against itself: block ids dense,
+/// edges between existing blocks, counts present exactly in the modes that have
+/// them, unreachable blocks never run, and in path mode that paths are chains of
+/// edges whose counts add up to the edge and block counts. Flow conservation is
+/// checked for the functions whose activations all returned.
+pub fn check_report(ctx: &str, prog: &Program, mode: Mode, r: &Report, c: &mut Checks) {
+    c.eq(
+        format!("{ctx}: format"),
+        "pathprof-report",
+        r.format.as_str(),
+    );
+    c.eq(format!("{ctx}: version"), 1, r.version);
+    c.eq(format!("{ctx}: mode"), mode.name(), r.mode.as_str());
+    let mut seen = BTreeSet::new();
+    for f in &r.functions {
+        c.check(seen.insert(&f.name), || {
+            format!("{ctx}: function {} listed twice", f.name)
+        });
+        let ctx = format!("{ctx}: {}", f.name);
+        if !check_structure(&ctx, mode, f, c) {
+            continue;
+        }
+        if mode == Mode::Path {
+            check_paths(&ctx, f, c);
+        }
+        if !prog.cut_short.contains(&f.name.as_str()) {
+            check_flow(&ctx, mode, f, c);
+        }
+    }
+}
+
+/// Returns false when the function is too broken for further checks.
+fn check_structure(ctx: &str, mode: Mode, f: &Function, c: &mut Checks) -> bool {
+    let n = f.blocks.len() as u32;
+    if n == 0 {
+        c.fail(format!("{ctx}: no blocks"));
+        return false;
+    }
+    let ids: Vec<u32> = f.blocks.iter().map(|b| b.id).collect();
+    if ids != (0..n).collect::<Vec<_>>() {
+        c.fail(format!("{ctx}: block ids are not 0..{n} in order: {ids:?}"));
+        return false;
+    }
+    if let Some(e) = f.edges.iter().find(|e| e.from >= n || e.to >= n) {
+        c.fail(format!(
+            "{ctx}: edge b{}->b{} names a block that does not exist",
+            e.from, e.to
+        ));
+        return false;
+    }
+    let counted = f.edges.iter().filter(|e| e.count.is_some()).count();
+    match mode {
+        Mode::Block => c.eq(
+            format!("{ctx}: edges with a count in block mode"),
+            0,
+            counted,
+        ),
+        _ => c.eq(
+            format!("{ctx}: edges without a count"),
+            0,
+            f.edges.len() - counted,
+        ),
+    }
+    match mode {
+        Mode::Path => c.check(f.potential_paths.is_some_and(|p| p >= 1), || {
+            format!(
+                "{ctx}: potential_paths should be a positive number, got {:?}",
+                f.potential_paths
+            )
+        }),
+        _ => c.eq(format!("{ctx}: potential_paths"), None, f.potential_paths),
+    }
+    if mode != Mode::Path {
+        c.eq(
+            format!("{ctx}: number of paths outside path mode"),
+            0,
+            f.paths().len(),
+        );
+    }
+    c.eq(
+        format!("{ctx}: entry_count vs count of entry block b0"),
+        f.entry_count,
+        f.blocks[0].count,
+    );
+    // Blocks that cannot be reached from the entry never run.
+    let mut reach = vec![false; n as usize];
+    let mut stack = vec![0u32];
+    reach[0] = true;
+    while let Some(b) = stack.pop() {
+        for e in f.edges.iter().filter(|e| e.from == b) {
+            if !reach[e.to as usize] {
+                reach[e.to as usize] = true;
+                stack.push(e.to);
+            }
+        }
+    }
+    for b in &f.blocks {
+        c.check(reach[b.id as usize] || b.count == 0, || {
+            format!("{ctx}: unreachable block b{} has count {}", b.id, b.count)
+        });
+    }
+    true
+}
+
+/// Path-mode consistency: every path is a chain of CFG edges ending as its
+/// `exit` says, and the edge and block counts are what the paths add up to.
+fn check_paths(ctx: &str, f: &Function, c: &mut Checks) {
+    let n = f.blocks.len();
+    let edge_sums = f.edge_sums();
+    let potential = f.potential_paths.unwrap_or(0);
+    let mut ids = BTreeSet::new();
+    // Per (from, to): traversals implied by the paths (consecutive blocks and
+    // ending backedges or cuts).
+    let mut derived: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    // Per block: runs implied by the paths.
+    let mut through = vec![0u64; n];
+    // Per block: counts of paths that ended before its (unsplittable) terminator.
+    let mut unsplit: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut from_entry = 0u64;
+    let mut executed = 0u64;
+    for p in f.paths() {
+        let pctx = format!("{ctx}: path {} {:?} exit {:?}", p.id, p.blocks, p.exit);
+        c.check(ids.insert(p.id), || format!("{pctx}: id listed twice"));
+        c.check(p.id < potential, || {
+            format!("{pctx}: id not below potential_paths {potential}")
+        });
+        if p.count > 0 {
+            executed += 1;
+        }
+        if p.blocks.is_empty() || p.blocks.iter().any(|&b| b as usize >= n) {
+            c.fail(format!(
+                "{pctx}: empty or names a block that does not exist"
+            ));
+            continue;
+        }
+        let distinct: BTreeSet<_> = p.blocks.iter().collect();
+        c.check(distinct.len() == p.blocks.len(), || {
+            format!("{pctx}: not acyclic (repeats a block)")
+        });
+        for w in p.blocks.windows(2) {
+            let pair = (w[0], w[1]);
+            c.check(edge_sums.contains_key(&pair), || {
+                format!(
+                    "{pctx}: b{}->b{} is not an edge of the function",
+                    w[0], w[1]
+                )
+            });
+            *derived.entry(pair).or_insert(0) += p.count;
+        }
+        for &b in &p.blocks {
+            through[b as usize] += p.count;
+        }
+        let last = *p.blocks.last().unwrap();
+        match p.exit {
+            None => c.check(
+                f.edges.iter().all(|e| e.from != last || e.to == last),
+                || format!("{pctx}: ends by leaving the function from a block that has successors"),
+            ),
+            Some((from, to)) => {
+                c.check(from == last, || {
+                    format!("{pctx}: exit does not leave from the last block")
+                });
+                match to {
+                    Some(to) => {
+                        c.check(edge_sums.contains_key(&(from, to)), || {
+                            format!("{pctx}: exit b{from}->b{to} is not an edge of the function")
+                        });
+                        *derived.entry((from, to)).or_insert(0) += p.count;
+                    }
+                    None => *unsplit.entry(from).or_insert(0) += p.count,
+                }
+            }
+        }
+        if p.blocks[0] == 0 {
+            from_entry += p.count;
+        }
+    }
+    c.check(executed <= potential, || {
+        format!("{ctx}: {executed} executed paths but potential_paths is {potential}")
+    });
+    c.eq(
+        format!("{ctx}: entry_count vs paths starting at b0"),
+        f.entry_count,
+        from_entry,
+    );
+    for (&(a, b), &count) in &edge_sums {
+        let d = derived.get(&(a, b)).copied().unwrap_or(0);
+        if unsplit.contains_key(&a) {
+            c.eq(format!("{ctx}: paths crossing b{a}->b{b}, out of a block whose paths end before its terminator"), 0, d);
+        } else if a == b && d == 0 {
+            // A self loop counted apart (Ball-Larus 4.1): checked by the block counts.
+        } else {
+            c.eq(
+                format!("{ctx}: edge b{a}->b{b} count vs the paths through it"),
+                d,
+                count,
+            );
+        }
+    }
+    for (&b, &ended) in &unsplit {
+        let out: u64 = f
+            .edges
+            .iter()
+            .filter(|e| e.from == b)
+            .filter_map(|e| e.count)
+            .sum();
+        c.eq(
+            format!("{ctx}: edges out of b{b} vs paths ending before its unsplittable terminator"),
+            ended,
+            out,
+        );
+    }
+    for blk in &f.blocks {
+        let b = blk.id;
+        let self_loop = edge_sums.get(&(b, b)).copied().unwrap_or(0);
+        let apart = if unsplit.contains_key(&b) {
+            0
+        } else {
+            self_loop.saturating_sub(derived.get(&(b, b)).copied().unwrap_or(0))
+        };
+        c.eq(
+            format!("{ctx}: count of b{b} vs paths through it + self loops counted apart"),
+            through[b as usize] + apart,
+            blk.count,
+        );
+    }
+}
+
+/// Flow conservation, for functions whose activations all returned: a block
+/// runs as often as control enters it and as often as it leaves; calls equal
+/// returns.
+fn check_flow(ctx: &str, mode: Mode, f: &Function, c: &mut Checks) {
+    let exits: u64 = f
+        .blocks
+        .iter()
+        .filter(|b| !f.has_out_edges(b.id))
+        .map(|b| b.count)
+        .sum();
+    c.eq(
+        format!("{ctx}: calls vs runs of exit blocks"),
+        f.entry_count,
+        exits,
+    );
+    if mode == Mode::Block {
+        return;
+    }
+    for b in &f.blocks {
+        let inflow: u64 = f
+            .edges
+            .iter()
+            .filter(|e| e.to == b.id)
+            .filter_map(|e| e.count)
+            .sum::<u64>()
+            + if b.id == 0 { f.entry_count } else { 0 };
+        c.eq(
+            format!("{ctx}: count of b{} vs control entering it", b.id),
+            inflow,
+            b.count,
+        );
+        if f.has_out_edges(b.id) {
+            let outflow: u64 = f
+                .edges
+                .iter()
+                .filter(|e| e.from == b.id)
+                .filter_map(|e| e.count)
+                .sum();
+            c.eq(
+                format!("{ctx}: count of b{} vs control leaving it", b.id),
+                outflow,
+                b.count,
+            );
+        }
+    }
+}
+
+/// Checks the three modes' reports of one build level against each other: the
+/// same functions, blocks and edges (ids are those of the module before
+/// instrumentation); the same calls and block counts in all modes and the same
+/// edge counts in edge and path mode, except for functions cut short.
+pub fn check_modes(ctx: &str, prog: &Program, [block, edge, path]: [&Report; 3], c: &mut Checks) {
+    let names = block.names();
+    if edge.names() != names || path.names() != names {
+        c.fail(format!(
+            "{ctx}: the modes list different functions:\n  block {:?}\n  edge  {:?}\n  path  {:?}",
+            names,
+            edge.names(),
+            path.names()
+        ));
+        return;
+    }
+    for ((b, e), p) in block
+        .functions
+        .iter()
+        .zip(&edge.functions)
+        .zip(&path.functions)
+    {
+        let ctx = format!("{ctx}: {}", b.name);
+        let shape = |f: &Function| {
+            (
+                f.file.clone(),
+                f.line,
+                f.blocks
+                    .iter()
+                    .map(|b| (b.id, b.line, b.instructions))
+                    .collect::<Vec<_>>(),
+                f.edges.iter().map(|e| (e.from, e.to)).collect::<Vec<_>>(),
+            )
+        };
+        let shape_b = shape(b);
+        c.check(shape_b == shape(e) && shape_b == shape(p), || {
+            format!(
+                "{ctx}: position, blocks or edges differ between modes:\n  block {:?}\n  edge  {:?}\n  path  {:?}",
+                shape_b,
+                shape(e),
+                shape(p)
+            )
+        });
+        if prog.cut_short.contains(&b.name.as_str())
+            || b.blocks.len() != e.blocks.len()
+            || b.blocks.len() != p.blocks.len()
+        {
+            continue;
+        }
+        c.check(
+            b.entry_count == e.entry_count && b.entry_count == p.entry_count,
+            || {
+                format!(
+                    "{ctx}: entry_count differs between modes: block {}, edge {}, path {}",
+                    b.entry_count, e.entry_count, p.entry_count
+                )
+            },
+        );
+        let differing: Vec<String> = b
+            .blocks
+            .iter()
+            .zip(&e.blocks)
+            .zip(&p.blocks)
+            .filter(|((x, y), z)| x.count != y.count || x.count != z.count)
+            .map(|((x, y), z)| {
+                format!(
+                    "b{} (line {:?}): block {}, edge {}, path {}",
+                    x.id, x.line, x.count, y.count, z.count
+                )
+            })
+            .collect();
+        c.check(differing.is_empty(), || {
+            format!(
+                "{ctx}: block counts differ between modes:\n    {}",
+                differing.join("\n    ")
+            )
+        });
+        if e.edges.len() == p.edges.len() {
+            let differing: Vec<String> = e
+                .edges
+                .iter()
+                .zip(&p.edges)
+                .enumerate()
+                .filter(|(_, (x, y))| x.count != y.count)
+                .map(|(i, (x, y))| {
+                    format!(
+                        "edge #{i} b{}->b{}: edge {:?}, path {:?}",
+                        x.from, x.to, x.count, y.count
+                    )
+                })
+                .collect();
+            c.check(differing.is_empty(), || {
+                format!(
+                    "{ctx}: edge counts differ between edge and path mode:\n    {}",
+                    differing.join("\n    ")
+                )
+            });
+        }
+    }
+}
