@@ -39,6 +39,8 @@ pub enum CfgError {
         to: BlockId,
         num_blocks: usize,
     },
+    #[error("call counts are given for {found} blocks, but the function has {num_blocks}")]
+    BadCalls { found: usize, num_blocks: usize },
     #[error("the function has {0} blocks or edges, more than the 2^31 pathprof supports")]
     TooLarge(usize),
 }
@@ -54,6 +56,7 @@ pub struct Cfg {
     succs: Vec<Vec<EdgeId>>,
     preds: Vec<Vec<EdgeId>>,
     reachable: Vec<bool>,
+    calls: Vec<u32>,
 }
 
 /// The serialized form of a [`Cfg`]: just what defines it.
@@ -62,21 +65,29 @@ struct CfgData {
     num_blocks: usize,
     entry: BlockId,
     edges: Vec<CfgEdge>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    calls: Vec<u32>,
 }
 
 impl TryFrom<CfgData> for Cfg {
     type Error = CfgError;
     fn try_from(d: CfgData) -> Result<Self, CfgError> {
-        Cfg::new(d.num_blocks, d.entry, d.edges)
+        let mut cfg = Cfg::new(d.num_blocks, d.entry, d.edges)?;
+        if !d.calls.is_empty() {
+            cfg.set_calls(d.calls)?;
+        }
+        Ok(cfg)
     }
 }
 
 impl From<Cfg> for CfgData {
     fn from(c: Cfg) -> Self {
+        let calls = if c.calls.iter().all(|&n| n == 0) { Vec::new() } else { c.calls };
         CfgData {
             num_blocks: c.num_blocks,
             entry: c.entry,
             edges: c.edges,
+            calls,
         }
     }
 }
@@ -126,7 +137,26 @@ impl Cfg {
             succs,
             preds,
             reachable,
+            calls: vec![0; num_blocks],
         })
+    }
+
+    /// Records, per block, how many calls it makes that might not return (to
+    /// `exit`, `longjmp`, ...): the sites of early-termination counting.
+    pub fn set_calls(&mut self, calls: Vec<u32>) -> Result<(), CfgError> {
+        if calls.len() != self.num_blocks {
+            return Err(CfgError::BadCalls {
+                found: calls.len(),
+                num_blocks: self.num_blocks,
+            });
+        }
+        self.calls = calls;
+        Ok(())
+    }
+
+    /// Calls in block `b` that might not return.
+    pub fn calls(&self, b: BlockId) -> u32 {
+        self.calls[b.index()]
     }
 
     /// Builds a CFG from `(from, to)` pairs with block 0 as entry, every edge

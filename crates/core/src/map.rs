@@ -78,10 +78,10 @@ pub struct MapFile {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MapError {
-    #[error("cannot read map file {path}: {source}")]
+    #[error("cannot read map file {path}: {error}")]
     Io {
         path: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path} is not a pathprof map file (it does not start with `pathprof-map`); pass the .ppmap written when the program was built")]
     NotAMap { path: String },
@@ -152,9 +152,9 @@ impl MapFile {
 
     /// Reads and checks the map at `path`.
     pub fn read(path: &Path) -> Result<Self, MapError> {
-        let bytes = std::fs::read(path).map_err(|source| MapError::Io {
+        let bytes = std::fs::read(path).map_err(|error| MapError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         Self::from_bytes(&bytes, &path.display().to_string())
     }

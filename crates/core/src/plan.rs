@@ -57,6 +57,12 @@ pub enum ProbeSite {
     BlockStart(BlockId),
     /// Just before the block's terminator (for an exit block: before it returns).
     BlockEnd(BlockId),
+    /// Around call number `k` (counting from 0, in instruction order) of the
+    /// block's calls that might not return (see [`crate::Cfg::calls`]): the ops
+    /// run just before the call on a *copy* of `r` (they never change `r`), and a
+    /// count they make is undone right after the call returns. A count survives
+    /// only when the call never returns (`exit`, `longjmp`): early termination.
+    Call(BlockId, u32),
     /// On the edge itself; the edge is always splittable. The LLVM side may put it
     /// at `BlockEnd(from)` when that is the source's only out-edge, or at
     /// `BlockStart(to)` when that is the target's only in-edge.

@@ -10,13 +10,13 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProfileError {
-    #[error("cannot read profile {path}: {source}")]
+    #[error("cannot read profile {path}: {error}")]
     Io {
         path: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("{path}: {source}")]
-    Format { path: String, source: FormatError },
+    #[error("{path}: {error}")]
+    Format { path: String, error: FormatError },
     #[error("profile {profile} was written by another build (build id {found:016x}) than map {map} (build id {expected:016x}); use the .ppmap written when that program was built")]
     OtherBuild {
         profile: String,
@@ -44,22 +44,22 @@ pub enum ProfileError {
         found: u64,
         expected: u64,
     },
-    #[error("profile {profile}, function {name}: {source}")]
+    #[error("profile {profile}, function {name}: {error}")]
     Derive {
         profile: String,
         name: String,
-        source: DeriveError,
+        error: DeriveError,
     },
 }
 
 /// Reads and decodes a raw profile file.
 pub fn read_raw(path: &Path) -> Result<RawProfile, ProfileError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ProfileError::Io {
+    let bytes = std::fs::read(path).map_err(|error| ProfileError::Io {
         path: p.clone(),
-        source,
+        error,
     })?;
-    RawProfile::decode(&bytes).map_err(|source| ProfileError::Format { path: p, source })
+    RawProfile::decode(&bytes).map_err(|error| ProfileError::Format { path: p, error })
 }
 
 /// The mode number a runtime records for a map's mode.
@@ -121,10 +121,10 @@ pub fn interpret(
         .zip(by_index)
         .map(|(mf, rf)| {
             let (slots, paths) = rf.map_or((&[][..], &[][..]), |f| (&f.slots[..], &f.paths[..]));
-            derive(&mf.cfg, &mf.layout, slots, paths).map_err(|source| ProfileError::Derive {
+            derive(&mf.cfg, &mf.layout, slots, paths).map_err(|error| ProfileError::Derive {
                 profile: profile_name.into(),
                 name: mf.name.clone(),
-                source,
+                error,
             })
         })
         .collect()
