@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "pathprof", version, about, long_about = None)]
 #[command(
-    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--mode=block|edge|path] [--map=FILE] [--max-paths=N] [--array-limit=N] [--atomic] CLANG-ARGS...\n  pathprof c++ ...   (the same, with clang++)"
+    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--mode=block|edge|path] [--map=FILE] [--max-paths=N] [--array-limit=N] [--atomic] [--early-exit] CLANG-ARGS...\n  pathprof c++ ...   (the same, with clang++)"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -58,6 +58,9 @@ pub enum Command {
         /// Thread-safe (atomic) counter updates.
         #[arg(long)]
         atomic: bool,
+        /// Count executions cut short inside calls (exit, longjmp) exactly.
+        #[arg(long)]
+        early_exit: bool,
         /// Write DOT files of each function's path DAG into this directory.
         #[arg(long, value_name = "DIR")]
         dot_dir: Option<PathBuf>,

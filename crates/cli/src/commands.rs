@@ -36,9 +36,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             max_paths,
             array_limit,
             atomic,
+            early_exit,
             dot_dir,
         } => {
-            let mut plan = PlanOptions::default();
+            let mut plan = PlanOptions::default().with_early_exit(early_exit);
             if let Some(m) = max_paths {
                 plan = plan.with_max_paths(m);
             }

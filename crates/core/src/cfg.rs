@@ -82,7 +82,11 @@ impl TryFrom<CfgData> for Cfg {
 
 impl From<Cfg> for CfgData {
     fn from(c: Cfg) -> Self {
-        let calls = if c.calls.iter().all(|&n| n == 0) { Vec::new() } else { c.calls };
+        let calls = if c.calls.iter().all(|&n| n == 0) {
+            Vec::new()
+        } else {
+            c.calls
+        };
         CfgData {
             num_blocks: c.num_blocks,
             entry: c.entry,

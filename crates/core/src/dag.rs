@@ -51,6 +51,10 @@ pub enum DagEdgeKind {
     /// A block with unsplittable out-edges → EXIT: a path ending before its
     /// terminator.
     UnsplitExit(BlockId),
+    /// Block → EXIT inside its `k`-th call that might not return: a path cut short
+    /// by early termination (`exit`, `longjmp`). Only with
+    /// [`DagOptions::early_exit`].
+    CallExit(BlockId, u32),
 }
 
 /// One DAG edge.
@@ -154,12 +158,18 @@ impl TryFrom<DagData> for Dag {
 pub struct DagOptions {
     /// The most paths a function may have; above it, nodes are cut (section 5.3).
     pub max_paths: u64,
+    /// Give every call that might not return a path of its own ending there
+    /// (the LLVM notes' early-termination handling).
+    pub early_exit: bool,
 }
 
 impl Default for DagOptions {
     fn default() -> Self {
         // Ids are 64-bit keys; keep well clear of overflow in `r + c`.
-        DagOptions { max_paths: 1 << 62 }
+        DagOptions {
+            max_paths: 1 << 62,
+            early_exit: false,
+        }
     }
 }
 
@@ -173,7 +183,11 @@ impl Dag {
         let mut threshold = max;
         loop {
             let mut classes = base.clone();
-            let dag = Dag::from_parts(cfg.num_blocks(), dag_edges(cfg, &classes), classes.clone());
+            let dag = Dag::from_parts(
+                cfg.num_blocks(),
+                dag_edges(cfg, &classes, options.early_exit),
+                classes.clone(),
+            );
             let order = dag.topo.clone();
             let mut cut_any = false;
             let cut_nodes = cut_nodes(&dag, &order, threshold);
@@ -186,7 +200,11 @@ impl Dag {
                 }
             }
             let dag = if cut_any {
-                Dag::from_parts(cfg.num_blocks(), dag_edges(cfg, &classes), classes)
+                Dag::from_parts(
+                    cfg.num_blocks(),
+                    dag_edges(cfg, &classes, options.early_exit),
+                    classes,
+                )
             } else {
                 dag
             };
@@ -364,7 +382,7 @@ fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
 }
 
 /// The DAG's edges in a fixed order: ENTRY's, then each block's in slot order.
-fn dag_edges(cfg: &Cfg, classes: &[EdgeClass]) -> Vec<DagEdge> {
+fn dag_edges(cfg: &Cfg, classes: &[EdgeClass], early_exit: bool) -> Vec<DagEdge> {
     let n = cfg.num_blocks();
     let entry = NodeId::new(n);
     let exit = NodeId::new(n + 1);
@@ -414,6 +432,15 @@ fn dag_edges(cfg: &Cfg, classes: &[EdgeClass]) -> Vec<DagEdge> {
                 EdgeClass::SelfLoop | EdgeClass::Unreachable => continue,
             }
             has_out = true;
+        }
+        if early_exit {
+            for k in 0..cfg.calls(b) {
+                edges.push(DagEdge {
+                    from: node(b),
+                    to: exit,
+                    kind: DagEdgeKind::CallExit(b, k),
+                });
+            }
         }
         if unsplit {
             edges.push(DagEdge {

@@ -28,6 +28,10 @@ pub struct FunctionCounts {
     pub edges: Option<Vec<u64>>,
     /// Executed paths by id (path mode), sorted by id.
     pub paths: Vec<PathCount>,
+    /// Path mode: executions whose path in progress was never counted because
+    /// the process ended inside a call (build with early-exit counting to see
+    /// them); 0 when the counts are complete.
+    pub lost: u64,
 }
 
 /// Why counters could not be interpreted.
@@ -85,6 +89,7 @@ pub fn derive(
                 blocks,
                 edges: None,
                 paths: Vec::new(),
+                lost: 0,
             })
         }
         Layout::Edge { counted } => {
@@ -92,8 +97,8 @@ pub fn derive(
             for (&fe, &c) in counted.iter().zip(slots) {
                 flow.set(fe, c);
             }
-            flow.solve(cfg)?;
-            Ok(finish(cfg, flow, Vec::new()))
+            flow.solve(cfg, false)?;
+            Ok(finish(cfg, flow, Vec::new(), 0))
         }
         Layout::Path { dag, self_loops } => {
             let mut flow = FlowCounts::unknown(cfg);
@@ -128,7 +133,9 @@ pub fn derive(
                         DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) => {
                             add(&mut flow.edges[ce.index()], count)
                         }
-                        DagEdgeKind::Exit(b) => add(&mut flow.exits[b.index()], count),
+                        DagEdgeKind::Exit(b) | DagEdgeKind::CallExit(b, _) => {
+                            add(&mut flow.exits[b.index()], count)
+                        }
                         DagEdgeKind::BackEntry(ce) => {
                             if dag.classes()[ce.index()] == EdgeClass::Sibling {
                                 add(&mut flow.edges[ce.index()], count)
@@ -157,20 +164,23 @@ pub fn derive(
                 }
             }
             solve_unsplittable(cfg, dag, &unsplit_out, &unsplit_in, &mut flow)?;
-            flow.solve(cfg)?;
+            // Without early-exit counting, a process that ended inside a call
+            // lost the paths it was on: tolerated, and reported.
+            let lost = flow.solve(cfg, true)?;
             executed.sort_by_key(|p| p.id);
-            Ok(finish(cfg, flow, executed))
+            Ok(finish(cfg, flow, executed, lost))
         }
     }
 }
 
-fn finish(cfg: &Cfg, flow: FlowCounts, paths: Vec<PathCount>) -> FunctionCounts {
+fn finish(cfg: &Cfg, flow: FlowCounts, paths: Vec<PathCount>, lost: u64) -> FunctionCounts {
     let blocks = flow.block_counts(cfg);
     FunctionCounts {
         entry: flow.entry.unwrap_or(0),
         blocks,
         edges: Some(flow.edges.iter().map(|c| c.unwrap_or(0)).collect()),
         paths,
+        lost,
     }
 }
 

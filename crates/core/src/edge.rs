@@ -20,8 +20,9 @@ pub enum EdgePlanError {
     UnsplittableCycle(String),
 }
 
-/// The flow graph's edges over reachable code, in a fixed order.
-pub fn flow_edges(cfg: &Cfg) -> Vec<FlowEdge> {
+/// The flow graph's edges over reachable code, in a fixed order. With
+/// `early_exit`, blocks with calls that might not return get an exit edge too.
+pub fn flow_edges(cfg: &Cfg, early_exit: bool) -> Vec<FlowEdge> {
     let mut edges = vec![FlowEdge::Entry];
     edges.extend(
         cfg.edge_ids()
@@ -30,16 +31,26 @@ pub fn flow_edges(cfg: &Cfg) -> Vec<FlowEdge> {
     );
     edges.extend(
         cfg.blocks()
-            .filter(|&b| cfg.is_reachable(b) && cfg.is_exit(b))
+            .filter(|&b| {
+                cfg.is_reachable(b) && (cfg.is_exit(b) || (early_exit && cfg.calls(b) > 0))
+            })
             .map(FlowEdge::Exit),
     );
     edges
 }
 
-/// Plans edge profiling of one function.
-pub fn plan_edges(cfg: &Cfg, weights: &Weights) -> Result<(FunctionPlan, Layout), EdgePlanError> {
+/// Plans edge profiling of one function. With `early_exit`, a block's exit
+/// edge is always counted when the block has calls that might not return: once
+/// around each call (undone when it returns) and once before its return.
+pub fn plan_edges(
+    cfg: &Cfg,
+    weights: &Weights,
+    early_exit: bool,
+) -> Result<(FunctionPlan, Layout), EdgePlanError> {
     let outside = cfg.num_blocks();
-    let flow = flow_edges(cfg);
+    let flow = flow_edges(cfg, early_exit);
+    let terminates =
+        |fe: FlowEdge| matches!(fe, FlowEdge::Exit(b) if early_exit && cfg.calls(b) > 0);
     let tree_edges: Vec<TreeEdge> = flow
         .iter()
         .map(|&fe| match fe {
@@ -66,12 +77,34 @@ pub fn plan_edges(cfg: &Cfg, weights: &Weights) -> Result<(FunctionPlan, Layout)
             },
         })
         .collect();
-    let in_tree = max_spanning_tree(outside + 1, &tree_edges);
+    let mut in_tree = max_spanning_tree(outside + 1, &tree_edges);
+    if flow.iter().any(|&fe| terminates(fe)) {
+        // Recompute without the terminating exits so that they are chords; the
+        // rest stays connected through the entry and the CFG edges.
+        let kept: Vec<usize> = (0..flow.len()).filter(|&i| !terminates(flow[i])).collect();
+        let sub: Vec<TreeEdge> = kept.iter().map(|&i| tree_edges[i]).collect();
+        let sub_tree = max_spanning_tree(outside + 1, &sub);
+        in_tree = vec![false; flow.len()];
+        for (k, &i) in kept.iter().enumerate() {
+            in_tree[i] = sub_tree[k];
+        }
+    }
     let mut counted = Vec::new();
     let mut ops = Vec::new();
     let mut stuck = Vec::new();
     for (i, &fe) in flow.iter().enumerate() {
         if in_tree[i] {
+            continue;
+        }
+        let slot = counted.len() as u32;
+        if let (true, FlowEdge::Exit(b)) = (terminates(fe), fe) {
+            for k in 0..cfg.calls(b) {
+                ops.push((ProbeSite::Call(b, k), Op::CountSlot(slot)));
+            }
+            if cfg.is_exit(b) {
+                ops.push((ProbeSite::BlockEnd(b), Op::CountSlot(slot)));
+            }
+            counted.push(fe);
             continue;
         }
         let site = match fe {
@@ -91,7 +124,7 @@ pub fn plan_edges(cfg: &Cfg, weights: &Weights) -> Result<(FunctionPlan, Layout)
                 }
             }
         };
-        ops.push((site, Op::CountSlot(counted.len() as u32)));
+        ops.push((site, Op::CountSlot(slot)));
         counted.push(fe);
     }
     if !stuck.is_empty() {

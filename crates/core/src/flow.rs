@@ -3,7 +3,8 @@
 //! ([`FlowEdge::Exit`]). In every node, what flows in flows out, so given enough
 //! edge counts the rest follow (Ball & Larus 1994; QPT2): repeatedly find a node
 //! with one unknown edge and solve it. The unknown edges must form a forest (a
-//! spanning tree's edges always do).
+//! spanning tree's edges always do). Every block has an exit edge to "outside":
+//! returns, and executions ended inside a call that never returned.
 
 use crate::cfg::Cfg;
 use crate::ids::{BlockId, EdgeId};
@@ -16,7 +17,8 @@ pub struct FlowCounts {
     pub entry: Option<u64>,
     /// Per CFG edge.
     pub edges: Vec<Option<u64>>,
-    /// Per block: returns from it (exit blocks only; `Some(0)` for the others).
+    /// Per block: how often the function was left from it (returns from exit
+    /// blocks; with early-exit counting, calls in it that never returned).
     pub exits: Vec<Option<u64>>,
 }
 
@@ -56,8 +58,11 @@ impl FlowCounts {
         }
     }
 
-    /// Fills in every unknown count by flow conservation.
-    pub fn solve(&mut self, cfg: &Cfg) -> Result<(), FlowError> {
+    /// Fills in every unknown count by flow conservation. With `tolerate_loss`,
+    /// a block whose inflow exceeds its outflow is accepted (executions that
+    /// ended there unseen, as when a process exits inside a call); the return
+    /// value is the total of such excess.
+    pub fn solve(&mut self, cfg: &Cfg, tolerate_loss: bool) -> Result<u64, FlowError> {
         let outside = cfg.num_blocks();
         // incident flow edges per node: (edge, +1 if into the node)
         let mut incident: Vec<Vec<(FlowEdge, bool)>> = vec![Vec::new(); outside + 1];
@@ -71,7 +76,9 @@ impl FlowCounts {
             incident[ce.from.index()].push((FlowEdge::Cfg(e), false));
             incident[ce.to.index()].push((FlowEdge::Cfg(e), true));
         }
-        for b in cfg.blocks().filter(|&b| cfg.is_exit(b)) {
+        // Every block may leave the function: by returning, or by a call that
+        // never returns (known only with early-exit counting, else 0).
+        for b in cfg.blocks() {
             incident[b.index()].push((FlowEdge::Exit(b), false));
             incident[outside].push((FlowEdge::Exit(b), true));
         }
@@ -101,6 +108,7 @@ impl FlowCounts {
             work.push(v);
             work.extend(self.ends(cfg, edge));
         }
+        let mut lost: u64 = 0;
         for (v, edges) in incident.iter().enumerate() {
             let mut balance: i128 = 0;
             for &(edge, into) in edges {
@@ -109,11 +117,14 @@ impl FlowCounts {
                     .ok_or_else(|| FlowError::Underdetermined(edge_name(cfg, edge)))?;
                 balance += if into { c as i128 } else { -(c as i128) };
             }
-            if balance != 0 && (v == outside || cfg.is_reachable(BlockId::new(v))) {
+            let relevant = v == outside || cfg.is_reachable(BlockId::new(v));
+            if balance > 0 && tolerate_loss && v != outside {
+                lost = lost.saturating_add(u64::try_from(balance).unwrap_or(u64::MAX));
+            } else if balance != 0 && relevant && !(tolerate_loss && v == outside) {
                 return Err(FlowError::Inconsistent(node_name(cfg, v)));
             }
         }
-        Ok(())
+        Ok(lost)
     }
 
     pub fn get(&self, edge: FlowEdge) -> Option<u64> {
@@ -166,6 +177,6 @@ fn edge_name(cfg: &Cfg, edge: FlowEdge) -> String {
             let ce = cfg.edge(e);
             format!("{} ({}->{})", EdgeId::new(e.index()), ce.from, ce.to)
         }
-        FlowEdge::Exit(b) => format!("return from {b}"),
+        FlowEdge::Exit(b) => format!("leaving the function from {b}"),
     }
 }

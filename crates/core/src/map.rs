@@ -79,10 +79,7 @@ pub struct MapFile {
 #[non_exhaustive]
 pub enum MapError {
     #[error("cannot read map file {path}: {error}")]
-    Io {
-        path: String,
-        error: std::io::Error,
-    },
+    Io { path: String, error: std::io::Error },
     #[error("{path} is not a pathprof map file (it does not start with `pathprof-map`); pass the .ppmap written when the program was built")]
     NotAMap { path: String },
     #[error("{path} is a version {found} map file; this pathprof reads version {MAP_VERSION}. Rebuild the program with this pathprof")]

@@ -53,6 +53,8 @@ fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Option<
             weights.edge(e)
         }
         DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) => weights.block(b),
+        // Taken (and undone) around every call: keep it off the tree.
+        DagEdgeKind::CallExit(..) => 0.0,
         DagEdgeKind::UnsplitEntry(_) => return None,
     })
 }
@@ -72,6 +74,7 @@ pub fn transcribe(
         }
         DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) => ProbeSite::BlockEnd(b),
         DagEdgeKind::UnsplitEntry(b) => ProbeSite::BlockStart(b),
+        DagEdgeKind::CallExit(b, k) => ProbeSite::Call(b, k),
     };
     let mut ops: Vec<(ProbeSite, Op)> = Vec::new();
     let emit = |id: DagEdgeId, ops: &mut Vec<(ProbeSite, Op)>| {

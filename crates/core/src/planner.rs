@@ -3,7 +3,7 @@
 
 use crate::block::plan_blocks;
 use crate::cfg::Cfg;
-use crate::dag::{DagError, DagOptions};
+use crate::dag::DagError;
 use crate::edge::{plan_edges, EdgePlanError};
 use crate::layout::Layout;
 use crate::path::{plan_paths, PathOptions};
@@ -20,7 +20,15 @@ pub struct PlanOptions {
 
 impl PlanOptions {
     pub fn with_max_paths(mut self, max_paths: u64) -> Self {
-        self.path.dag = DagOptions { max_paths };
+        self.path.dag.max_paths = max_paths;
+        self
+    }
+
+    /// Count executions cut short inside calls (`exit`, `longjmp`): exact path and
+    /// edge profiles for programs that end that way, at the price of a count and
+    /// an uncount around every call.
+    pub fn with_early_exit(mut self, early_exit: bool) -> Self {
+        self.path.dag.early_exit = early_exit;
         self
     }
 }
@@ -47,7 +55,7 @@ pub fn plan_function(
     };
     Ok(match mode {
         Mode::Block => plan_blocks(cfg),
-        Mode::Edge => plan_edges(cfg, &weights)?,
+        Mode::Edge => plan_edges(cfg, &weights, options.path.dag.early_exit)?,
         Mode::Path => plan_paths(cfg, &weights, &options.path)?,
     })
 }

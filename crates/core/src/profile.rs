@@ -11,10 +11,7 @@ use std::path::Path;
 #[non_exhaustive]
 pub enum ProfileError {
     #[error("cannot read profile {path}: {error}")]
-    Io {
-        path: String,
-        error: std::io::Error,
-    },
+    Io { path: String, error: std::io::Error },
     #[error("{path}: {error}")]
     Format { path: String, error: FormatError },
     #[error("profile {profile} was written by another build (build id {found:016x}) than map {map} (build id {expected:016x}); use the .ppmap written when that program was built")]

@@ -33,6 +33,8 @@ pub enum PathEnd {
     /// After an unsplittable edge into this block / before the unsplittable
     /// terminator of this block.
     Unsplittable(BlockId),
+    /// Inside call `k` of the block, which never returned (early termination).
+    Call(BlockId, u32),
 }
 
 impl Path {
@@ -62,6 +64,7 @@ impl Path {
         {
             DagEdgeKind::BackExit(e) => PathEnd::Edge(e),
             DagEdgeKind::UnsplitExit(b) => PathEnd::Unsplittable(b),
+            DagEdgeKind::CallExit(b, k) => PathEnd::Call(b, k),
             _ => PathEnd::Function,
         }
     }

@@ -244,13 +244,64 @@ fn truncation_cuts_and_reports_when_impossible() {
             .num_paths(),
         1024
     );
-    let dag = Dag::build(&chain, DagOptions { max_paths: 200 }).unwrap();
+    let dag = Dag::build(
+        &chain,
+        DagOptions {
+            max_paths: 200,
+            early_exit: false,
+        },
+    )
+    .unwrap();
     assert!(dag.num_paths() <= 200, "{}", dag.num_paths());
     assert!(dag.cuts().count() > 0);
     for id in 0..dag.num_paths() {
         let p = regenerate(&dag, id).unwrap();
         assert_eq!(pathprof_core::regen::path_id(&dag, &p.edges), id);
     }
-    let err = Dag::build(&figure6(), DagOptions { max_paths: 1 }).unwrap_err();
+    let err = Dag::build(
+        &figure6(),
+        DagOptions {
+            max_paths: 1,
+            early_exit: false,
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("lower --max-paths"), "{err}");
+}
+
+/// A loop whose body calls a function that finally calls `exit()`: A→B, B→C,
+/// C→B (backedge), C→D; the process dies inside C's call on the 2nd iteration.
+#[test]
+fn early_termination_is_lost_without_and_counted_with_early_exit() {
+    let mut cfg = Cfg::from_edge_list(4, &[(0, 1), (1, 2), (2, 1), (2, 3)]).unwrap();
+    cfg.set_calls(vec![0, 0, 1, 0]).unwrap();
+    let walk = [EdgeId(0), EdgeId(1), EdgeId(2), EdgeId(1)]; // A B C B C †
+    for early_exit in [false, true] {
+        let options = pathprof_core::planner::PlanOptions::default().with_early_exit(early_exit);
+        let (plan, layout) =
+            pathprof_core::planner::plan_function(&cfg, pathprof_core::Mode::Path, &options)
+                .unwrap();
+        let mut ev = Evaluator::new(&plan);
+        ev.call_ending(&cfg, &walk, Some(0));
+        let counts = pathprof_core::derive::derive(
+            &cfg,
+            &layout,
+            &ev.counters.slots,
+            &ev.counters.path_list(),
+        )
+        .unwrap();
+        if early_exit {
+            assert_eq!(counts.lost, 0);
+            assert_eq!(
+                counts.blocks,
+                vec![1, 2, 2, 0],
+                "exact, as block counting gives"
+            );
+            assert_eq!(counts.edges.unwrap(), vec![1, 2, 1, 0]);
+        } else {
+            // The last path (B C †) was never counted: reported, not an error.
+            assert_eq!(counts.lost, 1);
+            assert_eq!(counts.blocks, vec![1, 2, 1, 0]);
+        }
+    }
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{enumerate_paths, expected_path_counts, make_walk, walk_counts, Evaluator};
+use common::{enumerate_paths, expected_path_counts_ending, make_walk, walk_counts, Evaluator};
 use pathprof_core::dag::{Dag, DagOptions};
 use pathprof_core::derive::derive;
 use pathprof_core::increments::ChordIncrements;
@@ -16,7 +16,8 @@ use proptest::prelude::*;
 /// A random CFG: up to 10 blocks with 0–4 successors each (any target, so loops,
 /// self loops, multi-edges and irreducible regions all occur). Unsplittable edges
 /// come as real code has them: one `indirectbr`-like block whose distinct targets
-/// are all unsplittable, and `invoke`-like blocks whose last edge is.
+/// are all unsplittable, and `invoke`-like blocks whose last edge is. A quarter
+/// of the blocks make calls that might not return.
 fn arb_cfg() -> impl Strategy<Value = Cfg> {
     (1usize..10).prop_flat_map(|n| {
         (
@@ -28,8 +29,9 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
                 n,
             ),
             prop::option::weighted(0.2, 0..n),
+            prop::collection::vec(prop_oneof![3 => Just(0u32), 1 => 1u32..3], n),
         )
-            .prop_map(move |(succs, indirect)| {
+            .prop_map(move |(succs, indirect, calls)| {
                 let mut edges = Vec::new();
                 for (from, (list, invoke)) in succs.into_iter().enumerate() {
                     let mut list = list;
@@ -49,7 +51,9 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
                         });
                     }
                 }
-                Cfg::new(n, BlockId(0), edges).unwrap()
+                let mut cfg = Cfg::new(n, BlockId(0), edges).unwrap();
+                cfg.set_calls(calls).unwrap();
+                cfg
             })
     })
 }
@@ -76,6 +80,28 @@ fn check_numbering(dag: &Dag) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Walks from `choices`; with `deaths`, some end inside a call of their last
+/// block (early termination).
+fn walks_of(cfg: &Cfg, choices: &[Vec<u8>], deaths: bool) -> Vec<(Vec<EdgeId>, Option<u32>)> {
+    choices
+        .iter()
+        .filter_map(|c| {
+            let walk = make_walk(cfg, c, 30)?;
+            let pick = c.first().copied().unwrap_or(0) as usize;
+            if !deaths || pick % 3 != 0 {
+                return Some((walk, None));
+            }
+            let cut = (pick / 3) % (walk.len() + 1);
+            let prefix = walk[..cut].to_vec();
+            let last = prefix.last().map_or(cfg.entry(), |&e| cfg.edge(e).to);
+            match cfg.calls(last) {
+                0 => Some((walk, None)),
+                n => Some((prefix, Some(pick as u32 % n))),
+            }
+        })
+        .collect()
+}
+
 fn check_walks(
     cfg: &Cfg,
     mode: Mode,
@@ -87,20 +113,27 @@ fn check_walks(
         Err(PlanError::Edge(_)) => return Ok(()), // unsplittable cycle: a typed refusal
         Err(e) => return Err(TestCaseError::fail(e.to_string())),
     };
-    let walks: Vec<Vec<EdgeId>> = choices
-        .iter()
-        .filter_map(|c| make_walk(cfg, c, 30))
-        .collect();
+    let deaths = options.path.dag.early_exit || mode == Mode::Block;
+    let walks = walks_of(cfg, choices, deaths);
     if walks.is_empty() {
         return Ok(());
     }
     let mut ev = Evaluator::new(&plan);
-    for w in &walks {
-        ev.call(cfg, w);
+    for (w, dies_in) in &walks {
+        ev.call_ending(cfg, w, *dies_in);
     }
     if let pathprof_core::layout::Layout::Path { dag, .. } = &layout {
-        prop_assert_eq!(&ev.counters.paths, &expected_path_counts(cfg, dag, &walks));
+        prop_assert_eq!(
+            &ev.counters.paths,
+            &expected_path_counts_ending(cfg, dag, &walks)
+        );
+        prop_assert_eq!(
+            layout_lost(cfg, &layout, &ev),
+            0,
+            "nothing is lost with early-exit counting or without deaths"
+        );
     }
+    let walks: Vec<Vec<EdgeId>> = walks.into_iter().map(|(w, _)| w).collect();
     let counts = derive(cfg, &layout, &ev.counters.slots, &ev.counters.path_list())
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let (edges, blocks, calls) = walk_counts(cfg, &walks);
@@ -123,7 +156,7 @@ proptest! {
 
     #[test]
     fn truncation_keeps_ids_unique_and_regeneration_exact(cfg in arb_cfg(), max in 256u64..1000) {
-        let dag = Dag::build(&cfg, DagOptions { max_paths: max }).unwrap();
+        let dag = Dag::build(&cfg, DagOptions { max_paths: max, early_exit: false }).unwrap();
         prop_assert!(dag.num_paths() <= max);
         check_numbering(&dag)?;
     }
@@ -158,6 +191,21 @@ proptest! {
     }
 
     #[test]
+    fn early_exit_paths_count_executions_cut_short(cfg in arb_cfg(), walks in arb_walks()) {
+        check_walks(&cfg, Mode::Path, &PlanOptions::default().with_early_exit(true), &walks)?;
+    }
+
+    #[test]
+    fn early_exit_edges_count_executions_cut_short(cfg in arb_cfg(), walks in arb_walks()) {
+        check_walks(&cfg, Mode::Edge, &PlanOptions::default().with_early_exit(true), &walks)?;
+    }
+
+    #[test]
+    fn truncated_early_exit_paths_count_exactly(cfg in arb_cfg(), walks in arb_walks(), max in 256u64..400) {
+        check_walks(&cfg, Mode::Path, &PlanOptions::default().with_early_exit(true).with_max_paths(max), &walks)?;
+    }
+
+    #[test]
     fn edge_plans_derive_exact_edge_counts(cfg in arb_cfg(), walks in arb_walks()) {
         check_walks(&cfg, Mode::Edge, &PlanOptions::default(), &walks)?;
     }
@@ -175,4 +223,8 @@ proptest! {
         check_walks(&cfg, Mode::Path, &options, &walks)?;
         check_walks(&cfg, Mode::Edge, &options, &walks)?;
     }
+}
+
+fn layout_lost(cfg: &Cfg, layout: &pathprof_core::layout::Layout, ev: &Evaluator<'_>) -> u64 {
+    derive(cfg, layout, &ev.counters.slots, &ev.counters.path_list()).map_or(0, |c| c.lost)
 }

@@ -14,6 +14,7 @@ pub struct Options {
     pub max_paths: Option<u64>,
     pub array_limit: Option<u64>,
     pub atomic: bool,
+    pub early_exit: bool,
     pub verbose: bool,
 }
 
@@ -25,6 +26,7 @@ impl Default for Options {
             max_paths: None,
             array_limit: None,
             atomic: false,
+            early_exit: false,
             verbose: false,
         }
     }
@@ -200,6 +202,7 @@ fn apply_option(options: &mut Options, arg: &str) -> Result<bool, ArgError> {
         "--max-paths" => options.max_paths = Some(number(name, need(name, value)?)?),
         "--array-limit" => options.array_limit = Some(number(name, need(name, value)?)?),
         "--atomic" => options.atomic = true,
+        "--early-exit" => options.early_exit = true,
         "--pathprof-verbose" => options.verbose = true,
         _ => return Ok(false),
     }
@@ -208,7 +211,7 @@ fn apply_option(options: &mut Options, arg: &str) -> Result<bool, ArgError> {
 
 /// Options from the environment: `PATHPROF_MODE`, `PATHPROF_MAP`,
 /// `PATHPROF_MAX_PATHS`, `PATHPROF_ARRAY_LIMIT`, `PATHPROF_ATOMIC=1`,
-/// `PATHPROF_VERBOSE=1`.
+/// `PATHPROF_EARLY_EXIT=1`, `PATHPROF_VERBOSE=1`.
 pub fn options_from_env() -> Result<Options, ArgError> {
     let mut options = Options::default();
     for (var, flag) in [
@@ -222,6 +225,7 @@ pub fn options_from_env() -> Result<Options, ArgError> {
         }
     }
     options.atomic = std::env::var("PATHPROF_ATOMIC").is_ok_and(|v| v == "1");
+    options.early_exit = std::env::var("PATHPROF_EARLY_EXIT").is_ok_and(|v| v == "1");
     options.verbose = std::env::var("PATHPROF_VERBOSE").is_ok_and(|v| v == "1");
     Ok(options)
 }

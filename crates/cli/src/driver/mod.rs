@@ -112,6 +112,7 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     if let Some(a) = inv.options.array_limit {
         plan.path.array_limit = a;
     }
+    plan = plan.with_early_exit(inv.options.early_exit);
     let settings = Settings {
         mode: inv.options.mode,
         plan,

@@ -1,6 +1,828 @@
-//! `pathprof html` (placeholder until implemented).
+//! `pathprof html`: a self-contained static report, readable from `file://` with
+//! no server and no network (CSS and script inline, nothing fetched).
+//!
+//! Files written into the output directory:
+//! - `index.html`: the program summary (functions, calls, line / block / edge /
+//!   path coverage, instructions executed), the source files, every function, and
+//!   the hottest paths program-wide, each linking to its source page.
+//! - `src-<n>-<name>.html`, one per source file with code: the annotated source
+//!   (execution count in the margin as `pathprof lines` prints it, never-executed
+//!   lines marked) beside the file's functions, each with its hottest paths
+//!   (count and share of the function's path executions).
+//!
+//! Every source line is an element with `data-line` (and `id="L<n>"`). Clicking a
+//! path marks the lines it runs through with the class `hot-path`; the page
+//! starts with its hottest path selected (marked in the HTML itself, so the
+//! highlight shows even with scripts off), and `#path-<key>` in the address
+//! selects another. A missing source shows its counts without text, with a note.
+
+use super::lines::{line_counts, LineCount};
 use super::load::Loaded;
-use super::source::SourceRoot;
-pub fn write(_l: &Loaded, _d: &std::path::Path, _s: &SourceRoot) -> anyhow::Result<()> {
-    anyhow::bail!("html is not implemented yet")
+use super::paths::{describe_end, short_name, source_ranges};
+use super::source::{warning, Source, SourceRoot};
+use anyhow::{Context as _, Result};
+use pathprof_core::layout::Layout;
+use pathprof_core::map::MapFunction;
+use pathprof_core::Mode;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Paths listed per function on a source page.
+const PATHS_PER_FUNCTION: usize = 10;
+/// Paths listed on the index.
+const TOP_PATHS: usize = 20;
+
+/// Writes the report into `dir` (created if needed).
+pub fn write(loaded: &Loaded, dir: &Path, sources: &SourceRoot) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+    let report = Report::new(loaded);
+    let put = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    for &file in &report.files {
+        put(&report.page_name(file), report.source_page(file, sources))?;
+    }
+    put("index.html", report.index())?;
+    Ok(())
+}
+
+/// HTML-escapes text.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `1234567` as `1,234,567`.
+fn num(n: u128) -> String {
+    let s = n.to_string();
+    let digits = s.as_bytes();
+    let head = match digits.len() % 3 {
+        0 => 3.min(digits.len()),
+        k => k,
+    };
+    let mut out = s[..head].to_string();
+    for group in digits[head..].chunks(3) {
+        out.push(',');
+        out.push_str(std::str::from_utf8(group).expect("ASCII digits"));
+    }
+    out
+}
+
+/// `1 block`, `2 blocks`.
+fn plural(n: u128, what: &str) -> String {
+    format!("{} {what}{}", num(n), if n == 1 { "" } else { "s" })
+}
+
+fn pct(a: u128, b: u128) -> String {
+    if b == 0 {
+        "–".into()
+    } else {
+        format!("{:.1}%", 100.0 * a as f64 / b as f64)
+    }
+}
+
+fn name_of(f: &MapFunction) -> &str {
+    f.display_name.as_deref().unwrap_or(&f.name)
+}
+
+/// One executed path as the report shows it.
+struct PathView {
+    function: usize,
+    id: u64,
+    count: u64,
+    /// Share of the function's path executions.
+    share: f64,
+    blocks: usize,
+    /// Lines of each file the path runs through, in file order.
+    lines: BTreeMap<u32, BTreeSet<u32>>,
+    ranges: String,
+    title: String,
+}
+
+impl PathView {
+    fn key(&self) -> String {
+        format!("f{}p{}", self.function, self.id)
+    }
+}
+
+/// Everything computed once for all pages.
+struct Report<'a> {
+    loaded: &'a Loaded,
+    lines: BTreeMap<u32, BTreeMap<u32, LineCount>>,
+    /// Files with code, in map order.
+    files: Vec<u32>,
+    /// Per function, its hottest paths (at most [`PATHS_PER_FUNCTION`]).
+    paths: Vec<Vec<PathView>>,
+    /// Per function, its distinct executed paths and their executions.
+    path_totals: Vec<(usize, u128)>,
+    /// `(function, index into paths[function])`, hottest first, program-wide.
+    hottest: Vec<(usize, usize)>,
+}
+
+impl<'a> Report<'a> {
+    fn new(loaded: &'a Loaded) -> Report<'a> {
+        let map = &loaded.map;
+        let lines = line_counts(loaded);
+        let mut files: BTreeSet<u32> = lines.keys().copied().collect();
+        files.extend(map.functions.iter().filter_map(|f| f.file));
+        let files: Vec<u32> = files
+            .into_iter()
+            .filter(|&f| (f as usize) < map.files.len())
+            .collect();
+        let mut paths = Vec::with_capacity(map.functions.len());
+        let mut path_totals = Vec::with_capacity(map.functions.len());
+        for (i, (f, c)) in map.functions.iter().zip(&loaded.counts).enumerate() {
+            let Layout::Path { dag, .. } = &f.layout else {
+                paths.push(Vec::new());
+                path_totals.push((0, 0));
+                continue;
+            };
+            let executed: Vec<_> = c.paths.iter().filter(|p| p.count > 0).collect();
+            let total: u128 = executed.iter().map(|p| p.count as u128).sum();
+            path_totals.push((executed.len(), total));
+            let mut order = executed;
+            order.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
+            let views = order
+                .into_iter()
+                .take(PATHS_PER_FUNCTION)
+                .map(|p| {
+                    let blocks = p.path.blocks(dag);
+                    let mut lines: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+                    for b in &blocks {
+                        for s in &f.blocks[b.index()].lines {
+                            lines.entry(s.file).or_default().insert(s.line);
+                        }
+                    }
+                    let mut title = Vec::new();
+                    if let Some(s) = describe_end(f, p.path.start(dag), true) {
+                        title.push(s);
+                    }
+                    if let Some(s) = describe_end(f, p.path.end(dag), false) {
+                        title.push(s);
+                    }
+                    PathView {
+                        function: i,
+                        id: p.id,
+                        count: p.count,
+                        share: if total == 0 {
+                            0.0
+                        } else {
+                            p.count as f64 / total as f64
+                        },
+                        blocks: blocks.len(),
+                        lines,
+                        ranges: source_ranges(map, f, dag, &p.path),
+                        title: title.join("; "),
+                    }
+                })
+                .collect();
+            paths.push(views);
+        }
+        let mut hottest: Vec<(usize, usize)> = paths
+            .iter()
+            .enumerate()
+            .flat_map(|(f, v)| (0..v.len()).map(move |k| (f, k)))
+            .collect();
+        hottest.sort_by(|&(fa, ka), &(fb, kb)| {
+            paths[fb][kb]
+                .count
+                .cmp(&paths[fa][ka].count)
+                .then((fa, ka).cmp(&(fb, kb)))
+        });
+        Report {
+            loaded,
+            lines,
+            files,
+            paths,
+            path_totals,
+            hottest,
+        }
+    }
+
+    fn page_name(&self, file: u32) -> String {
+        let base: String = short_name(&self.loaded.map.files[file as usize])
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("src-{file}-{base}.html")
+    }
+
+    /// Where function `i` is defined, as a link, or plain text.
+    fn function_link(&self, i: usize) -> String {
+        let f = &self.loaded.map.functions[i];
+        match (f.file, f.line) {
+            (Some(file), line) if self.files.contains(&file) => {
+                let name = short_name(&self.loaded.map.files[file as usize]);
+                let anchor = format!("#fn-{i}");
+                let at = line.map_or(String::new(), |l| format!(":{l}"));
+                format!(
+                    "<a href=\"{}{anchor}\">{}{at}</a>",
+                    esc(&self.page_name(file)),
+                    esc(&name)
+                )
+            }
+            _ => "<span class=\"muted\">no source</span>".into(),
+        }
+    }
+
+    fn index(&self) -> String {
+        let map = &self.loaded.map;
+        let counts = &self.loaded.counts;
+        let program = self
+            .loaded
+            .map_path
+            .file_stem()
+            .map_or("program".into(), |s| s.to_string_lossy().into_owned());
+        let executed_fns = counts.iter().filter(|c| c.entry > 0).count();
+        let calls: u128 = counts.iter().map(|c| c.entry as u128).sum();
+        let (mut lines_all, mut lines_run) = (0u128, 0u128);
+        for ls in self.lines.values() {
+            for lc in ls.values() {
+                lines_all += 1;
+                lines_run += u128::from(lc.count > 0);
+            }
+        }
+        let (mut blocks_all, mut blocks_run, mut edges_all, mut edges_run) = (0u128, 0, 0, 0);
+        let mut instructions: u128 = 0;
+        for (f, c) in map.functions.iter().zip(counts) {
+            for b in f.cfg.blocks().filter(|&b| f.cfg.is_reachable(b)) {
+                blocks_all += 1;
+                blocks_run += u128::from(c.blocks[b.index()] > 0);
+                instructions +=
+                    c.blocks[b.index()] as u128 * f.blocks[b.index()].instructions as u128;
+            }
+            if let Some(edges) = &c.edges {
+                for e in f
+                    .cfg
+                    .edge_ids()
+                    .filter(|&e| f.cfg.is_reachable(f.cfg.edge(e).from))
+                {
+                    edges_all += 1;
+                    edges_run += u128::from(edges[e.index()] > 0);
+                }
+            }
+        }
+        let mut h = page_start(&format!("pathprof: {program}"));
+        let _ = writeln!(h, "<header><h1>pathprof report: {}</h1>", esc(&program));
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">{} profile &middot; map {}</p></header>",
+            map.mode.name(),
+            esc(&self.loaded.map_path.display().to_string())
+        );
+        let _ = writeln!(h, "<section class=\"cards\">");
+        let card = |h: &mut String, label: &str, value: String, detail: String| {
+            let _ = writeln!(
+                h,
+                "<div class=\"card\"><div class=\"label\">{label}</div><div class=\"value\">{value}</div><div class=\"detail\">{detail}</div></div>"
+            );
+        };
+        card(
+            &mut h,
+            "functions executed",
+            format!(
+                "{} / {}",
+                num(executed_fns as u128),
+                num(map.functions.len() as u128)
+            ),
+            pct(executed_fns as u128, map.functions.len() as u128),
+        );
+        card(&mut h, "calls", num(calls), "function entries".into());
+        card(
+            &mut h,
+            "line coverage",
+            pct(lines_run, lines_all),
+            format!("{} of {} lines", num(lines_run), num(lines_all)),
+        );
+        card(
+            &mut h,
+            "block coverage",
+            pct(blocks_run, blocks_all),
+            format!("{} of {} blocks", num(blocks_run), num(blocks_all)),
+        );
+        if map.mode != Mode::Block {
+            card(
+                &mut h,
+                "edge coverage",
+                pct(edges_run, edges_all),
+                format!("{} of {} edges", num(edges_run), num(edges_all)),
+            );
+        }
+        if map.mode == Mode::Path {
+            let distinct: usize = self.path_totals.iter().map(|t| t.0).sum();
+            let executions: u128 = self.path_totals.iter().map(|t| t.1).sum();
+            card(
+                &mut h,
+                "paths executed",
+                num(distinct as u128),
+                format!("{} path executions", num(executions)),
+            );
+        }
+        card(
+            &mut h,
+            "instructions executed",
+            num(instructions),
+            "LLVM IR instructions".into(),
+        );
+        let _ = writeln!(h, "</section>");
+
+        // Files.
+        let _ = writeln!(h, "<h2>Source files</h2>\n<table class=\"grid\"><thead><tr><th>file</th><th>lines run</th><th>line coverage</th><th>functions</th></tr></thead><tbody>");
+        let mut by_name = self.files.clone();
+        by_name.sort_by(|a, b| map.files[*a as usize].cmp(&map.files[*b as usize]));
+        for file in by_name {
+            let ls = self.lines.get(&file);
+            let all = ls.map_or(0, |l| l.len()) as u128;
+            let run = ls.map_or(0, |l| l.values().filter(|c| c.count > 0).count()) as u128;
+            let fns = map
+                .functions
+                .iter()
+                .filter(|f| f.file == Some(file))
+                .count();
+            let _ = writeln!(
+                h,
+                "<tr><td><a href=\"{}\">{}</a></td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                esc(&self.page_name(file)),
+                esc(&map.files[file as usize]),
+                num(run),
+                num(all),
+                bar(run, all),
+                fns
+            );
+        }
+        let _ = writeln!(h, "</tbody></table>");
+
+        // Hottest paths.
+        if map.mode == Mode::Path && !self.hottest.is_empty() {
+            let total: u128 = self.path_totals.iter().map(|t| t.1).sum();
+            let _ = writeln!(h, "<h2>Hottest paths</h2>\n<table class=\"grid\"><thead><tr><th>count</th><th>share</th><th>blocks</th><th>function</th><th>source lines</th></tr></thead><tbody>");
+            for &(fi, k) in self.hottest.iter().take(TOP_PATHS) {
+                let p = &self.paths[fi][k];
+                let f = &map.functions[fi];
+                let link = match f.file {
+                    Some(file) if self.files.contains(&file) => format!(
+                        "<a href=\"{}#path-{}\">{}</a>",
+                        esc(&self.page_name(file)),
+                        p.key(),
+                        esc(&p.ranges)
+                    ),
+                    _ => esc(&p.ranges),
+                };
+                let _ = writeln!(
+                    h,
+                    "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
+                    num(p.count as u128),
+                    pct(p.count as u128, total),
+                    p.blocks,
+                    esc(name_of(f)),
+                    link
+                );
+            }
+            let _ = writeln!(h, "</tbody></table>");
+        }
+
+        // Functions.
+        let mut order: Vec<usize> = (0..map.functions.len()).collect();
+        let instrs = |i: usize| -> u128 {
+            let (f, c) = (&map.functions[i], &counts[i]);
+            f.blocks
+                .iter()
+                .zip(&c.blocks)
+                .map(|(b, &n)| n as u128 * b.instructions as u128)
+                .sum()
+        };
+        order.sort_by_key(|&i| (std::cmp::Reverse(instrs(i)), i));
+        let _ = writeln!(h, "<h2>Functions</h2>\n<table class=\"grid\"><thead><tr><th>function</th><th>defined at</th><th>calls</th><th>blocks run</th><th>paths run / potential</th><th>instructions executed</th></tr></thead><tbody>");
+        for i in order {
+            let (f, c) = (&map.functions[i], &counts[i]);
+            let reachable = f.cfg.blocks().filter(|&b| f.cfg.is_reachable(b)).count();
+            let run = c.blocks.iter().filter(|&&n| n > 0).count();
+            let paths = match &f.layout {
+                Layout::Path { dag, .. } => {
+                    format!(
+                        "{} / {}",
+                        num(self.path_totals[i].0 as u128),
+                        num(dag.num_paths() as u128)
+                    )
+                }
+                _ => "–".into(),
+            };
+            let _ = writeln!(
+                h,
+                "<tr{}><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                if c.entry == 0 { " class=\"never\"" } else { "" },
+                esc(name_of(f)),
+                self.function_link(i),
+                num(c.entry as u128),
+                run,
+                reachable,
+                paths,
+                num(instrs(i))
+            );
+        }
+        let _ = writeln!(h, "</tbody></table>");
+        h.push_str(PAGE_END);
+        h
+    }
+
+    fn source_page(&self, file: u32, sources: &SourceRoot) -> String {
+        let map = &self.loaded.map;
+        let recorded = &map.files[file as usize];
+        let source = sources.read(map, file as usize);
+        let text: &[String] = match &source {
+            Source::Text(t) | Source::Changed(_, t) => t,
+            Source::Missing(_) => &[],
+        };
+        let empty = BTreeMap::new();
+        let counts = self.lines.get(&file).unwrap_or(&empty);
+        let mut fns: Vec<usize> = (0..map.functions.len())
+            .filter(|&i| map.functions[i].file == Some(file))
+            .collect();
+        fns.sort_by_key(|&i| (map.functions[i].line, i));
+
+        // Paths of this page's functions and the lines they run through here.
+        let mut data: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        let mut initial: Option<&PathView> = None;
+        for &i in &fns {
+            for p in &self.paths[i] {
+                let here: Vec<u32> = p
+                    .lines
+                    .get(&file)
+                    .map_or(Vec::new(), |s| s.iter().copied().collect());
+                data.insert(p.key(), here);
+                if initial.is_none_or(|q| p.count > q.count) {
+                    initial = Some(p);
+                }
+            }
+        }
+        let initial_lines: BTreeSet<u32> = initial
+            .and_then(|p| p.lines.get(&file))
+            .cloned()
+            .unwrap_or_default();
+
+        let mut h = page_start(&format!("{} · pathprof", short_name(recorded)));
+        let _ = writeln!(
+            h,
+            "<header><p><a href=\"index.html\">&larr; summary</a></p><h1>{}</h1>",
+            esc(recorded)
+        );
+        let all = counts.len() as u128;
+        let run = counts.values().filter(|c| c.count > 0).count() as u128;
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">{} of {} executable lines ran ({}); lines that never ran are <span class=\"key never\">marked</span>{}</p>",
+            num(run),
+            num(all),
+            pct(run, all),
+            if map.mode == Mode::Path {
+                "; click a path to mark its lines <span class=\"key hot-path\">like this</span>."
+            } else {
+                ". Paths need a path profile (build with <code>pathprof cc --mode=path</code>)."
+            }
+        );
+        if let Some(w) = warning(&source) {
+            let what = match source {
+                Source::Missing(_) => " The counts are shown without the source text.",
+                _ => "",
+            };
+            let _ = writeln!(h, "<p class=\"note\">Note: {}.{what}</p>", esc(&w));
+        }
+        let _ = writeln!(h, "</header>\n<div class=\"layout\"><main>");
+        let _ = writeln!(
+            h,
+            "<table class=\"src\"><thead><tr><th class=\"cnt\">count</th><th class=\"no\">line</th><th>source</th></tr></thead><tbody>"
+        );
+        let last = counts
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(0)
+            .max(text.len() as u32);
+        for line in 1..=last {
+            let lc = counts.get(&line);
+            if text.is_empty() && lc.is_none() {
+                continue;
+            }
+            let mut class = vec!["ln"];
+            match lc {
+                Some(c) if c.count > 0 => class.push("exec"),
+                Some(_) => class.push("never"),
+                None => {}
+            }
+            if initial_lines.contains(&line) {
+                class.push("hot-path");
+            }
+            let (margin, title) = match lc {
+                Some(c) => (
+                    num(c.count as u128),
+                    format!(
+                        " title=\"{} instructions, {} executed\"",
+                        num(c.instructions as u128),
+                        num(c.instructions_executed as u128)
+                    ),
+                ),
+                None => (String::new(), String::new()),
+            };
+            let src = text.get(line as usize - 1).map_or("", String::as_str);
+            let _ = writeln!(
+                h,
+                "<tr id=\"L{line}\" data-line=\"{line}\" class=\"{}\"><td class=\"cnt\"{title}>{margin}</td><td class=\"no\">{line}</td><td class=\"code\">{}</td></tr>",
+                class.join(" "),
+                esc(src)
+            );
+        }
+        let _ = writeln!(h, "</tbody></table></main>");
+
+        // Side panel: this file's functions and their hottest paths.
+        let _ = writeln!(
+            h,
+            "<aside><h2>{}</h2>",
+            if map.mode == Mode::Path {
+                "Functions and their hottest paths"
+            } else {
+                "Functions"
+            }
+        );
+        if fns.is_empty() {
+            let _ = writeln!(
+                h,
+                "<p class=\"muted\">No function is defined in this file; its lines come from code inlined elsewhere.</p>"
+            );
+        }
+        for &i in &fns {
+            let (f, c) = (&map.functions[i], &self.loaded.counts[i]);
+            let at = f.line.map_or(String::new(), |l| {
+                format!(" <a href=\"#L{l}\">line {l}</a>")
+            });
+            let _ = writeln!(
+                h,
+                "<section class=\"fn{}\" id=\"fn-{i}\"><h3>{}</h3><p class=\"muted\">{}{at}",
+                if c.entry == 0 { " uncalled" } else { "" },
+                esc(name_of(f)),
+                plural(c.entry as u128, "call")
+            );
+            match &f.layout {
+                Layout::Path { dag, .. } => {
+                    let (distinct, executions) = self.path_totals[i];
+                    let _ = writeln!(
+                        h,
+                        " &middot; {} of {} ran, {}</p>",
+                        num(distinct as u128),
+                        plural(dag.num_paths() as u128, "path"),
+                        plural(executions, "time")
+                    );
+                }
+                _ if map.mode == Mode::Path => {
+                    let _ = writeln!(h, " &middot; too many paths: counted by blocks</p>");
+                }
+                _ => {
+                    let _ = writeln!(h, "</p>");
+                }
+            }
+            if self.paths[i].is_empty() {
+                continue;
+            }
+            let _ = writeln!(h, "<ol class=\"paths\">");
+            for p in &self.paths[i] {
+                let key = p.key();
+                let here = &data[&key];
+                let selected = initial.is_some_and(|q| q.key() == key);
+                let elsewhere = if p.lines.keys().any(|&f| f != file) {
+                    " <span class=\"muted\">(also in other files)</span>"
+                } else {
+                    ""
+                };
+                let title = if p.title.is_empty() {
+                    String::new()
+                } else {
+                    format!(" title=\"{}\"", esc(&p.title))
+                };
+                let lines_attr: Vec<String> = here.iter().map(u32::to_string).collect();
+                let _ = writeln!(
+                    h,
+                    "<li class=\"path{}\" id=\"path-{key}\" data-path=\"{key}\" data-lines=\"{}\" tabindex=\"0\"{title}><span class=\"pc\">{}</span> <span class=\"ps\">{:.1}%</span> <span class=\"pb\">{}</span><br><span class=\"pl\">{}</span>{elsewhere}</li>",
+                    if selected { " selected" } else { "" },
+                    lines_attr.join(" "),
+                    num(p.count as u128),
+                    100.0 * p.share,
+                    plural(p.blocks as u128, "block"),
+                    esc(&p.ranges)
+                );
+            }
+            let _ = writeln!(h, "</ol>");
+            if self.path_totals[i].0 > self.paths[i].len() {
+                let _ = writeln!(
+                    h,
+                    "<p class=\"muted\">and {} more paths</p>",
+                    num((self.path_totals[i].0 - self.paths[i].len()) as u128)
+                );
+            }
+            let _ = writeln!(h, "</section>");
+        }
+        let _ = writeln!(h, "</aside></div>");
+        let json = serde_json::to_string(&data).expect("path lines serialize");
+        let _ = writeln!(
+            h,
+            "<script type=\"application/json\" id=\"pp-paths\">{}</script>",
+            json.replace("</", "<\\/")
+        );
+        let _ = writeln!(
+            h,
+            "<script>var PP_INITIAL = {};</script>",
+            serde_json::to_string(&initial.map(|p| p.key())).expect("key serializes")
+        );
+        let _ = writeln!(h, "<script>{SCRIPT}</script>");
+        h.push_str(PAGE_END);
+        h
+    }
+}
+
+/// A small coverage bar and its percentage.
+fn bar(run: u128, all: u128) -> String {
+    let p = if all == 0 {
+        0.0
+    } else {
+        100.0 * run as f64 / all as f64
+    };
+    format!(
+        "<span class=\"bar\"><span style=\"width:{p:.0}%\"></span></span> {}",
+        pct(run, all)
+    )
+}
+
+fn page_start(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body>\n",
+        esc(title)
+    )
+}
+
+const PAGE_END: &str = "<footer class=\"muted\">Generated by pathprof.</footer>\n</body></html>\n";
+
+const STYLE: &str = r#"
+:root { --fg:#1d2430; --muted:#667085; --line:#e4e7ec; --never:#fde2e1; --never-fg:#b42318; --hot:#fff1b8; --hot-edge:#f79009; --link:#175cd3; }
+* { box-sizing: border-box; }
+body { margin: 0; padding: 16px 24px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--fg); background: #fff; }
+h1 { font-size: 20px; margin: 4px 0; word-break: break-all; }
+h2 { font-size: 16px; margin: 20px 0 8px; }
+h3 { font-size: 14px; margin: 0 0 2px; word-break: break-all; }
+a { color: var(--link); text-decoration: none; } a:hover { text-decoration: underline; }
+.muted { color: var(--muted); }
+.note { background: #fffaeb; border: 1px solid #fedf89; padding: 8px 12px; border-radius: 6px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; min-width: 150px; }
+.card .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
+.card .value { font-size: 22px; font-weight: 600; }
+.card .detail { color: var(--muted); font-size: 12px; }
+table.grid { border-collapse: collapse; width: 100%; }
+table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+table.grid th { background: #f9fafb; font-weight: 600; }
+table.grid tr.never td:first-child { color: var(--never-fg); }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.bar { display: inline-block; width: 60px; height: 8px; background: var(--never); border-radius: 4px; overflow: hidden; vertical-align: middle; }
+.bar span { display: block; height: 100%; background: #32d583; }
+.layout { display: flex; gap: 16px; align-items: flex-start; }
+main { flex: 1 1 auto; min-width: 0; overflow-x: auto; }
+aside { flex: 0 0 360px; position: sticky; top: 8px; max-height: calc(100vh - 16px); overflow-y: auto; border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; }
+aside h2 { margin-top: 4px; }
+table.src { border-collapse: collapse; font: 13px/1.5 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; width: 100%; }
+table.src th { text-align: left; color: var(--muted); font-weight: normal; border-bottom: 1px solid var(--line); padding: 0 8px; }
+table.src td { padding: 0 8px; white-space: pre; }
+td.cnt { text-align: right; color: var(--muted); min-width: 7ch; font-variant-numeric: tabular-nums; border-right: 1px solid var(--line); }
+td.no { text-align: right; color: #98a2b3; user-select: none; }
+tr.exec td.cnt { color: #067647; }
+tr.never { background: var(--never); }
+tr.never td.cnt { color: var(--never-fg); font-weight: 600; }
+tr.hot-path { background: var(--hot); }
+tr.hot-path td.cnt { box-shadow: inset 4px 0 0 var(--hot-edge); color: var(--fg); font-weight: 600; }
+.key { padding: 0 4px; border-radius: 3px; }
+.key.never { background: var(--never); } .key.hot-path { background: var(--hot); }
+.fn { border-top: 1px solid var(--line); padding: 8px 0; }
+.fn p { margin: 0 0 4px; font-size: 12px; }
+.fn.uncalled h3 { color: var(--never-fg); font-weight: 500; }
+ol.paths { margin: 0; padding-left: 22px; }
+li.path { cursor: pointer; padding: 3px 6px; border-radius: 5px; margin: 2px 0; }
+li.path:hover { background: #f2f4f7; }
+li.path.selected { background: var(--hot); outline: 1px solid var(--hot-edge); }
+.pc { font-weight: 600; font-variant-numeric: tabular-nums; }
+.ps, .pb { color: var(--muted); font-size: 12px; }
+.pl { font: 12px ui-monospace, "DejaVu Sans Mono", monospace; word-break: break-all; }
+footer { margin-top: 24px; font-size: 12px; }
+"#;
+
+const SCRIPT: &str = r#"
+(function () {
+  var data = JSON.parse(document.getElementById('pp-paths').textContent);
+  function select(key, scroll) {
+    if (!Object.prototype.hasOwnProperty.call(data, key)) return false;
+    document.querySelectorAll('tr.hot-path').forEach(function (e) { e.classList.remove('hot-path'); });
+    document.querySelectorAll('li.path.selected').forEach(function (e) { e.classList.remove('selected'); });
+    data[key].forEach(function (n) {
+      var row = document.getElementById('L' + n);
+      if (row) row.classList.add('hot-path');
+    });
+    var item = document.getElementById('path-' + key);
+    if (item) item.classList.add('selected');
+    if (scroll && data[key].length) {
+      var first = document.getElementById('L' + data[key][0]);
+      if (first) first.scrollIntoView({ block: 'center' });
+    }
+    return true;
+  }
+  document.querySelectorAll('li.path').forEach(function (li) {
+    function go() {
+      select(li.dataset.path, true);
+      try { history.replaceState(null, '', '#path-' + li.dataset.path); } catch (e) {}
+    }
+    li.addEventListener('click', go);
+    li.addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); go(); }
+    });
+  });
+  var hash = decodeURIComponent(location.hash.slice(1));
+  if (!(hash.indexOf('path-') === 0 && select(hash.slice(5), true)) && PP_INITIAL !== null) {
+    select(PP_INITIAL, false);
+  }
+})();
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::predict::tests::loaded;
+
+    #[test]
+    fn pages_mark_the_hottest_path_and_never_run_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("t.c");
+        let text: String = (1..=20).map(|i| format!("line {i} <&>\n")).collect();
+        std::fs::write(&src, text).unwrap();
+        let mut l = loaded(
+            5,
+            &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4), (0, 4)],
+            &[(&[0, 1, 3, 4], 7), (&[0, 2, 3, 4], 2)],
+            &[],
+        );
+        l.map.files = vec![src.display().to_string()];
+        let out = dir.path().join("report");
+        write(&l, &out, &SourceRoot(None)).unwrap();
+        let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert!(index.contains("src-0-t.c.html#path-f0p"), "{index}");
+        let page = std::fs::read_to_string(out.join("src-0-t.c.html")).unwrap();
+        // Hot path 0 1 3 4: lines 10, 11, 13, 14.
+        for line in [10, 11, 13, 14] {
+            assert!(
+                page.contains(&format!(
+                    "<tr id=\"L{line}\" data-line=\"{line}\" class=\"ln exec hot-path\">"
+                )),
+                "line {line}: {page}"
+            );
+        }
+        assert!(page.contains("<tr id=\"L12\" data-line=\"12\" class=\"ln exec\">"));
+        assert!(page.contains("line 12 &lt;&amp;&gt;"));
+        assert!(page.contains("<span class=\"pc\">7</span> <span class=\"ps\">77.8%</span>"));
+        assert!(!page.contains("class=\"ln never"), "all blocks ran");
+        assert!(!page.contains("http"), "no external resources");
+    }
+
+    #[test]
+    fn missing_sources_show_counts_and_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = loaded(3, &[(0, 1), (0, 2), (1, 2)], &[(&[0, 2], 4)], &[]);
+        l.map.files = vec!["/nonexistent/t.c".into()];
+        write(&l, dir.path(), &SourceRoot(None)).unwrap();
+        let page = std::fs::read_to_string(dir.path().join("src-0-t.c.html")).unwrap();
+        assert!(page.contains("not found"), "{page}");
+        assert!(page.contains("shown without the source text"));
+        assert!(page.contains("class=\"ln never\"><td class=\"cnt\""));
+        assert!(page.contains(">4</td><td class=\"no\">10</td>"), "{page}");
+        assert!(!page.contains("data-line=\"1\""), "only lines with counts");
+    }
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(num(0), "0");
+        assert_eq!(num(999), "999");
+        assert_eq!(num(1000), "1,000");
+        assert_eq!(num(1234567), "1,234,567");
+    }
 }

@@ -53,7 +53,7 @@ pub fn report(loaded: &Loaded) -> Value {
                         let ce = f.cfg.edge(id);
                         json!([ce.from.0, ce.to.0])
                     }
-                    PathEnd::Unsplittable(b) => json!([b.0, Value::Null]),
+                    PathEnd::Unsplittable(b) | PathEnd::Call(b, _) => json!([b.0, Value::Null]),
                 };
                 let start = |e: PathEnd| match e {
                     PathEnd::Unsplittable(b) => json!([Value::Null, b.0]),
@@ -69,10 +69,12 @@ pub fn report(loaded: &Loaded) -> Value {
                             "blocks": p.path.blocks(dag).iter().map(|b| b.0).collect::<Vec<_>>(),
                             "exit": end(p.path.end(dag)),
                             "start": start(p.path.start(dag)),
+                            "terminated": matches!(p.path.end(dag), PathEnd::Call(..)),
                         })
                     })
                     .collect();
                 obj["paths"] = json!(paths);
+                obj["lost_paths"] = json!(c.lost);
             }
             obj
         })

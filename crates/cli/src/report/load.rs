@@ -25,6 +25,13 @@ pub fn load(map_path: &Path, profiles: &[PathBuf]) -> Result<Loaded> {
         &raw,
         &profiles[0].display().to_string(),
     )?;
+    let lost: u64 = counts.iter().map(|c| c.lost).fold(0, u64::saturating_add);
+    if lost > 0 {
+        eprintln!(
+            "pathprof: note: {lost} execution(s) ended inside a call that never returned (exit, longjmp); \
+             their last partial paths were not counted. Rebuild with --early-exit to count them."
+        );
+    }
     Ok(Loaded {
         map,
         map_path: map_path.to_path_buf(),

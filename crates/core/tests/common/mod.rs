@@ -45,10 +45,13 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    fn run(&mut self, site: ProbeSite) {
+    /// Runs the ops of `site` on `r` (or, for a call site, on a copy of it),
+    /// adding `delta` to every counter they count.
+    fn run_with(&mut self, site: ProbeSite, delta: i64) {
         let Some(ops) = self.by_site.get(&site) else {
             return;
         };
+        let saved = self.r;
         for op in ops.iter() {
             match *op {
                 Op::SetPath(c) => self.r = c as u64,
@@ -62,21 +65,59 @@ impl<'a> Evaluator<'a> {
                         PathStorage::Hash { num_paths } => assert!(id < num_paths),
                         PathStorage::None => panic!("path op without path storage"),
                     }
-                    *self.counters.paths.entry(id).or_default() += 1;
+                    let c = self.counters.paths.entry(id).or_default();
+                    *c = c
+                        .checked_add_signed(delta)
+                        .expect("counter stays non-negative");
+                    if *c == 0 {
+                        self.counters.paths.remove(&id);
+                    }
                 }
-                Op::CountSlot(k) => self.counters.slots[k as usize] += 1,
+                Op::CountSlot(k) => {
+                    let c = &mut self.counters.slots[k as usize];
+                    *c = c
+                        .checked_add_signed(delta)
+                        .expect("slot stays non-negative");
+                }
             }
         }
+        if matches!(site, ProbeSite::Call(..)) {
+            self.r = saved;
+        }
+    }
+
+    fn run(&mut self, site: ProbeSite) {
+        self.run_with(site, 1);
+    }
+
+    /// The calls of block `b`: each counts and, when it returns, uncounts; the
+    /// one numbered `dies_in` never returns. Returns whether the process ended.
+    fn calls(&mut self, cfg: &Cfg, b: BlockId, dies_in: Option<u32>) -> bool {
+        for k in 0..cfg.calls(b) {
+            self.run(ProbeSite::Call(b, k));
+            if dies_in == Some(k) {
+                return true;
+            }
+            self.run_with(ProbeSite::Call(b, k), -1);
+        }
+        false
     }
 
     /// One call of the function following `walk` (CFG edges from the entry to an
     /// exit block).
     pub fn call(&mut self, cfg: &Cfg, walk: &[EdgeId]) {
+        self.call_ending(cfg, walk, None);
+    }
+
+    /// Like [`Evaluator::call`], but with `dies_in = Some(k)` the process ends
+    /// inside call `k` of the walk's last block (which need not be an exit).
+    pub fn call_ending(&mut self, cfg: &Cfg, walk: &[EdgeId], dies_in: Option<u32>) {
         self.r = 0;
         self.run(ProbeSite::FunctionEntry);
         self.run(ProbeSite::BlockStart(cfg.entry()));
         let mut at = cfg.entry();
         for &e in walk {
+            assert!(!self.calls(cfg, at, None));
             let ce = cfg.edge(e);
             assert_eq!(ce.from, at, "walk is connected");
             self.run(ProbeSite::BlockEnd(ce.from));
@@ -84,9 +125,34 @@ impl<'a> Evaluator<'a> {
             self.run(ProbeSite::BlockStart(ce.to));
             at = ce.to;
         }
+        if self.calls(cfg, at, dies_in) {
+            return;
+        }
         assert!(cfg.is_exit(at), "walk ends at an exit");
         self.run(ProbeSite::BlockEnd(at));
     }
+}
+
+/// The acyclic paths a walk takes through `dag`, as DAG edge lists; with
+/// `dies_in`, the last ends inside that call of the walk's last block.
+pub fn walk_paths_ending(
+    cfg: &Cfg,
+    dag: &Dag,
+    walk: &[EdgeId],
+    dies_in: Option<u32>,
+) -> Vec<Vec<DagEdgeId>> {
+    let mut paths = walk_paths(cfg, dag, walk);
+    if let Some(k) = dies_in {
+        let last = walk.last().map_or(cfg.entry(), |&e| cfg.edge(e).to);
+        let path = paths.last_mut().unwrap();
+        path.pop(); // the exit edge
+        let call = dag
+            .edge_ids()
+            .find(|&d| dag.edge(d).kind == DagEdgeKind::CallExit(last, k))
+            .expect("call exit edge");
+        path.push(call);
+    }
+    paths
 }
 
 /// The acyclic paths a walk takes through `dag`, as DAG edge lists.
@@ -122,16 +188,31 @@ pub fn walk_paths(cfg: &Cfg, dag: &Dag, walk: &[EdgeId]) -> Vec<Vec<DagEdgeId>> 
         }
     }
     let last = walk.last().map_or(cfg.entry(), |&e| cfg.edge(e).to);
-    cur.push(find(&|k| k == DagEdgeKind::Exit(last)));
+    // A walk cut short has no exit edge; `walk_paths_ending` replaces this one.
+    let exit = dag
+        .edge_ids()
+        .find(|&d| dag.edge(d).kind == DagEdgeKind::Exit(last))
+        .unwrap_or(DagEdgeId(u32::MAX));
+    cur.push(exit);
     paths.push(cur);
     paths
 }
 
 /// Path-id counts of a set of walks, computed from the walks alone.
 pub fn expected_path_counts(cfg: &Cfg, dag: &Dag, walks: &[Vec<EdgeId>]) -> BTreeMap<u64, u64> {
+    let walks: Vec<(Vec<EdgeId>, Option<u32>)> = walks.iter().map(|w| (w.clone(), None)).collect();
+    expected_path_counts_ending(cfg, dag, &walks)
+}
+
+/// Like [`expected_path_counts`] for walks that may end inside a call.
+pub fn expected_path_counts_ending(
+    cfg: &Cfg,
+    dag: &Dag,
+    walks: &[(Vec<EdgeId>, Option<u32>)],
+) -> BTreeMap<u64, u64> {
     let mut out = BTreeMap::new();
-    for w in walks {
-        for p in walk_paths(cfg, dag, w) {
+    for (w, dies_in) in walks {
+        for p in walk_paths_ending(cfg, dag, w, *dies_in) {
             *out.entry(path_id(dag, &p)).or_default() += 1;
         }
     }
