@@ -88,7 +88,7 @@ fn walks_of(cfg: &Cfg, choices: &[Vec<u8>], deaths: bool) -> Vec<(Vec<EdgeId>, O
         .filter_map(|c| {
             let walk = make_walk(cfg, c, 30)?;
             let pick = c.first().copied().unwrap_or(0) as usize;
-            if !deaths || pick % 3 != 0 {
+            if !deaths || !pick.is_multiple_of(3) {
                 return Some((walk, None));
             }
             let cut = (pick / 3) % (walk.len() + 1);
