@@ -29,7 +29,7 @@ impl Default for PathOptions {
     fn default() -> Self {
         PathOptions {
             dag: DagOptions::default(),
-            array_limit: 1 << 14,
+            array_limit: 1 << 17,
         }
     }
 }
