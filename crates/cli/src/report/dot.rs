@@ -163,6 +163,7 @@ pub fn increments(cfg: &Cfg, dag: &Dag) -> ChordIncrements {
                 weights.edge(e)
             }
             DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) => weights.block(b),
+            DagEdgeKind::CallExit(..) => 0.0,
             DagEdgeKind::UnsplitEntry(_) => return None,
         })
     })
@@ -326,6 +327,10 @@ fn render_dag(
             }
             DagEdgeKind::UnsplitEntry(_) | DagEdgeKind::UnsplitExit(_) => {
                 label.push_str("\n(unsplittable)");
+                attrs.push("style=dashed".into());
+            }
+            DagEdgeKind::CallExit(_, k) => {
+                let _ = write!(label, "\n(inside call #{k})");
                 attrs.push("style=dashed".into());
             }
             _ => {}
@@ -522,8 +527,19 @@ mod tests {
 
     #[test]
     fn increments_match_the_planner() {
-        let options = PathOptions::default();
-        for cfg in graphs() {
+        let mut early = PathOptions::default();
+        early.dag.early_exit = true;
+        let mut cases: Vec<(Cfg, PathOptions)> = graphs()
+            .into_iter()
+            .map(|g| (g, PathOptions::default()))
+            .collect();
+        for mut g in graphs() {
+            // Calls that might not return in every other block.
+            let calls = (0..g.num_blocks() as u32).map(|b| b % 2).collect();
+            g.set_calls(calls).unwrap();
+            cases.push((g, early));
+        }
+        for (cfg, options) in cases {
             let dag = Dag::build(&cfg, options.dag).unwrap();
             let incs = increments(&cfg, &dag);
             let (mine, _) = transcribe(&cfg, dag.clone(), &incs, &options);

@@ -131,38 +131,56 @@ pub struct Prediction {
     pub block_only: usize,
 }
 
-/// How often the DAG edge `e` ran according to the edge profile: its CFG edge's
-/// count, or for a block's single way out (return, before an unsplittable
-/// terminator) the block's count.
-fn edge_count(dag: &Dag, counts: &FunctionCounts, edges: &[u64], e: DagEdgeId) -> u64 {
-    match dag.edge(e).kind {
-        DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) | DagEdgeKind::BackEntry(ce) => {
-            edges[ce.index()]
+/// How often each DAG edge ran according to the edge profile: a CFG edge's
+/// count for the edges that stand for one; the calls for ENTRY→entry; for a path
+/// ending inside a call that never returned (early-exit builds, where the edge
+/// profile counts such exits too), how many did; for a block's return or its
+/// end before an unsplittable terminator, the block's count less those.
+pub fn dag_edge_counts(dag: &Dag, counts: &FunctionCounts, edges: &[u64]) -> Vec<u64> {
+    let mut out = vec![0u64; dag.edges().len()];
+    let mut call_exits = vec![0u64; dag.num_blocks()];
+    for p in &counts.paths {
+        let last = *p.path.edges.last().expect("paths are non-empty");
+        if let DagEdgeKind::CallExit(b, _) = dag.edge(last).kind {
+            out[last.index()] = out[last.index()].saturating_add(p.count);
+            call_exits[b.index()] = call_exits[b.index()].saturating_add(p.count);
         }
-        DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) | DagEdgeKind::UnsplitEntry(b) => {
-            counts.blocks[b.index()]
-        }
-        DagEdgeKind::Entry => counts.entry,
     }
+    for e in dag.edge_ids() {
+        out[e.index()] = match dag.edge(e).kind {
+            DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) | DagEdgeKind::BackEntry(ce) => {
+                edges[ce.index()]
+            }
+            DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) => {
+                counts.blocks[b.index()].saturating_sub(call_exits[b.index()])
+            }
+            DagEdgeKind::UnsplitEntry(b) => counts.blocks[b.index()],
+            DagEdgeKind::Entry => counts.entry,
+            DagEdgeKind::CallExit(..) => out[e.index()],
+        };
+    }
+    out
 }
 
-/// The successor slot used to break ties (later slot wins).
-fn edge_slot(f: &MapFunction, dag: &Dag, e: DagEdgeId) -> u32 {
+/// Breaks ties between equally frequent out-edges: the later successor slot
+/// wins; a block's one way out beats nothing; leaving inside a call loses.
+fn tie_break(f: &MapFunction, dag: &Dag, e: DagEdgeId) -> u32 {
     match dag.edge(e).kind {
         DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) | DagEdgeKind::BackEntry(ce) => {
-            f.cfg.edge(ce).slot
+            f.cfg.edge(ce).slot.saturating_add(1)
         }
+        DagEdgeKind::CallExit(..) => 0,
         _ => u32::MAX,
     }
 }
 
 /// The path the edge profile predicts after the DAG edge `first` (an edge out of
 /// ENTRY): `first`, then the most frequent out-edge of each node until EXIT.
+/// `counts` are [`dag_edge_counts`].
 pub fn predict_path(
     f: &MapFunction,
     dag: &Dag,
-    counts: &FunctionCounts,
-    edges: &[u64],
+    counts: &[u64],
     first: DagEdgeId,
 ) -> Vec<DagEdgeId> {
     let mut out = vec![first];
@@ -172,7 +190,7 @@ pub fn predict_path(
             .succs(v)
             .iter()
             .copied()
-            .max_by_key(|&e| (edge_count(dag, counts, edges, e), edge_slot(f, dag, e)))
+            .max_by_key(|&e| (counts[e.index()], tie_break(f, dag, e)))
             .expect("every DAG node but EXIT has an out-edge");
         out.push(next);
         v = dag.edge(next).to;
@@ -204,12 +222,13 @@ pub fn function_stats(f: &MapFunction, dag: &Dag, counts: &FunctionCounts) -> St
             &zeros
         }
     };
+    let dag_counts = dag_edge_counts(dag, counts, edges);
     for p in counts.paths.iter().filter(|p| p.count > 0) {
         s.paths += 1;
         let measured = &p.path.edges;
         let (mb, mi) = length(f, dag, measured);
         s.measured.add(p.count, mb, mi);
-        let predicted = predict_path(f, dag, counts, edges, measured[0]);
+        let predicted = predict_path(f, dag, &dag_counts, measured[0]);
         if &predicted == measured {
             s.correct_paths += 1;
             s.correct_executions += p.count as u128;
@@ -529,13 +548,8 @@ pub(crate) mod tests {
             unreachable!()
         };
         let c = &l.counts[0];
-        let predicted = predict_path(
-            &l.map.functions[0],
-            dag,
-            c,
-            c.edges.as_ref().unwrap(),
-            dag.succs(dag.entry())[0],
-        );
+        let counts = dag_edge_counts(dag, c, c.edges.as_ref().unwrap());
+        let predicted = predict_path(&l.map.functions[0], dag, &counts, dag.succs(dag.entry())[0]);
         let blocks: Vec<u32> = predicted
             .iter()
             .filter_map(|&e| dag.block(dag.edge(e).to))
@@ -568,6 +582,54 @@ pub(crate) mod tests {
         assert_eq!(s.correct_executions, 6);
         assert_eq!(s.mispredicted_predicted.blocks, 3 + 3);
         assert_eq!(s.mispredicted_measured.blocks, 3 * 3 + 4);
+    }
+
+    #[test]
+    fn paths_ending_inside_calls_compete_with_the_other_edges() {
+        // b0 calls something that may not return, then goes to b1 or b2.
+        let cfg = {
+            let mut c = Cfg::from_edge_list(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]).unwrap();
+            c.set_calls(vec![1, 0, 0, 0]).unwrap();
+            c
+        };
+        let dag = Dag::build(
+            &cfg,
+            pathprof_core::dag::DagOptions {
+                early_exit: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let id = |blocks: &[u32], in_call: bool| {
+            (0..dag.num_paths())
+                .find(|&id| {
+                    let p = regenerate(&dag, id).unwrap();
+                    let last = dag.edge(*p.edges.last().unwrap()).kind;
+                    p.blocks(&dag) == blocks.iter().map(|&b| BlockId(b)).collect::<Vec<_>>()
+                        && matches!(last, DagEdgeKind::CallExit(..)) == in_call
+                })
+                .unwrap()
+        };
+        // 5 exits inside the call, 3 through b1, 2 through b2.
+        let paths = [
+            (id(&[0], true), 5),
+            (id(&[0, 1, 3], false), 3),
+            (id(&[0, 2, 3], false), 2),
+        ];
+        let layout = Layout::Path {
+            dag: dag.clone(),
+            self_loops: vec![],
+        };
+        let counts = derive(&cfg, &layout, &[], &paths).unwrap();
+        let mut l = loaded(4, &[(0, 1), (0, 2), (1, 3), (2, 3)], &[], &[]);
+        l.map.functions[0].cfg = cfg;
+        l.map.functions[0].layout = layout;
+        l.counts[0] = counts;
+        let s = analyze(&l).unwrap().total;
+        // Every path starts at b0, where the call exit (5) beats b1 (3): only the
+        // path ending in the call is predicted.
+        assert_eq!((s.paths, s.correct_paths, s.correct_executions), (3, 1, 5));
+        assert_eq!(s.mispredicted_predicted.blocks, 3 + 2);
     }
 
     #[test]

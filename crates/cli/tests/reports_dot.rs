@@ -1,0 +1,176 @@
+//! `pathprof dot` on a real program: the path DAG of a loop (dummy edges, the
+//! backedge, values and increments), hot paths from a profile, the CFG of a
+//! block-mode build, and near names for a misspelt function. When Graphviz is
+//! installed, `dot -Tsvg` must accept every graph.
+
+mod reports_common;
+
+use reports_common::*;
+use std::process::{Command, Stdio};
+
+/// Checks `text` with Graphviz when it is installed.
+fn graphviz_accepts(text: &str) {
+    if !have("dot", "-V") {
+        eprintln!("graphviz `dot` is not installed: skipping the syntax check");
+        return;
+    }
+    let mut child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "dot rejected the graph: {stderr}\n{text}"
+    );
+    assert!(stderr.trim().is_empty(), "dot warned: {stderr}\n{text}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
+}
+
+#[test]
+fn path_dag_of_a_loop_with_hot_paths() {
+    let p = build("hot.c", "path");
+    let profile = p.run(&["100"], "hot.pprof");
+    let plain = pathprof_ok([
+        "dot".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        "--function".as_ref(),
+        "main".as_ref(),
+    ]);
+    assert!(plain.starts_with("digraph \"pathdag.main\" {"), "{plain}");
+    assert!(plain.contains("ENTRY [shape=ellipse"), "{plain}");
+    assert!(plain.contains("-> EXIT"), "{plain}");
+    assert!(plain.contains("Val 0"), "{plain}");
+    assert!(
+        plain.contains("\\nInc "),
+        "chords carry increments: {plain}"
+    );
+    // The loop's backedge: dummy ENTRY->head and latch->EXIT, and the CFG edge.
+    assert!(plain.contains("(backedge b"), "{plain}");
+    assert!(plain.contains("style=dashed"), "{plain}");
+    assert!(
+        plain.contains("[label=\"backedge\", style=dotted"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("hot.c:"),
+        "blocks carry source lines: {plain}"
+    );
+    assert!(!plain.contains("penwidth"), "no profile, no hot paths");
+    graphviz_accepts(&plain);
+
+    let hot = pathprof_ok([
+        "dot".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        "--function".as_ref(),
+        "main".as_ref(),
+        "--profile".as_ref(),
+        profile.as_os_str(),
+    ]);
+    // 100 iterations: the loop head runs 100 times, the backedge 99.
+    assert!(hot.contains("\\n×100\"]"), "{hot}");
+    assert!(hot.contains("backedge\\n99×"), "{hot}");
+    assert!(
+        hot.contains("penwidth=6.00"),
+        "the busiest edge is the widest: {hot}"
+    );
+    assert!(hot.contains("color=\"#c0392b\""), "{hot}");
+    graphviz_accepts(&hot);
+
+    let step = pathprof_ok([
+        "dot".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        "--function".as_ref(),
+        "step".as_ref(),
+        "--profile".as_ref(),
+        profile.as_os_str(),
+    ]);
+    // step runs 200 times; 172 take the HOT return.
+    assert!(step.contains("\\n172×"), "{step}");
+    assert!(step.contains("\\n28×"), "{step}");
+    graphviz_accepts(&step);
+}
+
+#[test]
+fn misspelt_functions_get_suggestions() {
+    let p = build("hot.c", "path");
+    let out = pathprof_output([
+        "dot".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        "--function".as_ref(),
+        "stpe".as_ref(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("no function named `stpe`"), "{err}");
+    assert!(err.contains("did you mean step"), "{err}");
+}
+
+#[test]
+fn block_mode_draws_the_cfg_with_counts() {
+    let p = build("hot.c", "block");
+    let profile = p.run(&["100"], "hot.pprof");
+    let text = pathprof_ok([
+        "dot".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        "--function".as_ref(),
+        "step".as_ref(),
+        "--profile".as_ref(),
+        profile.as_os_str(),
+    ]);
+    assert!(text.contains("control-flow graph (block counts)"), "{text}");
+    assert!(text.contains("ENTRY -> b0 [label=\"200×\"]"), "{text}");
+    assert!(text.contains("\\n×172\"]"), "{text}");
+    graphviz_accepts(&text);
+}
+
+#[test]
+fn instrument_writes_one_pathdag_file_per_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let bitcode = dir.path().join("hot.bc");
+    let out = Command::new("/usr/lib/llvm-22/bin/clang")
+        .args(["-O1", "-g", "-c", "-emit-llvm"])
+        .arg(fixture("hot.c"))
+        .arg("-o")
+        .arg(&bitcode)
+        .output()
+        .expect("clang-22 (scripts/install-deps.sh installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dots = dir.path().join("dots");
+    pathprof_ok([
+        "instrument".as_ref(),
+        bitcode.as_os_str(),
+        "-o".as_ref(),
+        dir.path().join("hot.inst.bc").as_os_str(),
+        "--dot-dir".as_ref(),
+        dots.as_os_str(),
+    ]);
+    let mut names: Vec<String> = std::fs::read_dir(&dots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["pathdag.main.dot", "pathdag.note.dot", "pathdag.step.dot"]
+    );
+    for name in names {
+        let text = std::fs::read_to_string(dots.join(&name)).unwrap();
+        assert!(text.contains("Val "), "{name}: {text}");
+        graphviz_accepts(&text);
+    }
+}
