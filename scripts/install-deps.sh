@@ -4,7 +4,7 @@
 # export), chromium (the HTML report test). Skips what is already there.
 set -euo pipefail
 need=()
-for pkg in llvm-22-dev clang-22 lld-22 libzstd-dev zlib1g-dev lcov chromium; do
+for pkg in llvm-22-dev clang-22 lld-22 libzstd-dev zlib1g-dev lcov chromium graphviz; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

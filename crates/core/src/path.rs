@@ -41,8 +41,14 @@ pub fn plan_paths(
     options: &PathOptions,
 ) -> Result<(FunctionPlan, Layout), DagError> {
     let dag = Dag::build(cfg, options.dag)?;
-    let incs = ChordIncrements::compute(&dag, |id| dag_weight(cfg, &dag, weights, id));
+    let incs = chord_increments(cfg, &dag, weights);
     Ok(transcribe(cfg, dag, &incs, options))
+}
+
+/// The spanning tree and chord increments the planner uses for `dag` under
+/// `weights` (reports recompute them to show increments).
+pub fn chord_increments(cfg: &Cfg, dag: &Dag, weights: &Weights) -> ChordIncrements {
+    ChordIncrements::compute(dag, |id| dag_weight(cfg, dag, weights, id))
 }
 
 /// The spanning-tree weight of a DAG edge; `None` forces it onto the tree.

@@ -19,15 +19,17 @@ impl Ratio {
         self.1 += o.1;
     }
     fn show(self) -> String {
-        if self.1 == 0 {
-            return format!("{:>22}", "-");
-        }
-        format!(
-            "{:>8}/{:<8} {:>5.1}%",
-            self.0,
-            self.1,
-            100.0 * self.0 as f64 / self.1 as f64
-        )
+        let text = if self.1 == 0 {
+            "-".to_string()
+        } else {
+            format!(
+                "{}/{} {:5.1}%",
+                self.0,
+                self.1,
+                100.0 * self.0 as f64 / self.1 as f64
+            )
+        };
+        format!("{text:>22}")
     }
 }
 

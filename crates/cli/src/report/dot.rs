@@ -155,18 +155,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// the loop-depth weights (`pathprof-core`'s `path::plan_paths` weighs DAG edges
 /// the same way; the instrumenter never passes measured counts).
 pub fn increments(cfg: &Cfg, dag: &Dag) -> ChordIncrements {
-    let weights = Weights::estimate(cfg);
-    ChordIncrements::compute(dag, |id| {
-        Some(match dag.edge(id).kind {
-            DagEdgeKind::Entry => weights.block(cfg.entry()),
-            DagEdgeKind::Cfg(e) | DagEdgeKind::BackEntry(e) | DagEdgeKind::BackExit(e) => {
-                weights.edge(e)
-            }
-            DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) => weights.block(b),
-            DagEdgeKind::CallExit(..) => 0.0,
-            DagEdgeKind::UnsplitEntry(_) => return None,
-        })
-    })
+    pathprof_core::path::chord_increments(cfg, dag, &Weights::estimate(cfg))
 }
 
 /// A DOT string literal.

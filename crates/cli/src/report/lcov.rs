@@ -21,29 +21,12 @@ use pathprof_core::map::{LineSpan, MapFunction};
 use pathprof_core::BlockId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
 
-/// Where `recorded` is: itself if it exists, else the first existing candidate
-/// under the source root (by ever shorter suffixes of its path, as the listings
-/// look for it), else `recorded` unchanged.
+/// Where `recorded` is (see [`SourceRoot::locate`]), else `recorded` unchanged.
 fn locate(recorded: &str, sources: &SourceRoot) -> String {
-    let p = Path::new(recorded);
-    if p.exists() {
-        return recorded.to_string();
-    }
-    if let Some(root) = &sources.0 {
-        let parts: Vec<_> = p
-            .components()
-            .filter(|c| matches!(c, Component::Normal(_)))
-            .collect();
-        for i in 0..parts.len() {
-            let candidate: PathBuf = parts[i..].iter().fold(root.clone(), |acc, c| acc.join(c));
-            if candidate.exists() {
-                return candidate.display().to_string();
-            }
-        }
-    }
-    recorded.to_string()
+    sources
+        .locate(recorded)
+        .map_or_else(|| recorded.to_string(), |p| p.display().to_string())
 }
 
 /// The source line to show a block's branches on. The map does not record the

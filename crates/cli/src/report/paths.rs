@@ -163,7 +163,10 @@ pub fn describe_end(f: &MapFunction, end: PathEnd, starting: bool) -> Option<Str
             Some(format!("starts at {b}{} after an indirect branch", line(b)))
         }
         PathEnd::Unsplittable(b) => Some(format!("ends at the indirect branch of {b}{}", line(b))),
-        PathEnd::Call(b, k) => Some(format!("ends inside call #{k} of {b}{}, which never returned", line(b))),
+        PathEnd::Call(b, k) => Some(format!(
+            "ends inside call #{k} of {b}{}, which never returned",
+            line(b)
+        )),
     }
 }
 

@@ -37,11 +37,16 @@ impl SourceRoot {
         out
     }
 
+    /// The first existing location of `recorded` (under the root first).
+    pub fn locate(&self, recorded: &str) -> Option<PathBuf> {
+        self.candidates(recorded).into_iter().find(|c| c.is_file())
+    }
+
     /// Reads file `index` of `map`.
     pub fn read(&self, map: &MapFile, index: usize) -> Source {
         let recorded = &map.files[index];
         let digest = map.file_digests.get(index).copied().flatten();
-        for candidate in self.candidates(recorded) {
+        if let Some(candidate) = self.locate(recorded) {
             if let Ok(bytes) = std::fs::read(&candidate) {
                 let lines = String::from_utf8_lossy(&bytes)
                     .lines()

@@ -1,0 +1,315 @@
+//! Golden tests of the text reports (`report`, `paths`, `lines`, `funcs`,
+//! `files`, `coverage`, `verify`, `merge`) on `text_reports/classify.c`, whose
+//! counts are known by hand: `classify` runs 10 times (x % 3 == 0 for 0, 3, 6, 9;
+//! == 1 for 1, 4, 7; else 2, 5, 8), the loop runs 10 times, `never` never runs.
+//! Built at -O0 so blocks follow the source. And every report's errors for a
+//! wrong, truncated or mismatched input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Built {
+    dir: tempfile::TempDir,
+}
+
+impl Built {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+fn pathprof(args: &[&str]) -> (String, String, bool) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    )
+}
+
+/// Builds classify.c in `mode` (copied into a fresh directory, so sources are
+/// found) and runs it once.
+fn build(mode: &str) -> Built {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("classify.c");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/text_reports/classify.c"),
+        &src,
+    )
+    .unwrap();
+    let exe = dir.path().join(format!("classify-{mode}"));
+    let (_, err, ok) = pathprof(&[
+        "cc",
+        &format!("--mode={mode}"),
+        "-O0",
+        "-g",
+        src.to_str().unwrap(),
+        "-o",
+        exe.to_str().unwrap(),
+    ]);
+    assert!(ok, "build failed: {err}");
+    let run = Command::new(&exe)
+        .env(
+            "PATHPROF_FILE",
+            dir.path().join(format!("classify-{mode}.pprof")),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "4 3 3\n");
+    Built { dir }
+}
+
+/// Runs a report on a build and returns stdout with the build directory
+/// replaced by `<dir>`.
+fn report(b: &Built, mode: &str, cmd: &[&str]) -> String {
+    let map = b.path(&format!("classify-{mode}.ppmap"));
+    let profile = b.path(&format!("classify-{mode}.pprof"));
+    let mut args: Vec<&str> = cmd.to_vec();
+    args.extend(["--map", map.to_str().unwrap(), profile.to_str().unwrap()]);
+    let (out, err, ok) = pathprof(&args);
+    assert!(ok, "{cmd:?} failed: {err}");
+    out.replace(b.dir.path().to_str().unwrap(), "<dir>")
+}
+
+fn assert_golden(got: &str, want: &str) {
+    if got.trim_end() != want.trim_end() {
+        panic!("report differs from the golden text.\n--- want\n{want}\n--- got\n{got}");
+    }
+}
+
+#[test]
+fn text_reports_golden() {
+    let b = build("path");
+    assert_golden(
+        &report(&b, "path", &["report"]),
+        "       calls    blocks   paths run/all  function
+          10       6/6             3/3  classify  (<dir>/classify.c:2)
+           1       6/7             3/6  main  (<dir>/classify.c:10)
+           0       0/1             0/1  never  (<dir>/classify.c:9)",
+    );
+    // Weighted instructions per path: 309 instructions over 21 path executions.
+    assert_golden(
+        &report(&b, "path", &["paths", "--top", "4"]),
+        "21 executions of 6 distinct paths; weighted instructions per path 14.7
+rank        count   share blocks instrs  function / path
+   1            9  42.86%      3     15  main (path 3)
+                                        starts after loop back/cut edge b3 (line 12) -> b1 (line 12)
+                                        classify.c:12-13, 12
+                                        ends with loop back/cut edge b3 (line 12) -> b1 (line 12)
+   2            4  19.05%      3     11  classify (path 0)
+                                        classify.c:3-4, 8
+   3            3  14.29%      4     15  classify (path 1)
+                                        classify.c:3, 5-6, 8
+   4            3  14.29%      4     15  classify (path 2)
+                                        classify.c:3, 5, 7-8",
+    );
+    assert_golden(
+        &report(
+            &b,
+            "path",
+            &["paths", "--function", "classify", "--top", "1"],
+        ),
+        "10 executions of 3 distinct paths; weighted instructions per path 13.4
+rank        count   share blocks instrs  function / path
+   1            4  40.00%      3     11  classify (path 0)
+                                        classify.c:3-4, 8",
+    );
+    assert_golden(
+        &report(&b, "path", &["lines"]),
+        "==> <dir>/classify.c <==
+           -     1  #include <stdio.h>
+           -     2  static int classify(int x) {
+          10     3      if (x % 3 == 0)
+           4     4          return 0;
+           6     5      if (x % 3 == 1)
+           3     6          return 1;
+           3     7      return 2;
+          10     8  }
+       #####     9  static int never(int x) { return x * 2; }
+           -    10  int main(int argc, char **argv) {
+           1    11      int counts[3] = {0, 0, 0};
+          11    12      for (int i = 0; i < 10; i++)
+          10    13          counts[classify(i)]++;
+           1    14      if (argc > 5)
+       #####    15          printf(\"%d\\n\", never(argc));
+           1    16      printf(\"%d %d %d\\n\", counts[0], counts[1], counts[2]);
+           1    17      return 0;
+           -    18  }",
+    );
+    assert_golden(
+        &report(&b, "path", &["funcs"]),
+        " instrs executed        calls   instrs  never run  function
+             175            1       41          4  main
+             134           10       19          0  classify
+               0            0        5          5  never
+             309           11       65          9  total (3 functions)",
+    );
+    assert_golden(
+        &report(&b, "path", &["funcs", "--sort", "calls"])
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_string(),
+        "             134           10       19          0  classify",
+    );
+    assert_golden(
+        &report(&b, "path", &["files"]),
+        " instrs executed blocks run   blocks never entered  file
+             309         12       14            2  <dir>/classify.c
+             309         12       14            2  total (1 files)",
+    );
+    assert_golden(
+        &report(&b, "path", &["coverage"]),
+        "function                                      lines                 blocks                  edges                  paths
+main                                     6/7  85.7%             6/7  85.7%             6/8  75.0%             3/6  50.0%
+    never executed: lines 15
+classify                                 6/6 100.0%             6/6 100.0%             7/7 100.0%             3/3 100.0%
+never                                    0/1   0.0%             0/1   0.0%                      -             0/1   0.0%
+    never called
+TOTAL                                  12/14  85.7%           12/14  85.7%           13/15  86.7%            6/10  60.0%",
+    );
+}
+
+#[test]
+fn instructions_per_line_and_block_mode_listing_agree() {
+    let path = build("path");
+    let block = build("block");
+    let listing = |b: &Built, mode: &str| report(b, mode, &["lines"]);
+    assert_eq!(
+        listing(&path, "path"),
+        listing(&block, "block"),
+        "line counts agree across modes"
+    );
+    let instrs = report(&path, "path", &["lines", "--instructions"]);
+    // `classify`'s first test runs 4 instructions per call at -O0: 40 in all.
+    assert!(
+        instrs.contains("          40     3      if (x % 3 == 0)"),
+        "{instrs}"
+    );
+    assert!(instrs.contains("       #####    15"), "{instrs}");
+}
+
+#[test]
+fn verify_passes_and_reports_an_altered_edge() {
+    let path = build("path");
+    let edge = build("edge");
+    let args = |edge_profile: &Path| {
+        vec![
+            "verify".to_string(),
+            "--map".into(),
+            path.path("classify-path.ppmap").display().to_string(),
+            path.path("classify-path.pprof").display().to_string(),
+            "--edge-map".into(),
+            edge.path("classify-edge.ppmap").display().to_string(),
+            edge_profile.display().to_string(),
+        ]
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        pathprof(&a)
+    };
+    let (out, _, ok) = run(args(&edge.path("classify-edge.pprof")));
+    assert!(ok, "{out}");
+    assert_golden(
+        &out,
+        "verified: 15 edge counts of 3 functions derived from the path profile equal the edge profile",
+    );
+    // Alter one chord counter of the edge profile: the verifier must name the
+    // edges whose derived counts changed, and fail.
+    let mut raw = pathprof_format::RawProfile::decode(
+        &std::fs::read(edge.path("classify-edge.pprof")).unwrap(),
+    )
+    .unwrap();
+    let f = raw
+        .functions
+        .iter_mut()
+        .find(|f| f.slots.iter().any(|&c| c > 0))
+        .unwrap();
+    let k = f.slots.iter().position(|&c| c > 0).unwrap();
+    f.slots[k] += 1;
+    let altered = edge.path("altered.pprof");
+    std::fs::write(&altered, raw.encode()).unwrap();
+    let (out, _, ok) = run(args(&altered));
+    assert!(!ok, "an altered edge profile must fail verification");
+    assert!(out.contains("MISMATCH"), "{out}");
+    assert!(
+        out.contains(": from paths "),
+        "lists the differing edges: {out}"
+    );
+}
+
+#[test]
+fn merge_sums_profiles_and_refuses_other_builds() {
+    let b = build("path");
+    let p = b.path("classify-path.pprof");
+    let merged = b.path("merged.pprof");
+    let (_, err, ok) = pathprof(&[
+        "merge",
+        p.to_str().unwrap(),
+        p.to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let map = b.path("classify-path.ppmap");
+    let (out, _, _) = pathprof(&[
+        "report",
+        "--map",
+        map.to_str().unwrap(),
+        merged.to_str().unwrap(),
+    ]);
+    assert!(
+        out.contains("          20       6/6             3/3  classify"),
+        "{out}"
+    );
+    let other = build("edge");
+    let q = other.path("classify-edge.pprof");
+    let (_, err, ok) = pathprof(&[
+        "merge",
+        p.to_str().unwrap(),
+        q.to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("build"), "{err}");
+}
+
+#[test]
+fn every_report_explains_bad_inputs() {
+    let b = build("path");
+    let map = b.path("classify-path.ppmap");
+    let profile = b.path("classify-path.pprof");
+    let bytes = std::fs::read(&profile).unwrap();
+    let truncated = b.path("truncated.pprof");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let garbage = b.path("garbage.pprof");
+    std::fs::write(&garbage, b"hello, world\n").unwrap();
+    let other = build("edge");
+    let other_profile = other.path("classify-edge.pprof");
+    let damaged_map = b.path("damaged.ppmap");
+    let mut m = std::fs::read(&map).unwrap();
+    let n = m.len();
+    m[n - 10] ^= 0x20;
+    std::fs::write(&damaged_map, &m).unwrap();
+    let missing = b.path("missing.pprof");
+    for cmd in [
+        "report", "paths", "lines", "funcs", "files", "coverage", "predict",
+    ] {
+        let check = |map: &Path, prof: &Path, want: &str| {
+            let (_, err, ok) =
+                pathprof(&[cmd, "--map", map.to_str().unwrap(), prof.to_str().unwrap()]);
+            assert!(!ok, "{cmd} accepted a bad input");
+            assert!(err.contains(want), "{cmd}: expected `{want}` in: {err}");
+        };
+        check(&map, &truncated, "truncated");
+        check(&map, &garbage, "not a pathprof raw profile");
+        check(&map, &other_profile, "another build");
+        check(&damaged_map, &profile, "damaged");
+        check(&map, &missing, "cannot read profile");
+        check(&b.path("nope.ppmap"), &profile, "cannot read map file");
+    }
+}
