@@ -148,11 +148,10 @@ rank        count   share blocks instrs  function / path
              309           11       65          9  total (3 functions)",
     );
     assert_golden(
-        &report(&b, "path", &["funcs", "--sort", "calls"])
+        report(&b, "path", &["funcs", "--sort", "calls"])
             .lines()
             .nth(1)
-            .unwrap()
-            .to_string(),
+            .unwrap(),
         "             134           10       19          0  classify",
     );
     assert_golden(
