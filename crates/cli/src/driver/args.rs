@@ -77,6 +77,11 @@ pub struct Invocation {
     pub action: Action,
     /// The last `-O` level given.
     pub opt_level: String,
+    /// `-lNAME` libraries: index of the flag in `args`, the name, and whether
+    /// the name is the next argument (`-l NAME`).
+    pub libraries: Vec<(usize, String, bool)>,
+    /// `-L` directories, in order.
+    pub library_dirs: Vec<String>,
 }
 
 /// Clang flags whose value is the next argument.
@@ -244,6 +249,8 @@ pub fn parse(args: &[String], mut options: Options) -> Result<Invocation, ArgErr
     let mut pass_through = false;
     let mut language: Option<String> = None;
     let mut opt_level = "O0".to_string();
+    let mut libraries = Vec::new();
+    let mut library_dirs = Vec::new();
     let mut i = 0;
     while i < clang_args.len() {
         let a = clang_args[i].as_str();
@@ -269,6 +276,19 @@ pub fn parse(args: &[String], mut options: Options) -> Result<Invocation, ArgErr
             i += 1;
         } else if let Some(v) = a.strip_prefix("-o") {
             output = Some((i, v.to_string()));
+        } else if a == "-l" || a == "-L" {
+            if let Some(v) = clang_args.get(i + 1) {
+                if a == "-l" {
+                    libraries.push((i, v.clone(), true));
+                } else {
+                    library_dirs.push(v.clone());
+                }
+            }
+            i += 1;
+        } else if let Some(name) = a.strip_prefix("-l") {
+            libraries.push((i, name.to_string(), false));
+        } else if let Some(dir) = a.strip_prefix("-L") {
+            library_dirs.push(dir.to_string());
         } else if a == "-x" {
             language = clang_args.get(i + 1).filter(|l| *l != "none").cloned();
             i += 1;
@@ -304,6 +324,8 @@ pub fn parse(args: &[String], mut options: Options) -> Result<Invocation, ArgErr
         output,
         action,
         opt_level,
+        libraries,
+        library_dirs,
     })
 }
 
@@ -338,6 +360,12 @@ mod tests {
         assert_eq!(p("a.o b.a -o prog").inputs[1].kind, InputKind::Linker);
         assert_eq!(p("-x c conftest.txt").inputs[0].kind, InputKind::Source);
         assert_eq!(p("start.S x.c").inputs[0].kind, InputKind::Assembly);
+        let libs = p("main.o -L. -Llib -lm2 -l z -o prog");
+        assert_eq!(libs.library_dirs, [".", "lib"]);
+        assert_eq!(
+            libs.libraries,
+            [(3, "m2".to_string(), false), (4, "z".to_string(), true)]
+        );
     }
 
     #[test]

@@ -94,6 +94,27 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
             }
         }
     }
+    // `-lNAME` found as a static archive in a `-L` directory (not shadowed by a
+    // shared library) may hold bitcode too.
+    for (k, (index, name, separate)) in inv.libraries.iter().enumerate() {
+        let Some(archive) = static_library(&inv.library_dirs, name) else {
+            continue;
+        };
+        let bytes = std::fs::read(&archive)?;
+        let n = inv.inputs.len() + k;
+        if let Some(native) = split_archive(
+            &bytes,
+            &archive.display().to_string(),
+            n,
+            work.path(),
+            &mut bitcode,
+        )? {
+            replace.push((*index, native));
+            if *separate {
+                replace.push((index + 1, None));
+            }
+        }
+    }
     if bitcode.is_empty() {
         return exec(clang, &inv.args);
     }
@@ -145,6 +166,22 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
             .with_context(|| format!("cannot write the map file {}", map_path.display()))?;
     }
     Ok(code)
+}
+
+/// Where the linker would find `-lNAME` as a static archive: the first `-L`
+/// directory holding `libNAME.so` or `libNAME.a`, if that is the archive.
+fn static_library(dirs: &[String], name: &str) -> Option<PathBuf> {
+    for dir in dirs {
+        let dir = Path::new(dir);
+        if dir.join(format!("lib{name}.so")).exists() {
+            return None;
+        }
+        let archive = dir.join(format!("lib{name}.a"));
+        if archive.exists() {
+            return Some(archive);
+        }
+    }
+    None
 }
 
 /// The command line minus inputs and output, plus `-c`, for compiling sources

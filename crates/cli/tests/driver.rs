@@ -1,0 +1,294 @@
+//! The compiler wrapper as build systems use it: separate compile and link
+//! steps, static archives of bitcode objects, shared libraries, configure-style
+//! probes, the step-by-step `pathprof instrument` route of the LLVM notes, and a
+//! real function with more than 2^64 acyclic paths (truncation).
+
+use std::path::Path;
+use std::process::Command;
+
+const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
+
+fn pathprof(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pathprof"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn report(dir: &Path, map: &str, profile: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(pathprof(
+        dir,
+        &["report", "--format", "json", "--map", map, profile],
+    )))
+    .unwrap()
+}
+
+fn function<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap()
+}
+
+const LIB: &str =
+    "int square(int x) { return x * x; }\nint cube(int x) { return x * square(x); }\n";
+const MAIN: &str = "#include <stdio.h>\nint square(int); int cube(int);\nint main(void) { int s = 0; for (int i = 0; i < 5; i++) s += cube(i); printf(\"%d\\n\", s); return 0; }\n";
+
+#[test]
+fn separate_compile_archive_and_link_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "lib.c", LIB);
+    write(d, "main.c", MAIN);
+    ok(pathprof(
+        d,
+        &["cc", "-O1", "-g", "-c", "lib.c", "-o", "lib.o"],
+    ));
+    ok(pathprof(d, &["cc", "-O1", "-g", "-c", "main.c"]));
+    let ar = Command::new("/usr/lib/llvm-22/bin/llvm-ar")
+        .current_dir(d)
+        .args(["rcs", "libm2.a", "lib.o"])
+        .status()
+        .unwrap();
+    assert!(ar.success());
+    ok(pathprof(
+        d,
+        &["cc", "--mode=edge", "main.o", "-L.", "-lm2", "-o", "prog"],
+    ));
+    let run = Command::new(d.join("prog"))
+        .env("PATHPROF_FILE", d.join("prog.pprof"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    let r = report(d, "prog.ppmap", "prog.pprof");
+    assert_eq!(r["mode"], "edge");
+    // cube is inlined into main at -O1 or called 5 times; square is reached either way.
+    let cube_calls = function(&r, "cube")["entry_count"].as_u64().unwrap();
+    assert!(cube_calls == 5 || cube_calls == 0, "{cube_calls}");
+}
+
+#[test]
+fn configure_probes_and_pass_through_steps_behave_like_clang() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "conftest.c", "int main(void) { return 0; }\n");
+    ok(pathprof(d, &["cc", "conftest.c", "-o", "conftest"]));
+    assert!(Command::new(d.join("conftest")).status().unwrap().success());
+    let pre = ok(pathprof(d, &["cc", "-E", "-DVALUE=42", "-x", "c", "-"]));
+    assert!(pre.is_empty() || !pre.contains("error"));
+    let pre = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+        .current_dir(d)
+        .args(["cc", "-E", "conftest.c"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&pre.stdout).contains("int main(void)"));
+    ok(pathprof(d, &["cc", "-S", "conftest.c", "-o", "conftest.s"]));
+    assert!(std::fs::read_to_string(d.join("conftest.s"))
+        .unwrap()
+        .contains("main"));
+    let deps = ok(pathprof(d, &["cc", "-MM", "conftest.c"]));
+    assert!(deps.starts_with("conftest.o: conftest.c"), "{deps}");
+    assert!(ok(pathprof(d, &["cc", "--version"])).contains("clang version 22"));
+    // A failing compile fails with clang's status and message.
+    write(d, "bad.c", "int main(void) { return undeclared; }\n");
+    let bad = pathprof(d, &["cc", "bad.c", "-o", "bad"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("undeclared"));
+}
+
+#[test]
+fn shared_library_without_main_is_instrumented_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "lib.c", LIB);
+    write(d, "main.c", MAIN);
+    ok(pathprof(
+        d,
+        &[
+            "cc",
+            "--mode=block",
+            "-O0",
+            "-g",
+            "-shared",
+            "-fPIC",
+            "lib.c",
+            "-o",
+            "libsq.so",
+        ],
+    ));
+    assert!(d.join("libsq.so.ppmap").exists());
+    let link = Command::new(CLANG)
+        .current_dir(d)
+        .args(["main.c", "-L.", "-lsq", "-o", "prog"])
+        .status()
+        .unwrap();
+    assert!(link.success());
+    let run = Command::new(d.join("prog"))
+        .env("LD_LIBRARY_PATH", d)
+        .env("PATHPROF_FILE", d.join("lib.pprof"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    let r = report(d, "libsq.so.ppmap", "lib.pprof");
+    assert_eq!(function(&r, "cube")["entry_count"], 5);
+    assert_eq!(function(&r, "square")["entry_count"], 5);
+}
+
+#[test]
+fn step_by_step_instrument_then_link_with_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "lib.c", LIB);
+    write(d, "main.c", MAIN);
+    for f in ["lib", "main"] {
+        let st = Command::new(CLANG)
+            .current_dir(d)
+            .args([
+                "-O1",
+                "-g",
+                "-c",
+                "-emit-llvm",
+                &format!("{f}.c"),
+                "-o",
+                &format!("{f}.bc"),
+            ])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let st = Command::new("/usr/lib/llvm-22/bin/llvm-link")
+        .current_dir(d)
+        .args(["lib.bc", "main.bc", "-o", "prog.bc"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    ok(pathprof(
+        d,
+        &[
+            "instrument",
+            "prog.bc",
+            "-o",
+            "prog.pp.bc",
+            "--mode",
+            "path",
+            "--map",
+            "prog.ppmap",
+            "--dot-dir",
+            "dots",
+        ],
+    ));
+    assert!(d.join("dots/pathdag.main.dot").exists());
+    let rt = ok(pathprof(d, &["rt-path"]));
+    let st = Command::new(CLANG)
+        .current_dir(d)
+        .args([
+            "-O2",
+            "prog.pp.bc",
+            rt.trim(),
+            "-lpthread",
+            "-ldl",
+            "-lm",
+            "-o",
+            "prog",
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let run = Command::new(d.join("prog"))
+        .env("PATHPROF_FILE", d.join("prog.pprof"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    let r = report(d, "prog.ppmap", "prog.pprof");
+    assert_eq!(function(&r, "main")["entry_count"], 1);
+}
+
+/// 70 independent `if`s make 2^70 acyclic paths, more than a 64-bit counter can
+/// number: the function must be truncated (cut), still count exactly, and its
+/// executed paths regenerate to real block chains.
+#[test]
+fn functions_with_more_than_2_64_paths_are_truncated_and_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut src = String::from("#include <stdio.h>\n#include <stdlib.h>\n__attribute__((noinline)) unsigned long many(unsigned long x) {\n  unsigned long s = 0;\n");
+    for i in 0..70 {
+        src.push_str(&format!(
+            "  if ((x >> {}) & 1) s += {}; else s ^= {};\n",
+            i % 64,
+            i + 1,
+            i * 7 + 3
+        ));
+    }
+    src.push_str("  return s;\n}\nint main(int argc, char **argv) {\n  unsigned long t = 0;\n  for (unsigned long i = 0; i < 1000; i++) t += many(i * 2654435761u);\n  printf(\"%lu\\n\", t);\n  return 0;\n}\n");
+    write(d, "many.c", &src);
+    let plain = Command::new(CLANG)
+        .current_dir(d)
+        .args(["-O0", "many.c", "-o", "plain"])
+        .status()
+        .unwrap();
+    assert!(plain.success());
+    let expected = Command::new(d.join("plain")).output().unwrap().stdout;
+    let mut per_mode = Vec::new();
+    for mode in ["block", "path"] {
+        ok(pathprof(
+            d,
+            &[
+                "cc",
+                &format!("--mode={mode}"),
+                "-O0",
+                "-g",
+                "many.c",
+                "-o",
+                mode,
+            ],
+        ));
+        let run = Command::new(d.join(mode))
+            .env("PATHPROF_FILE", d.join(format!("{mode}.pprof")))
+            .output()
+            .unwrap();
+        assert_eq!(run.stdout, expected);
+        let r = report(d, &format!("{mode}.ppmap"), &format!("{mode}.pprof"));
+        let f = function(&r, "many").clone();
+        assert_eq!(f["entry_count"], 1000);
+        per_mode.push(f);
+    }
+    let path = &per_mode[1];
+    let potential = path["potential_paths"].as_u64().unwrap();
+    assert!(potential > 0 && potential <= 1 << 62, "{potential}");
+    let blocks = |f: &serde_json::Value| {
+        f["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["count"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        blocks(&per_mode[0]),
+        blocks(path),
+        "truncated path profile gives exact block counts"
+    );
+    let cut_paths = path["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !p["exit"].is_null())
+        .count();
+    assert!(cut_paths > 0, "some paths end at a truncation cut");
+}
