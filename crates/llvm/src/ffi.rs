@@ -1,6 +1,6 @@
 //! Thin safe wrappers over the LLVM-C calls inkwell does not expose: terminator
-//! successors, exception-pad tests, debug locations and subprograms, phi
-//! rebuilding, aggregate elements and C++ demangling.
+//! successors, exception-pad and inline-asm tests, debug locations and
+//! subprograms, phi rebuilding, aggregate elements and C++ demangling.
 //!
 //! Every wrapper takes values that inkwell already holds (so they are live objects
 //! of the context the module lives in) and checks the kind of value LLVM expects
@@ -66,6 +66,18 @@ pub(crate) fn is_debug_intrinsic(inst: InstructionValue<'_>) -> bool {
     }
     // Safety: `inst` is a live instruction; LLVMIsA* only inspects its class.
     unsafe { !llc::LLVMIsADbgInfoIntrinsic(inst.as_value_ref()).is_null() }
+}
+
+/// Whether a call instruction calls inline assembly.
+pub(crate) fn calls_inline_asm(call: InstructionValue<'_>) -> bool {
+    assert_eq!(call.get_opcode(), InstructionOpcode::Call, "not a call");
+    // Safety: `call` is a live `call` instruction (asserted), whose called operand
+    // LLVMGetCalledValue returns (never null for a valid call); LLVMIsA* only
+    // inspects that value's class.
+    unsafe {
+        let callee = llc::LLVMGetCalledValue(call.as_value_ref());
+        !callee.is_null() && !llc::LLVMIsAInlineAsm(callee).is_null()
+    }
 }
 
 /// Whether an instruction is an exception-handling pad that must stay first in its

@@ -6,13 +6,18 @@
 //! (`__pathprof*`) and `naked` functions (whose body is only inline assembly, with
 //! no frame for a path register). Blocks are numbered in function order, the entry
 //! is block 0, and each terminator successor slot is one [`CfgEdge`] in slot order.
+//! Each block's *counted calls* ([`counted_calls`]) are counted into
+//! [`Cfg::set_calls`]; instrumentation finds call `k` of a block with the same
+//! iterator, so `ProbeSite::Call(b, k)` always meets the call extraction counted.
 
 use crate::error::LlvmError;
 use crate::ffi;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
-use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{
+    AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, LLVMTailCallKind,
+};
 use pathprof_core::{BlockId, Cfg, CfgEdge};
 use std::collections::HashMap;
 
@@ -72,7 +77,59 @@ pub(crate) fn terminator<'ctx>(
         })
 }
 
-/// Reads the CFG of a function (see the module doc for the numbering).
+/// The counted calls of `block`, in instruction order (see [`is_counted_call`]).
+pub(crate) fn counted_calls(block: BasicBlock<'_>) -> impl Iterator<Item = InstructionValue<'_>> {
+    block.get_instructions().filter(|&i| is_counted_call(i))
+}
+
+/// Whether `inst` is a *counted call* (CONTRACTS.md §1): a call that might not
+/// return, around which early-termination probes (`ProbeSite::Call`) go.
+///
+/// It is a `call` instruction (never an `invoke` or `callbr`) that is not
+/// - `musttail` (nothing may come between it and its `ret`),
+/// - inline assembly,
+/// - `returns_twice` on the callee or the call site (`setjmp`, `vfork`: it always
+///   returns once, and a second return would undo the probe's count twice),
+/// - to an intrinsic (`llvm.*`, including the debug and lifetime markers),
+/// - to a pathprof function (`__pathprof*`, e.g. the hash counters themselves),
+/// - to a function declared `willreturn`.
+///
+/// The callee is LLVM's `getCalledFunction` (the called operand when it is a
+/// function of the call's own type); an indirect call counts unless it is asm or
+/// `returns_twice`.
+pub(crate) fn is_counted_call(inst: InstructionValue<'_>) -> bool {
+    let Ok(call) = CallSiteValue::try_from(inst) else {
+        return false;
+    };
+    let returns_twice = Attribute::get_named_enum_kind_id("returns_twice");
+    if call.get_tail_call_kind() == LLVMTailCallKind::LLVMTailCallKindMustTail
+        || ffi::calls_inline_asm(inst)
+        || call
+            .get_enum_attribute(AttributeLoc::Function, returns_twice)
+            .is_some()
+    {
+        return false;
+    }
+    let Some(callee) = call.get_called_fn_value() else {
+        return true;
+    };
+    let willreturn = Attribute::get_named_enum_kind_id("willreturn");
+    let has = |kind| {
+        callee
+            .get_enum_attribute(AttributeLoc::Function, kind)
+            .is_some()
+    };
+    callee.get_intrinsic_id() == 0
+        && !callee
+            .get_name()
+            .to_bytes()
+            .starts_with(RESERVED_PREFIX.as_bytes())
+        && !has(willreturn)
+        && !has(returns_twice)
+}
+
+/// Reads the CFG of a function (see the module doc for the numbering), with each
+/// block's number of counted calls.
 ///
 /// An edge is unsplittable when it leaves an `indirectbr`, a `callbr` or a
 /// funclet terminator (`catchswitch`, `catchret`, `cleanupret`), when it is an
@@ -108,8 +165,16 @@ pub(crate) fn read_cfg(body: &Body<'_>) -> Result<Cfg, LlvmError> {
             });
         }
     }
-    Cfg::new(body.blocks.len(), BlockId(0), edges).map_err(|source| LlvmError::Cfg {
+    let calls = body
+        .blocks
+        .iter()
+        .map(|&b| counted_calls(b).count() as u32)
+        .collect();
+    let cfg_error = |source| LlvmError::Cfg {
         function: body.name.clone(),
         source,
-    })
+    };
+    let mut cfg = Cfg::new(body.blocks.len(), BlockId(0), edges).map_err(cfg_error)?;
+    cfg.set_calls(calls).map_err(cfg_error)?;
+    Ok(cfg)
 }

@@ -1,4 +1,5 @@
-//! Hash-table path counters (`path_kind` 2): `__pathprof_hash_count(state, id)`.
+//! Hash-table path counters (`path_kind` 2): `__pathprof_hash_count(state, id)`
+//! and `__pathprof_hash_uncount(state, id)`.
 //!
 //! The 64-byte zeroed `PpHashState` in the program's data holds:
 //!
@@ -24,10 +25,22 @@
 //! in two tables, which the dumper adds up. Growth is unbounded apart from
 //! memory.
 //!
+//! Uncounting (the undo of an early-termination count once its call returned,
+//! CONTRACTS.md §1 `Call` sites) takes one off the id's entry with the same
+//! kind of compare-and-swap loop: never below zero, never from a saturated
+//! count (`u64::MAX`: the count it undoes did not add anything). It never
+//! creates an entry: an id that is not there is left alone, except that when
+//! counts were dropped for lack of memory (`LOST`) one of those is taken back,
+//! since the count being undone is then one of them. (After a fork the child's
+//! state is empty, so undoing a pre-fork count there does nothing.) When an id
+//! has entries in two tables, the first one found with a count above 0 loses
+//! the count, looking as counting does: the cached entry, then newest table first.
+//!
 //! `written` is touched only by the dumper (under its lock): a dump writes
 //! `count - written` and, once the file is written, sets `written` to the
 //! count it read. Counters are never written by the dumper, so an increment
-//! that a signal interrupts is never lost or counted twice.
+//! that a signal interrupts is never lost or counted twice. Because uncounting
+//! makes counts go down, `written` is a high-water mark (see `snapshot`).
 
 use crate::mem::{map_zeroed, unmap};
 use std::sync::atomic::{AtomicU64, Ordering::*};
@@ -123,6 +136,16 @@ fn add_saturating(c: &AtomicU64, n: u64) {
     let _ = c.fetch_update(Relaxed, Relaxed, |v| {
         (v != u64::MAX).then(|| v.saturating_add(n))
     });
+}
+
+/// Takes one off `c` unless it is 0 or saturated; false if it was 0.
+fn sub_one(c: &AtomicU64) -> bool {
+    match c.fetch_update(Relaxed, Relaxed, |v| {
+        (v != 0 && v != u64::MAX).then(|| v - 1)
+    }) {
+        Ok(_) => true,
+        Err(v) => v != 0,
+    }
 }
 
 fn head(state: &[AtomicU64; 8]) -> *mut Table {
@@ -232,6 +255,42 @@ pub(crate) fn count(state: &[AtomicU64; 8], id: u64, n: u64) {
     }
 }
 
+/// Undoes one execution of path `id` (see the module doc): minus one on its
+/// entry, unless the count is 0 or saturated; nothing if the id has no entry
+/// (but one dropped count less, if any were dropped).
+pub(crate) fn uncount(state: &[AtomicU64; 8], id: u64) {
+    if id == u64::MAX {
+        sub_one(&state[MAX_COUNT]);
+        return;
+    }
+    let key = id + 1;
+    let cached = state[CACHE].load(Acquire) as *const Entry;
+    if !cached.is_null() {
+        // Safety: the cache only ever points to entries of published tables.
+        let e = unsafe { &*cached };
+        if e.key.load(Relaxed) == key && sub_one(&e.count) {
+            return;
+        }
+    }
+    let mut found = false;
+    let mut t = head(state);
+    while !t.is_null() {
+        // Safety: published tables live until a fork child resets the state
+        // (the child is single-threaded then, and not inside this function).
+        let table = unsafe { &*t };
+        if let Probe::Found(e) = table.probe(key, false) {
+            found = true;
+            if sub_one(&e.count) {
+                return;
+            }
+        }
+        t = table.prev;
+    }
+    if !found {
+        sub_one(&state[LOST]);
+    }
+}
+
 /// Calls `f(id, count, written)` for every entry (an id may come twice).
 pub(crate) fn for_each(state: &[AtomicU64; 8], mut f: impl FnMut(u64, u64, &AtomicU64)) {
     let max = state[MAX_COUNT].load(Relaxed);
@@ -311,6 +370,69 @@ mod tests {
         // Safety: the state is local to this test.
         unsafe { reset(&state) };
         assert!(totals(&state).is_empty());
+    }
+
+    #[test]
+    fn uncount_undoes_one_count_and_never_goes_below_zero() {
+        let state: [AtomicU64; 8] = Default::default();
+        uncount(&state, 7); // nothing counted yet: no table, no entry
+        assert!(totals(&state).is_empty());
+        assert_eq!(head(&state), std::ptr::null_mut());
+        for id in 0..1000u64 {
+            count(&state, id, 2);
+        }
+        count(&state, u64::MAX, 1);
+        count(&state, 5000, u64::MAX);
+        for id in (0..1000u64).step_by(2) {
+            uncount(&state, id);
+        }
+        uncount(&state, 3);
+        uncount(&state, 3);
+        uncount(&state, 3); // already 0: stays
+        uncount(&state, u64::MAX);
+        uncount(&state, u64::MAX);
+        uncount(&state, 5000); // saturated: stays
+        uncount(&state, 123_456); // absent: nothing, and no entry made
+        let m = totals(&state);
+        assert_eq!(m.len(), 1001);
+        assert_eq!(m[&0], 1);
+        assert_eq!(m[&1], 2);
+        assert_eq!(m[&3], 0);
+        assert_eq!(m[&998], 1);
+        assert!(!m.contains_key(&u64::MAX), "counted once, undone twice: 0");
+        assert_eq!(m[&5000], u64::MAX);
+        assert!(!m.contains_key(&123_456));
+        assert_eq!(lost(&state), 0);
+
+        // An undone count that had been dropped for lack of memory.
+        state[LOST].store(2, Relaxed);
+        uncount(&state, 123_456);
+        assert_eq!(lost(&state), 1);
+        // Safety: the state is local to this test.
+        unsafe { reset(&state) };
+    }
+
+    #[test]
+    fn threads_count_and_uncount_exactly() {
+        let state: &'static [AtomicU64; 8] = Box::leak(Box::default());
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    for i in 0..100_000u64 {
+                        let id = (i * 31 + t) % 5_000;
+                        count(state, id, 1);
+                        count(state, id + 10_000, 1);
+                        uncount(state, id + 10_000);
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let m = totals(state);
+        assert_eq!(m.len(), 10_000);
+        assert!(m
+            .iter()
+            .all(|(&id, &c)| c == if id < 10_000 { 80 } else { 0 }));
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! Implements the C ABI of `docs/CONTRACTS.md` section 2:
 //!
 //! ```c
-//! void __pathprof_register(const struct PpModule *m);       // from a constructor
-//! void __pathprof_hash_count(uint64_t *state, uint64_t id); // one execution of path id
-//! void __pathprof_dump(void);                                // write (merge) now
+//! void __pathprof_register(const struct PpModule *m);         // from a constructor
+//! void __pathprof_hash_count(uint64_t *state, uint64_t id);   // one execution of path id
+//! void __pathprof_hash_uncount(uint64_t *state, uint64_t id); // undo one (Call sites)
+//! void __pathprof_dump(void);                                 // write (merge) now
 //! ```
 //!
 //! Link a program with `libpathprof_rt.a -lpthread -ldl -lm` (for the Rust
@@ -30,6 +31,14 @@
 //! * **Counting**: slot and array counters are the program's own globals;
 //!   hash-table paths go through `hash` (lock-free, exact from any number of
 //!   threads, re-entrant from signal handlers, unbounded).
+//! * **Uncounting**: with early-exit counting, the instrumented code counts
+//!   the path in progress before each call that might not return and takes
+//!   the count back when the call returns (`-1` on its own counters,
+//!   `__pathprof_hash_uncount` for hash-table paths), so a count survives only
+//!   in a process that ended inside the call (`exit`, `longjmp` out of it). A
+//!   dump taken during such a call writes its count; the undo is then
+//!   absorbed by that counter's later counts, never subtracted from the file
+//!   (see `snapshot`).
 //! * **Dumps** (`dump`) at normal exit (`atexit`), on `SIGUSR1` (the program
 //!   keeps running), and on `__pathprof_dump()`: each module's counts added
 //!   since the last dump (`snapshot`) are merged into its file (`names`,
@@ -82,6 +91,12 @@
 //!   async-signal-safe list (on Linux they are plain system calls).
 //! * The handler can block while another process holds the profile's lock;
 //!   after 30 s it gives up on that file and writes a side file.
+//! * With early-exit counting, a dump counts every call in progress as an
+//!   execution that ended there (that is what a dump at exit must do). For a
+//!   SIGUSR1 or explicit dump the program then goes on, the calls return,
+//!   and those counts stay in the file: the final profile has, per counter,
+//!   at most one extra count per call that was in progress at an earlier
+//!   dump and returned later. Dumps at exit only are exact.
 //! * A shared library that registered and was `dlclose`d before a dump is
 //!   read after it is gone (the ABI has no unregister): don't unload
 //!   instrumented libraries.
@@ -172,6 +187,23 @@ pub unsafe extern "C" fn __pathprof_hash_count(state: *mut u64, id: u64) {
     // Safety: by the contract; AtomicU64 has the layout of u64.
     let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
     hash::count(state, id, 1);
+}
+
+/// Undoes one [`__pathprof_hash_count`] of path `id` (after a call returned,
+/// CONTRACTS.md §1 `Call` sites): the count goes down by one, but never below
+/// zero and never from `u64::MAX` (saturated); an id with no count is left
+/// alone.
+///
+/// # Safety
+/// As for [`__pathprof_hash_count`].
+#[no_mangle]
+pub unsafe extern "C" fn __pathprof_hash_uncount(state: *mut u64, id: u64) {
+    if state.is_null() || !state.is_aligned() {
+        return;
+    }
+    // Safety: by the contract; AtomicU64 has the layout of u64.
+    let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
+    hash::uncount(state, id);
 }
 
 /// Writes (merges) every registered module's new counts now; the counts

@@ -11,6 +11,22 @@
 //! SIGUSR1 that triggered the dump, is neither lost nor counted twice, and a
 //! failed write loses nothing (the counts are retried by the next dump).
 //! Functions with nothing new are left out; the header always stays.
+//!
+//! Counts can also go *down*: an early-termination count made before a call
+//! is undone when the call returns (CONTRACTS.md §1, `Call` sites; the
+//! instrumented code's `-1`, `__pathprof_hash_uncount`). A dump taken while
+//! such a call is in progress (SIGUSR1, `__pathprof_dump()` from inside the
+//! call or from another thread) writes that count, and a profile file only
+//! grows, so the undo cannot be written. Hence `written` is a high-water mark:
+//! a dump writes `count - written` when the count is above it and nothing when
+//! it is below, and `written` never goes down. A counter below its mark owes
+//! the file the difference, which its next counts pay off before anything
+//! more is written. Over all dumps the file gets exactly the counter's final
+//! value, or its value at an earlier dump when that was higher: the surplus
+//! is the executions that dump saw cut short inside calls that later returned
+//! (at most one per call in progress, per counter). The deltas never
+//! underflow. (Counters only start again from zero in a fork child, whose
+//! marks are reset with them.)
 
 use crate::abi::PATHS_ARRAY;
 use crate::hash;
@@ -48,13 +64,12 @@ pub(crate) enum SnapshotError {
     Format(FormatError),
 }
 
+/// What a counter at `count` adds to a file that has `written` of it: only
+/// what goes beyond the high-water mark (see the module doc). A nonzero
+/// result is committed, raising the mark to `count`; zero commits nothing, so
+/// the mark never goes down.
 fn news(count: u64, written: u64) -> u64 {
-    // A counter below what was written was reset behind our back: all of it is new.
-    if count >= written {
-        count - written
-    } else {
-        count
-    }
+    count.saturating_sub(written)
 }
 
 /// Encodes `node`'s counts added since the last commit.

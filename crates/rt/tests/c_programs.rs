@@ -474,6 +474,38 @@ fn counts_saturate_at_u64_max() {
 }
 
 #[test]
+fn uncounts_undo_counts_and_dumps_during_calls_stay_consistent() {
+    let dir = test_dir("uncount");
+    let exe = build(&dir, "uncount", &[]);
+    let out = run(&exe, &dir, "u.pprof", &[]);
+    assert!(out.status.success());
+    assert_quiet(&out);
+    // Counted and undone (id 7, slot 0.1, path 0.3): nothing. In progress at a
+    // dump: slot 0.1 and path 0.3 once, hash id 42 once; hash id 100 was also
+    // in progress, but its later count by work(2) brought it back to the mark
+    // the dump left (2), so it ends exact. In progress at exit: id 5 and slot
+    // 0.1 and path 0.3 once more.
+    let mut extra = RawProfile::new(BUILD, 2);
+    extra.functions.push(RawFunction {
+        index: 0,
+        hash: 0x1111,
+        slots: vec![0, 2, 0],
+        paths: vec![(3, 2)],
+    });
+    extra.functions.push(RawFunction {
+        index: 5,
+        hash: 0x2222,
+        slots: vec![0],
+        paths: vec![(5, 1), (42, 1)],
+    });
+    let p = read(&dir.join("u.pprof"));
+    assert_eq!(p, sum(&[work(3), work(2), extra]));
+    let f5 = p.functions.iter().find(|f| f.index == 5).unwrap();
+    assert!(f5.paths.iter().all(|&(id, _)| id != 7 && id != 999));
+    assert!(f5.paths.contains(&(100, 2)), "{:?}", f5.paths);
+}
+
+#[test]
 fn each_build_writes_its_own_file() {
     let dir = test_dir("two_builds");
     let exe = build(&dir, "two_builds", &[]);

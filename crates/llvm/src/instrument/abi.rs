@@ -38,7 +38,7 @@ pub(crate) enum PathCounters<'ctx> {
     None,
     /// `[len x i64]`, indexed by path id.
     Array(GlobalValue<'ctx>),
-    /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count`.
+    /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count` and `_uncount`.
     Hash(GlobalValue<'ctx>),
 }
 

@@ -1,5 +1,6 @@
 //! Emission: turns a function's [`Placement`] into IR, as inline loads, adds and
-//! stores (the only call is `__pathprof_hash_count` for hash-stored paths).
+//! stores (the only calls are `__pathprof_hash_count` / `__pathprof_hash_uncount`
+//! for hash-stored paths).
 //!
 //! - The path register `r` is an `i64` alloca at the top of the entry block, set
 //!   to 0 after the block's leading allocas (where the entry ops go); mem2reg/SROA
@@ -11,7 +12,25 @@
 //! - An increment is `store (llvm.uadd.sat.i64 (load p), 1), p`, or
 //!   `atomicrmw add p, 1 monotonic` with atomic updates.
 //!
-//! Probe instructions carry no debug location, except that a hash-count call
+//! A `Call(b, k)` probe goes around the k-th counted call of block b
+//! ([`walk::counted_calls`], found before any edit). Just before the call its ops
+//! run on a *scratch* copy of `r` (`load r`, then `SetPath`/`AddPath` change the
+//! copy, never `r`); its counts are made as above. Right after the call (before
+//! the next instruction) each count is undone, reusing the counter addresses and
+//! path ids computed before the call:
+//! - array or slot counter: `store (c + 1 <=u 1 ? c : c - 1), p` for `c = load p`,
+//!   i.e. minus one except at `u64::MAX` (saturated: the increment did nothing)
+//!   and at 0 (a fork child's counters are zeroed by the runtime, possibly
+//!   between the count and its undo); with atomic updates
+//!   `atomicrmw usub_sat p, 1 monotonic` (atomic counters wrap, never saturate,
+//!   so only the floor at 0 matters);
+//! - hash: `__pathprof_hash_uncount(state, id)`.
+//!
+//! Within a block: the start ops, then the body with its call probes, then the
+//! end ops (the code around a call is inserted right next to it, so it stays
+//! between the two whatever order they are emitted in).
+//!
+//! Probe instructions carry no debug location, except that a call to the runtime
 //! gets line 0 of the function (see [`ffi::set_line0_location`]).
 //!
 //! The start of a block is its first instruction that is not a phi, a landing pad,
@@ -34,21 +53,48 @@ use inkwell::values::LLVMTailCallKind;
 use inkwell::values::{
     AsValueRef, FunctionValue, InstructionOpcode, InstructionValue, IntValue, PointerValue,
 };
-use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp};
+use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use pathprof_core::plan::Op;
 use pathprof_core::Cfg;
+use std::collections::HashMap;
 
 /// What every function's emission shares.
 pub(crate) struct Emitter<'ctx> {
     builder: Builder<'ctx>,
     i64_type: IntType<'ctx>,
     uadd_sat: FunctionValue<'ctx>,
-    /// Declared on first use.
-    hash_count: Option<FunctionValue<'ctx>>,
+    /// The runtime's hash functions, indexed by [`HashFn`]; declared on first use.
+    hash_fns: [Option<FunctionValue<'ctx>>; 2],
     atomic: bool,
 }
 
 const POSITIONED: &str = "the builder is positioned";
+
+/// The runtime's hash-table entry points (CONTRACTS.md §2), both
+/// `void (uint64_t *state, uint64_t id)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HashFn {
+    Count = 0,
+    Uncount = 1,
+}
+
+impl HashFn {
+    fn name(self) -> &'static str {
+        match self {
+            HashFn::Count => "__pathprof_hash_count",
+            HashFn::Uncount => "__pathprof_hash_uncount",
+        }
+    }
+}
+
+/// One count a `Call` probe made, to undo after the call.
+#[derive(Clone, Copy, Debug)]
+enum Counted<'ctx> {
+    /// A slot or array path counter at this address.
+    Counter(PointerValue<'ctx>),
+    /// A hash-table path: (state, id).
+    Hash(PointerValue<'ctx>, IntValue<'ctx>),
+}
 
 impl<'ctx> Emitter<'ctx> {
     pub fn new(module: &Module<'ctx>, atomic: bool) -> Self {
@@ -61,7 +107,7 @@ impl<'ctx> Emitter<'ctx> {
             builder: context.create_builder(),
             i64_type,
             uadd_sat,
-            hash_count: None,
+            hash_fns: [None; 2],
             atomic,
         }
     }
@@ -76,6 +122,21 @@ impl<'ctx> Emitter<'ctx> {
         counters: Counters<'ctx>,
     ) -> Result<(), LlvmError> {
         let context = module.get_context();
+        // The calls of `Call` probes, found before anything is inserted.
+        let mut calls_of: HashMap<usize, Vec<InstructionValue<'ctx>>> = HashMap::new();
+        let mut call_probes = Vec::with_capacity(placement.calls.len());
+        for (b, k, ops) in &placement.calls {
+            let calls = calls_of
+                .entry(b.index())
+                .or_insert_with(|| walk::counted_calls(body.blocks[b.index()]).collect());
+            let call = calls.get(*k as usize).ok_or_else(|| LlvmError::BadPlan {
+                function: body.name.clone(),
+                detail: format!(
+                    "block {b} has no counted call {k} in the IR (was the module changed after extraction?)"
+                ),
+            })?;
+            call_probes.push((*call, ops));
+        }
         let mut split_blocks = Vec::with_capacity(placement.splits.len());
         for (e, ops) in &placement.splits {
             let block = split::split_edge(context, &self.builder, body, cfg.edge(*e))?;
@@ -128,6 +189,9 @@ impl<'ctx> Emitter<'ctx> {
             site.emitter.position_before(&br);
             site.ops(ops);
         }
+        for (call, ops) in call_probes {
+            site.call_probe(call, ops);
+        }
         Ok(())
     }
 
@@ -154,6 +218,34 @@ impl<'ctx> Emitter<'ctx> {
                 .try_as_basic_value()
                 .basic()
                 .expect("llvm.uadd.sat returns i64");
+            b.build_store(ptr, new).expect(POSITIONED);
+        }
+    }
+
+    /// Undoes one [`increment`](Self::increment) of `*ptr`: minus one, except
+    /// that a counter at `u64::MAX` (saturated) or at 0 stays.
+    fn decrement(&self, ptr: PointerValue<'ctx>) {
+        let b = &self.builder;
+        let one = self.i64_type.const_int(1, false);
+        if self.atomic {
+            b.build_atomicrmw(AtomicRMWBinOp::USubSat, ptr, one, AtomicOrdering::Monotonic)
+                .expect(POSITIONED);
+        } else {
+            let old = b
+                .build_load(self.i64_type, ptr, "pp.count")
+                .expect(POSITIONED)
+                .into_int_value();
+            // old + 1 wraps to 0 for u64::MAX: `old + 1 <= 1` is "0 or u64::MAX".
+            let next = b
+                .build_int_add(old, one, "pp.count.next")
+                .expect(POSITIONED);
+            let stays = b
+                .build_int_compare(IntPredicate::ULE, next, one, "pp.count.stays")
+                .expect(POSITIONED);
+            let less = b.build_int_sub(old, one, "pp.count.dec").expect(POSITIONED);
+            let new = b
+                .build_select(stays, old, less, "pp.count.undo")
+                .expect(POSITIONED);
             b.build_store(ptr, new).expect(POSITIONED);
         }
     }
@@ -207,15 +299,11 @@ impl<'ctx> Site<'_, 'ctx> {
     }
 
     fn op(&mut self, op: Op) {
-        let i64_type = self.emitter.i64_type;
-        let constant = |c: i64| i64_type.const_int(c as u64, false);
         match op {
             Op::SetPath(c) => {
                 let r = self.r.expect("path ops imply a path register");
-                self.emitter
-                    .builder
-                    .build_store(r, constant(c))
-                    .expect(POSITIONED);
+                let c = self.constant(c);
+                self.emitter.builder.build_store(r, c).expect(POSITIONED);
             }
             Op::AddPath(c) => {
                 let r = self.r.expect("path ops imply a path register");
@@ -225,60 +313,139 @@ impl<'ctx> Site<'_, 'ctx> {
             Op::CountPath(c) => {
                 let r = self.r.expect("path ops imply a path register");
                 let id = self.path_plus(r, c);
-                match self.counters.paths {
-                    PathCounters::Array(g) => {
-                        let p = self.emitter.element(g.as_pointer_value(), id);
-                        self.emitter.increment(p);
-                    }
-                    PathCounters::Hash(state) => {
-                        let f = self.hash_count();
-                        let call = self
-                            .emitter
-                            .builder
-                            .build_call(f, &[state.as_pointer_value().into(), id.into()], "")
-                            .expect(POSITIONED);
-                        ffi::set_line0_location(call.as_value_ref(), self.function);
-                    }
-                    PathCounters::None => unreachable!("placement checked CountPath has storage"),
-                }
+                self.count_path(id);
             }
             Op::CountSlot(k) => {
-                let g = self
-                    .counters
-                    .slots
-                    .expect("placement checked the slot number");
-                let p = self
-                    .emitter
-                    .element(g.as_pointer_value(), i64_type.const_int(k.into(), false));
-                self.emitter.increment(p);
+                self.count_slot(k);
             }
+        }
+    }
+
+    /// A `Call` probe around `call` (see the module doc): the ops on a scratch
+    /// copy of `r` before the call, every count undone right after it.
+    fn call_probe(&mut self, call: InstructionValue<'ctx>, ops: &[Op]) {
+        self.emitter.position_before(&call);
+        // The scratch path value, `load r` on first use.
+        let mut scratch: Option<IntValue<'ctx>> = None;
+        let mut counted = Vec::new();
+        for &op in ops {
+            match op {
+                Op::SetPath(c) => scratch = Some(self.constant(c)),
+                Op::AddPath(c) => {
+                    let v = self.scratch(&mut scratch);
+                    scratch = Some(self.plus(v, c));
+                }
+                Op::CountPath(c) => {
+                    let v = self.scratch(&mut scratch);
+                    let id = self.plus(v, c);
+                    counted.push(self.count_path(id));
+                }
+                Op::CountSlot(k) => counted.push(self.count_slot(k)),
+            }
+        }
+        if counted.is_empty() {
+            return;
+        }
+        let after = call
+            .get_next_instruction()
+            .expect("a call is followed at least by its block's terminator");
+        self.emitter.position_before(&after);
+        for c in counted {
+            match c {
+                Counted::Counter(p) => self.emitter.decrement(p),
+                Counted::Hash(state, id) => self.call_hash(HashFn::Uncount, state, id),
+            }
+        }
+    }
+
+    /// The scratch value of a `Call` probe, loading `r` the first time.
+    fn scratch(&self, scratch: &mut Option<IntValue<'ctx>>) -> IntValue<'ctx> {
+        *scratch.get_or_insert_with(|| {
+            let r = self.r.expect("path ops imply a path register");
+            self.emitter
+                .builder
+                .build_load(self.emitter.i64_type, r, "pp.r")
+                .expect(POSITIONED)
+                .into_int_value()
+        })
+    }
+
+    /// Counts one execution of path `id`.
+    fn count_path(&mut self, id: IntValue<'ctx>) -> Counted<'ctx> {
+        match self.counters.paths {
+            PathCounters::Array(g) => {
+                let p = self.emitter.element(g.as_pointer_value(), id);
+                self.emitter.increment(p);
+                Counted::Counter(p)
+            }
+            PathCounters::Hash(state) => {
+                let state = state.as_pointer_value();
+                self.call_hash(HashFn::Count, state, id);
+                Counted::Hash(state, id)
+            }
+            PathCounters::None => unreachable!("placement checked CountPath has storage"),
+        }
+    }
+
+    /// Increments `slots[k]`.
+    fn count_slot(&mut self, k: u32) -> Counted<'ctx> {
+        let g = self
+            .counters
+            .slots
+            .expect("placement checked the slot number");
+        let index = self.emitter.i64_type.const_int(k.into(), false);
+        let p = self.emitter.element(g.as_pointer_value(), index);
+        self.emitter.increment(p);
+        Counted::Counter(p)
+    }
+
+    /// `which(state, id)`, with a line-0 location.
+    fn call_hash(&mut self, which: HashFn, state: PointerValue<'ctx>, id: IntValue<'ctx>) {
+        let f = self.hash_fn(which);
+        let call = self
+            .emitter
+            .builder
+            .build_call(f, &[state.into(), id.into()], "")
+            .expect(POSITIONED);
+        ffi::set_line0_location(call.as_value_ref(), self.function);
+    }
+
+    fn constant(&self, c: i64) -> IntValue<'ctx> {
+        self.emitter.i64_type.const_int(c as u64, false)
+    }
+
+    /// `v + c` (just `v` for `c == 0`).
+    fn plus(&self, v: IntValue<'ctx>, c: i64) -> IntValue<'ctx> {
+        if c == 0 {
+            v
+        } else {
+            self.emitter
+                .builder
+                .build_int_add(v, self.constant(c), "pp.r.add")
+                .expect(POSITIONED)
         }
     }
 
     /// `load r + c` (just `load r` for `c == 0`).
     fn path_plus(&self, r: PointerValue<'ctx>, c: i64) -> IntValue<'ctx> {
-        let b = &self.emitter.builder;
-        let i64_type = self.emitter.i64_type;
-        let v = b
-            .build_load(i64_type, r, "pp.r")
+        let v = self
+            .emitter
+            .builder
+            .build_load(self.emitter.i64_type, r, "pp.r")
             .expect(POSITIONED)
             .into_int_value();
-        if c == 0 {
-            v
-        } else {
-            b.build_int_add(v, i64_type.const_int(c as u64, false), "pp.r.add")
-                .expect(POSITIONED)
-        }
+        self.plus(v, c)
     }
 
-    /// `void __pathprof_hash_count(uint64_t *state, uint64_t id)`.
-    fn hash_count(&mut self) -> FunctionValue<'ctx> {
-        if let Some(f) = self.emitter.hash_count {
+    /// `void __pathprof_hash_count / _uncount(uint64_t *state, uint64_t id)`,
+    /// declared `nounwind`.
+    fn hash_fn(&mut self, which: HashFn) -> FunctionValue<'ctx> {
+        if let Some(f) = self.emitter.hash_fns[which as usize] {
             return f;
         }
-        const NAME: &str = "__pathprof_hash_count";
+        let name = which.name();
         let context = self.module.get_context();
-        let f = self.module.get_function(NAME).unwrap_or_else(|| {
+        let f = self.module.get_function(name).unwrap_or_else(|| {
             let ty = context.void_type().fn_type(
                 &[
                     context.ptr_type(AddressSpace::default()).into(),
@@ -286,7 +453,7 @@ impl<'ctx> Site<'_, 'ctx> {
                 ],
                 false,
             );
-            let f = self.module.add_function(NAME, ty, None);
+            let f = self.module.add_function(name, ty, None);
             let nounwind = inkwell::attributes::Attribute::get_named_enum_kind_id("nounwind");
             f.add_attribute(
                 inkwell::attributes::AttributeLoc::Function,
@@ -294,7 +461,7 @@ impl<'ctx> Site<'_, 'ctx> {
             );
             f
         });
-        self.emitter.hash_count = Some(f);
+        self.emitter.hash_fns[which as usize] = Some(f);
         f
     }
 }

@@ -12,9 +12,13 @@
 //! `BlockStart(to)` ops; so a block's start runs its in-edge's ops before its own
 //! `BlockStart` ops, and its end runs its own `BlockEnd` ops before its out-edge's.
 //! `FunctionEntry` ops run before the entry block's `BlockStart` ops.
+//!
+//! A `Call(b, k)` probe stays with its call: it must name one of block `b`'s
+//! [`Cfg::calls`] counted calls. In the block its code runs after the block's
+//! start ops and before its end ops (calls sit between the two).
 
 use pathprof_core::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
-use pathprof_core::{Cfg, EdgeId};
+use pathprof_core::{BlockId, Cfg, EdgeId};
 
 /// Where every op of one function goes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,6 +31,8 @@ pub(crate) struct Placement {
     pub end: Vec<Vec<Op>>,
     /// Edges to split, in edge order, with the ops of their new block.
     pub splits: Vec<(EdgeId, Vec<Op>)>,
+    /// `Call(b, k)` probes, sorted by block then call, with their ops.
+    pub calls: Vec<(BlockId, u32, Vec<Op>)>,
 }
 
 impl Placement {
@@ -37,6 +43,7 @@ impl Placement {
             .iter()
             .chain(&self.end)
             .chain(self.splits.iter().map(|(_, ops)| ops))
+            .chain(self.calls.iter().map(|(_, _, ops)| ops))
             .chain(std::iter::once(&self.entry));
         all.flatten().any(|op| !matches!(op, Op::CountSlot(_)))
     }
@@ -49,13 +56,16 @@ pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String>
     let mut block_start = vec![Vec::new(); n];
     let mut block_end = vec![Vec::new(); n];
     let mut edge_ops: Vec<Vec<Op>> = vec![Vec::new(); cfg.edges().len()];
+    let mut calls = Vec::new();
     for probe in &plan.probes {
         for op in &probe.ops {
             check_op(plan, *op)?;
         }
         match probe.site {
             ProbeSite::FunctionEntry => entry.extend_from_slice(&probe.ops),
-            ProbeSite::BlockStart(b) | ProbeSite::BlockEnd(b) if b.index() >= n => {
+            ProbeSite::BlockStart(b) | ProbeSite::BlockEnd(b) | ProbeSite::Call(b, _)
+                if b.index() >= n =>
+            {
                 return Err(format!(
                     "a probe is at block {b}, but the function has {n} blocks"
                 ));
@@ -69,8 +79,16 @@ pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String>
                 ));
             }
             ProbeSite::Edge(e) => edge_ops[e.index()].extend_from_slice(&probe.ops),
+            ProbeSite::Call(b, k) if k >= cfg.calls(b) => {
+                return Err(format!(
+                    "a probe is at call {k} of block {b}, but the block has {} counted calls",
+                    cfg.calls(b)
+                ));
+            }
+            ProbeSite::Call(b, k) => calls.push((b, k, probe.ops.clone())),
         }
     }
+    calls.sort_by_key(|&(b, k, _)| (b, k));
 
     // Edge ops first collected per destination so each list keeps the order rules.
     let mut start_in = vec![Vec::new(); n];
@@ -116,6 +134,7 @@ pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String>
         start,
         end,
         splits,
+        calls,
     })
 }
 
@@ -222,6 +241,47 @@ mod tests {
         assert!(err
             .unwrap_err()
             .starts_with("edge e1 (b0 -> b2) carries a probe but cannot be split"));
+    }
+
+    #[test]
+    fn call_probes_stay_with_their_calls() {
+        let mut cfg = diamond();
+        cfg.set_calls(vec![2, 0, 1, 0]).unwrap();
+        let p = place(
+            &cfg,
+            &plan(vec![
+                (ProbeSite::Call(BlockId(2), 0), Op::CountSlot(0)),
+                (ProbeSite::Call(BlockId(0), 1), Op::AddPath(3)),
+                (ProbeSite::Call(BlockId(0), 1), Op::CountPath(0)),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            p.calls,
+            vec![
+                (BlockId(0), 1, vec![Op::AddPath(3), Op::CountPath(0)]),
+                (BlockId(2), 0, vec![Op::CountSlot(0)])
+            ]
+        );
+        assert!(p.uses_path_register());
+        assert!(p.start.iter().chain(&p.end).all(|ops| ops.is_empty()));
+
+        let err = place(
+            &cfg,
+            &plan(vec![(ProbeSite::Call(BlockId(1), 0), Op::CountSlot(0))]),
+        );
+        assert_eq!(
+            err.unwrap_err(),
+            "a probe is at call 0 of block b1, but the block has 0 counted calls"
+        );
+        let err = place(
+            &cfg,
+            &plan(vec![(ProbeSite::Call(BlockId(4), 0), Op::CountSlot(0))]),
+        );
+        assert_eq!(
+            err.unwrap_err(),
+            "a probe is at block b4, but the function has 4 blocks"
+        );
     }
 
     #[test]

@@ -263,3 +263,92 @@ fn linked_modules_keep_module_order() {
     assert_eq!(ex.functions.len(), 1);
     assert_eq!(ex.functions[0].name, "helper");
 }
+
+fn calls(f: &ExtractedFunction) -> Vec<u32> {
+    f.cfg.blocks().map(|b| f.cfg.calls(b)).collect()
+}
+
+#[test]
+fn counted_calls_of_c_code() {
+    for variant in Variant::ALL {
+        let ex = extract_file("calls.c", variant);
+        // b0: printf, f(), printf (not llvm.memcpy, llvm.lifetime.*, strlen,
+        // twice, the asm); b1 longjmp; b3 exit.
+        let mixed = function(&ex, "mixed");
+        assert_eq!(calls(mixed), [3, 1, 0, 1, 0], "{variant:?}");
+        let line = |b: usize| {
+            mixed.blocks[b]
+                .lines
+                .iter()
+                .map(|s| s.line)
+                .collect::<Vec<_>>()
+        };
+        assert!(line(1).contains(&line_of("calls.c", "longjmp(env, 1);")));
+        assert!(line(3).contains(&line_of("calls.c", "exit(x);")));
+        // b0: setjmp (returns_twice) does not count; puts and mixed do.
+        assert_eq!(calls(function(&ex, "main")), [0, 1, 1, 0], "{variant:?}");
+        assert_eq!(calls(function(&ex, "twice")), [0], "{variant:?}");
+    }
+    // Functions without calls record none (and serialise as before).
+    let ex = extract_file("prog.c", Variant::Optimised);
+    assert_eq!(calls(function(&ex, "branch")), [0]);
+}
+
+/// Every clause of the counted-call predicate (CONTRACTS.md §1), on hand-written IR.
+#[test]
+fn counted_call_predicate() {
+    let ir = r#"
+declare void @exit(i32) noreturn nounwind
+declare void @will() willreturn nounwind
+declare void @__pathprof_dump()
+declare i32 @setjmp(ptr) returns_twice
+declare i32 @plain(ptr)
+declare void @llvm.donothing()
+declare i32 @__gxx_personality_v0(...)
+
+define void @target(i32 %x) {
+  ret void
+}
+
+define void @tail(i32 %x) {
+  call void @target(i32 0)
+  musttail call void @target(i32 %x)
+  ret void
+}
+
+define void @f(ptr %fp, ptr %buf) personality ptr @__gxx_personality_v0 {
+entry:
+  call void @will()
+  call void @__pathprof_dump()
+  call void asm sideeffect "", ""()
+  %a = call i32 @setjmp(ptr %buf)
+  %b = call i32 @plain(ptr %buf) #0
+  call void @llvm.donothing()
+  call void %fp()
+  %c = call i32 @plain(ptr %buf)
+  invoke void @target(i32 2) to label %next unwind label %pad
+next:
+  call void @exit(i32 0)
+  unreachable
+pad:
+  %lp = landingpad { ptr, i32 } cleanup
+  call void @target(i32 3)
+  call void @target(i32 4)
+  resume { ptr, i32 } %lp
+}
+
+attributes #0 = { returns_twice }
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.ll");
+    std::fs::write(&path, ir).unwrap();
+    let context = Context::create();
+    let module = load_bitcode(&context, &path).unwrap();
+    let ex = extract(&module).unwrap();
+    assert_eq!(calls(function(&ex, "target")), [0]);
+    // The call before a musttail call counts, the musttail call does not.
+    assert_eq!(calls(function(&ex, "tail")), [1]);
+    // entry: the indirect call and the plain call (not willreturn, pathprof,
+    // asm, returns_twice on the callee or the call site, intrinsic, invoke).
+    assert_eq!(calls(function(&ex, "f")), [2, 1, 2]);
+}

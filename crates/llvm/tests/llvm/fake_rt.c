@@ -6,6 +6,10 @@
  *   pp-function <index> <hash hex> <path_kind> <num_paths> slots <c0> <c1> ...
  *   pp-paths <index> <id>:<count> ...          (nonzero counts, array or hash)
  *   pp-error <text>                            (an ABI violation)
+ *
+ * Hash counts saturate and are undone like the real runtime's. Tests of
+ * early-termination probes call fake_rt_set_counters() from the program to
+ * overwrite every counter, as a fork child's reset (0) or saturation would.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,7 +75,7 @@ static void print_function(const struct PpFunction *f) {
         fprintf(stderr, "pp-error function %u: hash state word %d is not zero\n", f->index, w);
     fprintf(stderr, "pp-paths %u", f->index);
     for (int i = 0; i < num_hashed; i++)
-      if (hashed[i].state == f->paths)
+      if (hashed[i].state == f->paths && hashed[i].count != 0)
         fprintf(stderr, " %llu:%llu", (unsigned long long)hashed[i].id,
                 (unsigned long long)hashed[i].count);
     fprintf(stderr, "\n");
@@ -101,7 +105,8 @@ void __pathprof_register(const struct PpModule *m) {
 void __pathprof_hash_count(uint64_t *state, uint64_t id) {
   for (int i = 0; i < num_hashed; i++) {
     if (hashed[i].state == state && hashed[i].id == id) {
-      hashed[i].count++;
+      if (hashed[i].count != UINT64_MAX)
+        hashed[i].count++;
       return;
     }
   }
@@ -115,4 +120,33 @@ void __pathprof_hash_count(uint64_t *state, uint64_t id) {
   num_hashed++;
 }
 
+/* Undoes one count: never below 0, never from UINT64_MAX; unknown ids stay
+ * unknown. */
+void __pathprof_hash_uncount(uint64_t *state, uint64_t id) {
+  for (int i = 0; i < num_hashed; i++) {
+    if (hashed[i].state == state && hashed[i].id == id) {
+      if (hashed[i].count != 0 && hashed[i].count != UINT64_MAX)
+        hashed[i].count--;
+      return;
+    }
+  }
+}
+
 void __pathprof_dump(void) { print_all(); }
+
+/* Sets every slot, array path and hash path counter of every module. */
+void fake_rt_set_counters(uint64_t value) {
+  for (int m = 0; m < num_modules; m++) {
+    const struct PpModule *mod = modules[m];
+    for (uint64_t i = 0; i < mod->num_functions; i++) {
+      const struct PpFunction *f = &mod->functions[i];
+      for (uint32_t k = 0; k < f->num_slots; k++)
+        f->slots[k] = value;
+      if (f->path_kind == 1)
+        for (uint64_t id = 0; id < f->num_paths; id++)
+          f->paths[id] = value;
+    }
+  }
+  for (int i = 0; i < num_hashed; i++)
+    hashed[i].count = value;
+}

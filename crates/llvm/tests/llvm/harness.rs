@@ -9,6 +9,7 @@ use pathprof_llvm::{
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The directory holding the test programs.
 pub fn source_dir() -> PathBuf {
@@ -120,6 +121,26 @@ pub fn build_and_run(
     build: &Build<'_>,
     plan: impl Fn(&Extracted) -> Vec<FunctionPlan>,
 ) -> Run {
+    build_program(dir, bitcode, build, plan).run(&[])
+}
+
+/// An instrumented program, linked with the fake runtime.
+pub struct Program {
+    pub extracted: Extracted,
+    pub plans: Vec<FunctionPlan>,
+    pub exe: PathBuf,
+    mode: Mode,
+    build_id: u64,
+}
+
+/// Loads `bitcode`, plans with `plan`, instruments, optimises and links with the
+/// fake runtime into `dir/prog<n>` (a new name each time).
+pub fn build_program(
+    dir: &Path,
+    bitcode: &[PathBuf],
+    build: &Build<'_>,
+    plan: impl Fn(&Extracted) -> Vec<FunctionPlan>,
+) -> Program {
     let context = Context::create();
     let module = pathprof_llvm::link_bitcode_files(&context, bitcode).unwrap();
     let extracted = extract(&module).unwrap();
@@ -136,38 +157,54 @@ pub fn build_and_run(
     };
     instrument(&module, &plans, &info).unwrap();
     optimize(&module, build.level).unwrap();
-    let obj = dir.join("prog.o");
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let obj = dir.join(format!("prog{n}.o"));
     write_object(&module, &obj, build.level).unwrap();
-    let exe = dir.join("prog");
+    let exe = dir.join(format!("prog{n}"));
     let mut cmd = Command::new(clang());
     cmd.arg(&obj)
         .arg(source_dir().join("fake_rt.c"))
         .arg("-o")
         .arg(&exe);
     run_ok(cmd.args(build.link_args));
-    let out = run_ok(&mut Command::new(&exe));
-    let report = Report::parse(&String::from_utf8(out.stderr).unwrap());
-    assert_eq!(report.modules.len(), 1, "one module registered");
-    let m = &report.modules[0];
-    assert_eq!(
-        (m.abi_version, m.mode, m.build_id),
-        (1, build.mode as u32, build.build_id)
-    );
-    assert_eq!(m.functions.len(), extracted.functions.len());
-    for (i, (f, e)) in m.functions.iter().zip(&extracted.functions).enumerate() {
-        assert_eq!(f.index as usize, i);
-        assert_eq!(f.hash, e.cfg.shape_hash(), "hash of {}", e.name);
-        assert_eq!(
-            f.slots.len() as u32,
-            plans[i].num_slots,
-            "slots of {}",
-            e.name
-        );
-    }
-    Run {
+    Program {
         extracted,
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        report,
+        plans,
+        exe,
+        mode: build.mode,
+        build_id: build.build_id,
+    }
+}
+
+impl Program {
+    /// Runs the program with `args` and reads the fake runtime's report.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out = run_ok(Command::new(&self.exe).args(args));
+        let report = Report::parse(&String::from_utf8(out.stderr).unwrap());
+        assert_eq!(report.modules.len(), 1, "one module registered");
+        let m = &report.modules[0];
+        assert_eq!(
+            (m.abi_version, m.mode, m.build_id),
+            (1, self.mode as u32, self.build_id)
+        );
+        let (extracted, plans) = (&self.extracted, &self.plans);
+        assert_eq!(m.functions.len(), extracted.functions.len());
+        for (i, (f, e)) in m.functions.iter().zip(&extracted.functions).enumerate() {
+            assert_eq!(f.index as usize, i);
+            assert_eq!(f.hash, e.cfg.shape_hash(), "hash of {}", e.name);
+            assert_eq!(
+                f.slots.len() as u32,
+                plans[i].num_slots,
+                "slots of {}",
+                e.name
+            );
+        }
+        Run {
+            extracted: extracted.clone(),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            report,
+        }
     }
 }
 

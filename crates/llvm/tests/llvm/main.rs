@@ -5,6 +5,7 @@
 //! clang is `$PATHPROF_CLANG`, else `/usr/lib/llvm-22/bin/clang`, else `clang-22`.
 
 mod ball_larus;
+mod early_exit;
 mod extraction;
 mod harness;
 mod instrumentation;

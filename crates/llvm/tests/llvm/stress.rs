@@ -2,7 +2,8 @@
 //! `lua-src` crate's sources; set `PATHPROF_LUA_DIR` to its `lua-5.4.x` folder)
 //! linked into one module, planned by pathprof-core in every mode, instrumented,
 //! and run; the script's output must not change, and every mode's derived block
-//! counts must equal block mode's (outside the functions longjmp leaves). Lua has
+//! counts must equal block mode's (outside the functions longjmp leaves; with
+//! early-exit counting, everywhere but where setjmp returns twice). Lua has
 //! computed gotos (the interpreter loop), setjmp/longjmp error handling and large
 //! functions.
 
@@ -75,7 +76,15 @@ fn lua_in_every_mode() {
         String::from_utf8(run_ok(&mut Command::new(&exe)).stdout).unwrap()
     };
     let mut block_counts: Vec<Vec<u64>> = Vec::new();
-    for mode in [Mode::Block, Mode::Edge, Mode::Path] {
+    let cases = [
+        (Mode::Block, false),
+        (Mode::Edge, false),
+        (Mode::Path, false),
+        (Mode::Edge, true),
+        (Mode::Path, true),
+    ];
+    for (mode, early_exit) in cases {
+        let options = PlanOptions::default().with_early_exit(early_exit);
         let layouts = std::cell::RefCell::new(Vec::new());
         let build = Build {
             mode,
@@ -86,15 +95,15 @@ fn lua_in_every_mode() {
             ex.functions
                 .iter()
                 .map(|f| {
-                    let (plan, layout) = plan_function(&f.cfg, mode, &PlanOptions::default())
-                        .or_else(|_| plan_function(&f.cfg, Mode::Block, &PlanOptions::default()))
+                    let (plan, layout) = plan_function(&f.cfg, mode, &options)
+                        .or_else(|_| plan_function(&f.cfg, Mode::Block, &options))
                         .unwrap();
                     layouts.borrow_mut().push(layout);
                     plan
                 })
                 .collect()
         });
-        assert_eq!(run.stdout, reference, "{mode:?}");
+        assert_eq!(run.stdout, reference, "{mode:?} early_exit={early_exit}");
         // Derived block counts agree with block mode, except in functions left by
         // longjmp (Lua's error handling), where no path or flow is complete.
         let layouts = layouts.into_inner();
@@ -111,19 +120,26 @@ fn lua_in_every_mode() {
         }
         // The script's pcall(error) longjmps out of these (luaD_rawrunprotected
         // is where setjmp returns a second time).
-        let longjmp = [
-            "f_call",
-            "luaD_rawrunprotected",
-            "luaD_precall",
-            "luaD_callnoyield",
-            "luaV_execute",
-        ];
+        // With early-exit counting the paths longjmp cuts short are counted
+        // too; only where setjmp returns a second time does a path go on
+        // that no path entered.
+        let longjmp: &[&str] = if early_exit {
+            &["luaD_rawrunprotected"]
+        } else {
+            &[
+                "f_call",
+                "luaD_rawrunprotected",
+                "luaD_precall",
+                "luaD_callnoyield",
+                "luaV_execute",
+            ]
+        };
         assert!(
             differ.iter().all(|f| longjmp.contains(&f.as_str())),
-            "{mode:?}: derived block counts differ from block mode in {differ:?}"
+            "{mode:?} early_exit={early_exit}: derived block counts differ from block mode in {differ:?}"
         );
         eprintln!(
-            "{mode:?}: {} functions, {} counters",
+            "{mode:?} early_exit={early_exit}: {} functions, {} counters",
             run.extracted.functions.len(),
             run.report.modules[0]
                 .functions

@@ -33,6 +33,7 @@ struct PpModule {
 };
 void __pathprof_register(const struct PpModule *m);
 void __pathprof_hash_count(uint64_t *state, uint64_t id);
+void __pathprof_hash_uncount(uint64_t *state, uint64_t id);
 void __pathprof_dump(void);
 
 _Static_assert(sizeof(struct PpFunction) == 48, "PpFunction is 48 bytes");
@@ -63,6 +64,12 @@ __attribute__((constructor)) static void pathprof_test_register(void) {
 /* What instrumentation does: llvm.uadd.sat.i64(c, 1). */
 static inline void inc(uint64_t *c) {
     if (*c != UINT64_MAX) (*c)++;
+}
+
+/* What instrumentation does to undo a count after a call returned (Call
+ * sites): minus one, except at 0 and at UINT64_MAX. */
+__attribute__((unused)) static inline void dec(uint64_t *c) {
+    if (*c != 0 && *c != UINT64_MAX) (*c)--;
 }
 
 __attribute__((unused)) static void work(long n) {
