@@ -88,6 +88,18 @@ const EXIT: Program = Program {
     cut_short: &["main", "level1", "level2"],
 };
 
+/// The same program built with `--early-exit`: the paths cut short by `exit()`
+/// are counted, so block, edge and path counts agree even for `main`, `level1`
+/// and `level2` (left out of flow conservation only: calls exceed returns).
+const EXIT_EARLY: Program = Program {
+    name: "exit-early",
+    sources: &["exit.c"],
+    flags: &[],
+    pathprof_flags: &["--early-exit"],
+    status: 5,
+    cut_short: &["main", "level1", "level2"],
+};
+
 const FORK: Program = Program {
     name: "fork",
     sources: &["fork.c"],
@@ -435,6 +447,20 @@ fn exit_from_nested_function() {
     p.expect_line(BLOCK_MODE, "level1", "@l1call", 1);
     p.expect_line(BLOCK_MODE, "level1", "@l1tail", 6);
     p.expect_line(O0_BLOCK, "main", "@mainbody", 7);
+    p.finish();
+}
+
+#[test]
+fn exit_from_nested_function_with_early_exit_counting() {
+    let mut p = profile(&EXIT_EARLY, &OPTS);
+    assert_eq!(p.reference.stdout, "exiting with total 105\n");
+    p.expect_calls(ALL, "work", 7);
+    p.expect_calls(ALL, "main", 1);
+    p.expect_calls(ALL, "level1", 7);
+    p.expect_calls(ALL, "level2", 1);
+    p.expect_line(AT_O0, "level1", "@l1call", 1);
+    p.expect_line(AT_O0, "level1", "@l1tail", 6);
+    p.expect_line(AT_O0, "main", "@mainbody", 7);
     p.finish();
 }
 
