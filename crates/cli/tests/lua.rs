@@ -2,7 +2,9 @@
 //! `pathprof cc` in all three modes and run on a workload: output equals the plain
 //! build's, block counts agree across modes, edge counts agree between edge and
 //! path mode, and `pathprof verify` passes. Its interpreter loop uses computed
-//! `goto` (`indirectbr`), whose edges cannot be split.
+//! `goto` (`indirectbr`), whose edges cannot be split. Lua seeds string hashes
+//! from time and addresses and caches strings by address, so the builds fix the
+//! seed and the runs turn address randomisation off.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,8 +58,12 @@ fn build(compiler: &[&str], exe: &Path) {
     assert!(status.success(), "building Lua with {compiler:?} failed");
 }
 
+/// Runs Lua on the workload with address-space randomisation off: Lua's string
+/// cache is indexed by addresses, so only then are two runs the same run.
 fn run(exe: &Path, profile: &Path) -> (String, i32) {
-    let out = Command::new(exe)
+    let out = Command::new("setarch")
+        .arg("-R")
+        .arg(exe)
         .arg(bench_file("workload.lua"))
         .arg("2")
         .env("PATHPROF_FILE", profile)
