@@ -158,6 +158,19 @@ pub fn increments(cfg: &Cfg, dag: &Dag) -> ChordIncrements {
     pathprof_core::path::chord_increments(cfg, dag, &Weights::estimate(cfg))
 }
 
+/// One node per reachable block, labelled with its position (and count).
+fn block_nodes(out: &mut String, map: &MapFile, f: &MapFunction, counts: Option<&FunctionCounts>) {
+    for b in f.cfg.blocks().filter(|&b| f.cfg.is_reachable(b)) {
+        let n = counts.map(|c| c.blocks[b.index()]);
+        let _ = writeln!(
+            out,
+            "  b{} [label={}];",
+            b.0,
+            quote(&block_label(map, f, b, n))
+        );
+    }
+}
+
 /// A DOT string literal.
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -287,15 +300,7 @@ fn render_dag(
         }
     );
     header(&mut out, map, f, &what);
-    for b in cfg.blocks().filter(|&b| cfg.is_reachable(b)) {
-        let n = counts.map(|c| c.blocks[b.index()]);
-        let _ = writeln!(
-            out,
-            "  b{} [label={}];",
-            b.0,
-            quote(&block_label(map, f, b, n))
-        );
-    }
+    block_nodes(&mut out, map, f, counts);
     for id in dag.edge_ids() {
         let e = dag.edge(id);
         let mut label = format!("Val {}", dag.val(id));
@@ -390,15 +395,7 @@ fn render_cfg(map: &MapFile, f: &MapFunction, counts: Option<&FunctionCounts>) -
         f,
         &format!("control-flow graph ({kind}); dotted: backedges"),
     );
-    for b in cfg.blocks().filter(|&b| cfg.is_reachable(b)) {
-        let n = counts.map(|c| c.blocks[b.index()]);
-        let _ = writeln!(
-            out,
-            "  b{} [label={}];",
-            b.0,
-            quote(&block_label(map, f, b, n))
-        );
-    }
+    block_nodes(&mut out, map, f, counts);
     let entry_label = counts.map_or(String::new(), |c| format!("{}×", c.entry));
     let _ = writeln!(
         out,

@@ -511,12 +511,7 @@ impl<'a> Report<'a> {
             h,
             "<table class=\"src\"><thead><tr><th class=\"cnt\">count</th><th class=\"no\">line</th><th>source</th></tr></thead><tbody>"
         );
-        let last = counts
-            .keys()
-            .next_back()
-            .copied()
-            .unwrap_or(0)
-            .max(text.len() as u32);
+        let last = super::lines::last_line(counts, text);
         for line in 1..=last {
             let lc = counts.get(&line);
             if text.is_empty() && lc.is_none() {

@@ -40,3 +40,13 @@ pub fn line_counts(loaded: &Loaded) -> FileLines {
     }
     out
 }
+
+/// The last line a listing of a file shows: its last line of code or of text.
+pub fn last_line(lines: &BTreeMap<u32, LineCount>, text: &[String]) -> u32 {
+    lines
+        .keys()
+        .next_back()
+        .copied()
+        .unwrap_or(0)
+        .max(text.len() as u32)
+}

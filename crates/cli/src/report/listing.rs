@@ -50,12 +50,7 @@ pub fn report(
             Source::Text(t) | Source::Changed(_, t) => t,
             Source::Missing(_) => &[],
         };
-        let last = lines
-            .keys()
-            .next_back()
-            .copied()
-            .unwrap_or(0)
-            .max(text.len() as u32);
+        let last = super::lines::last_line(lines, text);
         for line in 1..=last {
             let margin = match lines.get(&line) {
                 None => "-".to_string(),
