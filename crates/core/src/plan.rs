@@ -55,7 +55,9 @@ pub enum ProbeSite {
     /// At the top of the block, after its phis and landing pad. For the entry
     /// block this is function entry (LLVM entry blocks have no predecessors).
     BlockStart(BlockId),
-    /// Just before the block's terminator (for an exit block: before it returns).
+    /// Just before the block's terminator (for an exit block: before it returns;
+    /// for a block ending `call; unreachable`, before that call to `exit`,
+    /// `abort`...).
     BlockEnd(BlockId),
     /// Around call number `k` (counting from 0, in instruction order) of the
     /// block's calls that might not return (see [`crate::Cfg::calls`]): the ops

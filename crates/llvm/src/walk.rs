@@ -103,6 +103,7 @@ pub(crate) fn is_counted_call(inst: InstructionValue<'_>) -> bool {
     };
     let returns_twice = Attribute::get_named_enum_kind_id("returns_twice");
     if call.get_tail_call_kind() == LLVMTailCallKind::LLVMTailCallKindMustTail
+        || ends_block_for_good(inst)
         || ffi::calls_inline_asm(inst)
         || call
             .get_enum_attribute(AttributeLoc::Function, returns_twice)
@@ -126,6 +127,16 @@ pub(crate) fn is_counted_call(inst: InstructionValue<'_>) -> bool {
             .starts_with(RESERVED_PREFIX.as_bytes())
         && !has(willreturn)
         && !has(returns_twice)
+}
+
+/// Whether `inst` is a call right before an `unreachable` terminator (a call to
+/// `exit`, `abort`, `longjmp`...): the block's end code goes before it (see
+/// `instrument::emit`), so it needs no early-exit counting of its own.
+pub(crate) fn ends_block_for_good(inst: InstructionValue<'_>) -> bool {
+    inst.get_opcode() == InstructionOpcode::Call
+        && inst
+            .get_next_instruction()
+            .is_some_and(|next| next.get_opcode() == InstructionOpcode::Unreachable)
 }
 
 /// Reads the CFG of a function (see the module doc for the numbering), with each

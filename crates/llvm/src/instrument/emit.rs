@@ -36,7 +36,9 @@
 //! The start of a block is its first instruction that is not a phi, a landing pad,
 //! a catch pad or a cleanup pad. The end is before its terminator, except that in
 //! a block ending `musttail call; [bitcast;] ret` it is before the call, which
-//! must stay next to the `ret`. A block that is only a `catchswitch` has neither.
+//! must stay next to the `ret`, and in a block ending `call; unreachable` (a
+//! call to `exit`, `abort`...) it is before that call, the last point control
+//! reaches. A block that is only a `catchswitch` has neither.
 
 use super::abi::{Counters, PathCounters};
 use super::place::Placement;
@@ -287,7 +289,9 @@ impl<'ctx> Site<'_, 'ctx> {
         if term.get_opcode() == InstructionOpcode::CatchSwitch {
             return Err(catchswitch(body, b));
         }
-        let at = musttail_call_before(term).unwrap_or(term);
+        let at = musttail_call_before(term)
+            .or_else(|| no_return_call_before(term))
+            .unwrap_or(term);
         self.emitter.position_before(&at);
         Ok(())
     }
@@ -494,6 +498,14 @@ fn musttail_call_before(term: InstructionValue<'_>) -> Option<InstructionValue<'
     let is_musttail = prev.get_opcode() == InstructionOpcode::Call
         && prev.get_tail_call_kind().ok() == Some(LLVMTailCallKind::LLVMTailCallKindMustTail);
     is_musttail.then_some(prev)
+}
+
+/// For an `unreachable` right after a call (to `exit`, `abort`, `longjmp`...),
+/// that call: control leaves the function there, so the block's end is before
+/// it.
+fn no_return_call_before(term: InstructionValue<'_>) -> Option<InstructionValue<'_>> {
+    let prev = term.get_previous_instruction()?;
+    walk::ends_block_for_good(prev).then_some(prev)
 }
 
 fn catchswitch(body: &Body<'_>, b: usize) -> LlvmError {
