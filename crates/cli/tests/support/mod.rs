@@ -642,6 +642,30 @@ pub fn profile(prog: &'static Program, opts: &[Opt]) -> Profiled {
                 &mut checks,
             );
         }
+        // The LLVM notes' verifier: path-derived edge counts equal the edge
+        // profile, unless exit() cut paths short and nothing counted them.
+        if prog.cut_short.is_empty() || prog.pathprof_flags.contains(&"--early-exit") {
+            let (path, edge) = (&builds[&(opt, Mode::Path)], &builds[&(opt, Mode::Edge)]);
+            let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+                .arg("verify")
+                .arg("--map")
+                .arg(&path.map)
+                .arg(&path.profile)
+                .arg("--edge-map")
+                .arg(&edge.map)
+                .arg(&edge.profile)
+                .output()
+                .expect("pathprof verify runs");
+            checks.check(out.status.success(), || {
+                format!(
+                    "{} {}: pathprof verify fails:\n{}{}",
+                    prog.name,
+                    opt.flag(),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+        }
     }
     let mut p = Profiled {
         prog,
