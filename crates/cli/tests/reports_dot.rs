@@ -36,13 +36,7 @@ fn graphviz_accepts(text: &str) {
 fn path_dag_of_a_loop_with_hot_paths() {
     let p = build("hot.c", "path");
     let profile = p.run(&["100"], "hot.pprof");
-    let plain = pathprof_ok([
-        "dot".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        "--function".as_ref(),
-        "main".as_ref(),
-    ]);
+    let plain = dot(&p.map, "main", None);
     assert!(plain.starts_with("digraph \"pathdag.main\" {"), "{plain}");
     assert!(plain.contains("ENTRY [shape=ellipse"), "{plain}");
     assert!(plain.contains("-> EXIT"), "{plain}");
@@ -65,15 +59,7 @@ fn path_dag_of_a_loop_with_hot_paths() {
     assert!(!plain.contains("penwidth"), "no profile, no hot paths");
     graphviz_accepts(&plain);
 
-    let hot = pathprof_ok([
-        "dot".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        "--function".as_ref(),
-        "main".as_ref(),
-        "--profile".as_ref(),
-        profile.as_os_str(),
-    ]);
+    let hot = dot(&p.map, "main", Some(&profile));
     // 100 iterations: the loop head runs 100 times, the backedge 99.
     assert!(hot.contains("\\n×100\"]"), "{hot}");
     assert!(hot.contains("backedge\\n99×"), "{hot}");
@@ -84,15 +70,7 @@ fn path_dag_of_a_loop_with_hot_paths() {
     assert!(hot.contains("color=\"#c0392b\""), "{hot}");
     graphviz_accepts(&hot);
 
-    let step = pathprof_ok([
-        "dot".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        "--function".as_ref(),
-        "step".as_ref(),
-        "--profile".as_ref(),
-        profile.as_os_str(),
-    ]);
+    let step = dot(&p.map, "step", Some(&profile));
     // step runs 200 times; 172 take the HOT return.
     assert!(step.contains("\\n172×"), "{step}");
     assert!(step.contains("\\n28×"), "{step}");
@@ -119,15 +97,7 @@ fn misspelt_functions_get_suggestions() {
 fn block_mode_draws_the_cfg_with_counts() {
     let p = build("hot.c", "block");
     let profile = p.run(&["100"], "hot.pprof");
-    let text = pathprof_ok([
-        "dot".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        "--function".as_ref(),
-        "step".as_ref(),
-        "--profile".as_ref(),
-        profile.as_os_str(),
-    ]);
+    let text = dot(&p.map, "step", Some(&profile));
     assert!(text.contains("control-flow graph (block counts)"), "{text}");
     assert!(text.contains("ENTRY -> b0 [label=\"200×\"]"), "{text}");
     assert!(text.contains("\\n×172\"]"), "{text}");
@@ -173,4 +143,19 @@ fn instrument_writes_one_pathdag_file_per_function() {
         assert!(text.contains("Val "), "{name}: {text}");
         graphviz_accepts(&text);
     }
+}
+
+/// `pathprof dot --map MAP --function F [--profile P]`.
+fn dot(map: &std::path::Path, function: &str, profile: Option<&std::path::Path>) -> String {
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "dot".as_ref(),
+        "--map".as_ref(),
+        map.as_os_str(),
+        "--function".as_ref(),
+        function.as_ref(),
+    ];
+    if let Some(p) = profile {
+        args.extend(["--profile".as_ref(), p.as_os_str()]);
+    }
+    pathprof_ok(args)
 }
