@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Overhead of pathprof against the uninstrumented program, clang's
--fprofile-instr-generate and gcc's --coverage, on third-party programs.
+-fprofile-instr-generate and gcc's --coverage, on third-party programs: Lua 5.4,
+bzip2 1.0.8 and SQLite, from registry crates' bundled sources.
 
 Each variant is built once; then all variants run round-robin RUNS times on the
 same workload, and the median CPU time (user + system of the child) of each is
@@ -24,12 +25,15 @@ CLANG = "/usr/lib/llvm-22/bin/clang"
 
 
 def crate_dir(name):
+    """Where cargo keeps registry crate `name`'s sources (named, never built, by
+    bench/thirdparty/Cargo.toml)."""
     meta = json.loads(subprocess.check_output(
-        ["cargo", "metadata", "--format-version", "1", "--manifest-path", str(ROOT / "Cargo.toml")]))
+        ["cargo", "metadata", "--format-version", "1", "--manifest-path",
+         str(ROOT / "bench/thirdparty/Cargo.toml")]))
     for p in meta["packages"]:
         if p["name"] == name:
             return Path(p["manifest_path"]).parent
-    sys.exit(f"cargo does not know {name}; run `cargo fetch` in {ROOT}")
+    sys.exit(f"cargo does not know {name}")
 
 
 def lua_program():
@@ -40,8 +44,54 @@ def lua_program():
         "sources": [str(ROOT / "bench/lua/driver.c")] + files,
         "cflags": ["-DLUA_USE_LINUX", f"-I{src}"],
         "libs": ["-lm", "-ldl"],
-        "run": lambda exe, scale: [exe, str(ROOT / "bench/lua/workload.lua"), str(scale)],
+        "run": lambda exe, scale, tmp: ([exe, str(ROOT / "bench/lua/workload.lua"), str(scale)], None),
     }
+
+
+def bzip2_program():
+    src = crate_dir("bzip2-sys") / "bzip2-1.0.8"
+    files = ["blocksort.c", "huffman.c", "crctable.c", "randtable.c", "compress.c", "decompress.c", "bzlib.c", "bzip2.c"]
+
+    def run(exe, scale, tmp):
+        data = tmp / f"bzip2-input-{scale}.txt"
+        if not data.exists():
+            words = [b"path", b"edge", b"block", b"profile", b"count", b"chord", b"tree", b"loop"]
+            x, out = 12345, bytearray()
+            while len(out) < scale * 200_000:
+                x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+                out += words[(x >> 16) % len(words)] + (b"\n" if (x >> 8) % 13 == 0 else b" ")
+            data.write_bytes(bytes(out))
+        return [exe, "-9", "-c", str(data)], None
+
+    return {
+        "name": "bzip2",
+        "sources": [str(src / f) for f in files],
+        "cflags": ["-D_FILE_OFFSET_BITS=64"],
+        "libs": [],
+        "run": run,
+    }
+
+
+def sqlite_program():
+    src = crate_dir("libsqlite3-sys") / "sqlite3"
+    return {
+        "name": "sqlite",
+        "sources": [str(ROOT / "bench/sqlite/driver.c"), str(src / "sqlite3.c")],
+        "cflags": [f"-I{src}"],
+        "libs": ["-lm", "-ldl", "-lpthread"],
+        "run": lambda exe, scale, tmp: ([exe, str(scale * 4000)], None),
+    }
+
+
+# pathprof's variants and their flags.
+PATHPROF_VARIANTS = {
+    "pathprof-block": ["--mode=block"],
+    "pathprof-edge": ["--mode=edge"],
+    "pathprof-path": ["--mode=path"],
+    # Truncate every function to what fits an array: no hash tables.
+    "pathprof-path-arrays": ["--mode=path", "--max-paths=131072"],
+    "pathprof-path-atomic": ["--mode=path", "--atomic"],
+}
 
 
 def build(variant, prog, out, pathprof):
@@ -54,7 +104,7 @@ def build(variant, prog, out, pathprof):
     elif variant == "gcc-coverage":
         cmd = ["gcc", "--coverage"] + common
     else:
-        cmd = [pathprof, "cc", f"--mode={variant.split('-')[1]}"] + common
+        cmd = [pathprof, "cc"] + PATHPROF_VARIANTS[variant] + common
     subprocess.run(cmd, check=True, cwd=out)
     return exe
 
@@ -69,23 +119,25 @@ def cpu_time(cmd, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--scale", type=int, default=50)
+    ap.add_argument("--scale", type=int, default=50,
+                    help="Lua workload rounds; bzip2 compresses scale*200 KB; SQLite uses scale*4000 rows")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt"], check=True, cwd=ROOT)
     pathprof = str(ROOT / "target/release/pathprof")
-    variants = ["plain", "clang-instr", "gcc-coverage", "pathprof-block", "pathprof-edge", "pathprof-path"]
+    variants = ["plain", "clang-instr", "gcc-coverage"] + list(PATHPROF_VARIANTS)
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        for prog in [lua_program()]:
+        for prog in [lua_program(), bzip2_program(), sqlite_program()]:
             exes = {v: build(v, prog, out, pathprof) for v in variants}
             times = {v: [] for v in variants}
             for _ in range(args.runs):
                 for v in variants:
-                    env = dict(os.environ, PATHPROF_FILE=str(out / f"{v}.pprof"),
-                               LLVM_PROFILE_FILE=str(out / f"{v}.profraw"))
-                    times[v].append(cpu_time(prog["run"](exes[v], args.scale), env))
+                    env = dict(os.environ, PATHPROF_FILE=str(out / f"{prog['name']}-{v}.pprof"),
+                               LLVM_PROFILE_FILE=str(out / f"{prog['name']}-{v}.profraw"))
+                    cmd, _ = prog["run"](exes[v], args.scale, out)
+                    times[v].append(cpu_time(cmd, env))
             base = statistics.median(times["plain"])
             lines.append(f"## {prog['name']} (scale {args.scale}, median of {args.runs} interleaved runs)\n")
             lines.append("| variant | median CPU s | ratio to plain |")

@@ -6,17 +6,20 @@
 //! | word | meaning |
 //! |---|---|
 //! | 0 `HEAD` | the newest table (null until the first count) |
-//! | 1 `CACHE` | the entry last counted, as Ball-Larus' PP keeps the last path's slot |
+//! | 1, 5, 6, 7 `CACHE` | the entry last counted, per id modulo 4 (Ball-Larus' PP keeps the last path's slot; four keep loops that alternate a few paths off the table) |
 //! | 2 `MAX_COUNT` | the count of id `u64::MAX` (its key would be 0, the empty key) |
 //! | 3 `MAX_WRITTEN` | how much of `MAX_COUNT` has been written to a profile |
 //! | 4 `LOST` | counts dropped because no memory could be mapped for a table |
 //!
 //! A table is an `mmap`ed open-addressing array (linear probing, Fibonacci
 //! hashing) of entries `{key = id + 1, count, written}`. Everything is
-//! lock-free, so counting is thread-safe, exact, and safe to re-enter from a
-//! signal handler of the instrumented program: a key is claimed with one
-//! compare-and-swap and never changes afterwards; counts are saturating
-//! compare-and-swap loops. When a table is 3/4 full a table twice its size is
+//! lock-free, so the table is thread-safe and safe to re-enter from a signal
+//! handler of the instrumented program: a key is claimed with one
+//! compare-and-swap and never changes afterwards. Counts are saturating
+//! compare-and-swap loops for programs built with atomic updates
+//! (`__pathprof_hash_count_atomic`, exact across threads) and a relaxed load and
+//! store otherwise (`__pathprof_hash_count`, as array counters: a lock prefix
+//! per path costs several times the path itself). When a table is 3/4 full a table twice its size is
 //! pushed in front of it (`prev` links the older ones); tables are never
 //! moved or freed while the process runs (until a fork child resets them), so
 //! the cache and the dumper may hold entry pointers without locks. Counting
@@ -46,7 +49,12 @@ use crate::mem::{map_zeroed, unmap};
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
 const HEAD: usize = 0;
-const CACHE: usize = 1;
+/// The cache words; an id uses `CACHE[id % 4]`.
+const CACHE: [usize; 4] = [1, 5, 6, 7];
+
+fn cache_slot(state: &[AtomicU64; 8], id: u64) -> &AtomicU64 {
+    &state[CACHE[(id & 3) as usize]]
+}
 const MAX_COUNT: usize = 2;
 const MAX_WRITTEN: usize = 3;
 const LOST: usize = 4;
@@ -232,26 +240,48 @@ fn entry_for(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
     }
 }
 
+/// How a count is added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Update {
+    /// A relaxed load and store: fast; concurrent counts of one path may be lost.
+    Plain,
+    /// A compare-and-swap loop: exact across threads.
+    Atomic,
+}
+
 /// Adds `n` executions of path `id` (saturating).
-pub(crate) fn count(state: &[AtomicU64; 8], id: u64, n: u64) {
+pub(crate) fn count(state: &[AtomicU64; 8], id: u64, n: u64, update: Update) {
+    let add = |c: &AtomicU64| match update {
+        Update::Plain => add_saturating_plain(c, n),
+        Update::Atomic => add_saturating(c, n),
+    };
     if id == u64::MAX {
-        return add_saturating(&state[MAX_COUNT], n);
+        return add(&state[MAX_COUNT]);
     }
     let key = id + 1;
-    let cached = state[CACHE].load(Acquire) as *const Entry;
+    let cache = cache_slot(state, id);
+    let cached = cache.load(Acquire) as *const Entry;
     if !cached.is_null() {
         // Safety: the cache only ever points to entries of published tables.
         let e = unsafe { &*cached };
         if e.key.load(Relaxed) == key {
-            return add_saturating(&e.count, n);
+            return add(&e.count);
         }
     }
     match entry_for(state, key) {
         Some(e) => {
-            add_saturating(&e.count, n);
-            state[CACHE].store(e as *const Entry as u64, Release);
+            add(&e.count);
+            cache.store(e as *const Entry as u64, Release);
         }
         None => add_saturating(&state[LOST], n),
+    }
+}
+
+/// `add_saturating` without the compare-and-swap (see [`Update::Plain`]).
+fn add_saturating_plain(c: &AtomicU64, n: u64) {
+    let v = c.load(Relaxed);
+    if v != u64::MAX {
+        c.store(v.saturating_add(n), Relaxed);
     }
 }
 
@@ -264,7 +294,7 @@ pub(crate) fn uncount(state: &[AtomicU64; 8], id: u64) {
         return;
     }
     let key = id + 1;
-    let cached = state[CACHE].load(Acquire) as *const Entry;
+    let cached = cache_slot(state, id).load(Acquire) as *const Entry;
     if !cached.is_null() {
         // Safety: the cache only ever points to entries of published tables.
         let e = unsafe { &*cached };
@@ -355,12 +385,12 @@ mod tests {
         let state: [AtomicU64; 8] = Default::default();
         for round in 0..3u64 {
             for id in 0..5000u64 {
-                count(&state, id * 7919, round + 1);
+                count(&state, id * 7919, round + 1, Update::Plain);
             }
         }
-        count(&state, u64::MAX, 2);
-        count(&state, 3, u64::MAX - 1);
-        count(&state, 3, 5);
+        count(&state, u64::MAX, 2, Update::Plain);
+        count(&state, 3, u64::MAX - 1, Update::Plain);
+        count(&state, 3, 5, Update::Plain);
         let m = totals(&state);
         assert_eq!(m.len(), 5002);
         assert_eq!(m[&(7919 * 4999)], 6);
@@ -379,10 +409,10 @@ mod tests {
         assert!(totals(&state).is_empty());
         assert_eq!(head(&state), std::ptr::null_mut());
         for id in 0..1000u64 {
-            count(&state, id, 2);
+            count(&state, id, 2, Update::Plain);
         }
-        count(&state, u64::MAX, 1);
-        count(&state, 5000, u64::MAX);
+        count(&state, u64::MAX, 1, Update::Plain);
+        count(&state, 5000, u64::MAX, Update::Plain);
         for id in (0..1000u64).step_by(2) {
             uncount(&state, id);
         }
@@ -420,8 +450,8 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..100_000u64 {
                         let id = (i * 31 + t) % 5_000;
-                        count(state, id, 1);
-                        count(state, id + 10_000, 1);
+                        count(state, id, 1, Update::Atomic);
+                        count(state, id + 10_000, 1, Update::Atomic);
                         uncount(state, id + 10_000);
                     }
                 })
@@ -442,7 +472,7 @@ mod tests {
             .map(|t| {
                 std::thread::spawn(move || {
                     for i in 0..200_000u64 {
-                        count(state, (i * 31 + t) % 20_000, 1);
+                        count(state, (i * 31 + t) % 20_000, 1, Update::Atomic);
                     }
                 })
             })

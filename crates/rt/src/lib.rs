@@ -5,6 +5,7 @@
 //! ```c
 //! void __pathprof_register(const struct PpModule *m);         // from a constructor
 //! void __pathprof_hash_count(uint64_t *state, uint64_t id);   // one execution of path id
+//! void __pathprof_hash_count_atomic(uint64_t *state, uint64_t id); // the same, exact across threads
 //! void __pathprof_hash_uncount(uint64_t *state, uint64_t id); // undo one (Call sites)
 //! void __pathprof_dump(void);                                 // write (merge) now
 //! ```
@@ -179,6 +180,10 @@ pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
 /// `state` is null or points to the function's 64-byte, 8-aligned,
 /// zero-initialised `PpHashState`, which lives forever and is used by nothing
 /// but this runtime.
+///
+/// The count itself is a plain (relaxed load and store) saturating increment,
+/// like array counters without `--atomic`: threads counting the same path at the
+/// same moment may lose a count. The table itself is always thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn __pathprof_hash_count(state: *mut u64, id: u64) {
     if state.is_null() || !state.is_aligned() {
@@ -186,7 +191,22 @@ pub unsafe extern "C" fn __pathprof_hash_count(state: *mut u64, id: u64) {
     }
     // Safety: by the contract; AtomicU64 has the layout of u64.
     let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
-    hash::count(state, id, 1);
+    hash::count(state, id, 1, hash::Update::Plain);
+}
+
+/// [`__pathprof_hash_count`] for programs instrumented with atomic updates: the
+/// count is a compare-and-swap loop, exact across threads.
+///
+/// # Safety
+/// As for [`__pathprof_hash_count`].
+#[no_mangle]
+pub unsafe extern "C" fn __pathprof_hash_count_atomic(state: *mut u64, id: u64) {
+    if state.is_null() || !state.is_aligned() {
+        return;
+    }
+    // Safety: by the contract; AtomicU64 has the layout of u64.
+    let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
+    hash::count(state, id, 1, hash::Update::Atomic);
 }
 
 /// Undoes one [`__pathprof_hash_count`] of path `id` (after a call returned,

@@ -7,7 +7,7 @@
 //!   turn it into SSA values.
 //! - `SetPath(c)`: `store c, r`; `AddPath(c)`: `store (load r) + c, r`.
 //! - `CountPath(c)`: increments `paths[r + c]` (array) or calls
-//!   `__pathprof_hash_count(state, r + c)` (hash).
+//!   `__pathprof_hash_count(state, r + c)` (hash; `_atomic` with atomic updates).
 //! - `CountSlot(k)`: increments `slots[k]`.
 //! - An increment is `store (llvm.uadd.sat.i64 (load p), 1), p`, or
 //!   `atomicrmw add p, 1 monotonic` with atomic updates.
@@ -66,7 +66,7 @@ pub(crate) struct Emitter<'ctx> {
     i64_type: IntType<'ctx>,
     uadd_sat: FunctionValue<'ctx>,
     /// The runtime's hash functions, indexed by [`HashFn`]; declared on first use.
-    hash_fns: [Option<FunctionValue<'ctx>>; 2],
+    hash_fns: [Option<FunctionValue<'ctx>>; 3],
     atomic: bool,
 }
 
@@ -78,6 +78,8 @@ const POSITIONED: &str = "the builder is positioned";
 enum HashFn {
     Count = 0,
     Uncount = 1,
+    /// Counting with atomic updates (exact across threads, slower).
+    CountAtomic = 2,
 }
 
 impl HashFn {
@@ -85,6 +87,7 @@ impl HashFn {
         match self {
             HashFn::Count => "__pathprof_hash_count",
             HashFn::Uncount => "__pathprof_hash_uncount",
+            HashFn::CountAtomic => "__pathprof_hash_count_atomic",
         }
     }
 }
@@ -109,7 +112,7 @@ impl<'ctx> Emitter<'ctx> {
             builder: context.create_builder(),
             i64_type,
             uadd_sat,
-            hash_fns: [None; 2],
+            hash_fns: [None; 3],
             atomic,
         }
     }
@@ -384,7 +387,12 @@ impl<'ctx> Site<'_, 'ctx> {
             }
             PathCounters::Hash(state) => {
                 let state = state.as_pointer_value();
-                self.call_hash(HashFn::Count, state, id);
+                let count = if self.emitter.atomic {
+                    HashFn::CountAtomic
+                } else {
+                    HashFn::Count
+                };
+                self.call_hash(count, state, id);
                 Counted::Hash(state, id)
             }
             PathCounters::None => unreachable!("placement checked CountPath has storage"),

@@ -120,6 +120,11 @@ void __pathprof_hash_count(uint64_t *state, uint64_t id) {
   num_hashed++;
 }
 
+/* The fake runtime is single-threaded: atomic counting is the same. */
+void __pathprof_hash_count_atomic(uint64_t *state, uint64_t id) {
+  __pathprof_hash_count(state, id);
+}
+
 /* Undoes one count: never below 0, never from UINT64_MAX; unknown ids stay
  * unknown. */
 void __pathprof_hash_uncount(uint64_t *state, uint64_t id) {

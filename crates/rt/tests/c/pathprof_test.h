@@ -33,6 +33,7 @@ struct PpModule {
 };
 void __pathprof_register(const struct PpModule *m);
 void __pathprof_hash_count(uint64_t *state, uint64_t id);
+void __pathprof_hash_count_atomic(uint64_t *state, uint64_t id);
 void __pathprof_hash_uncount(uint64_t *state, uint64_t id);
 void __pathprof_dump(void);
 

@@ -1,10 +1,10 @@
-/* 4 threads count hash paths (i * 7 + t) % 5000 for i < argv[1]. */
+/* 4 threads count hash paths (i * 7 + t) % 5000 for i < argv[1], with the atomic entry point (as programs built with --atomic do). */
 #include "pathprof_test.h"
 static long iterations;
 static void *run(void *p) {
     uint64_t t = (uint64_t)(uintptr_t)p;
     for (long i = 0; i < iterations; i++)
-        __pathprof_hash_count(hs5.words, ((uint64_t)i * 7 + t) % 5000);
+        __pathprof_hash_count_atomic(hs5.words, ((uint64_t)i * 7 + t) % 5000);
     return 0;
 }
 int main(int argc, char **argv) {
