@@ -86,10 +86,18 @@ pub enum Command {
         source: SourceArgs,
     },
     /// Annotated source listing with execution counts in the margin (lprint).
+    ///
+    /// `pathprof lines --map MAP PROFILE... [FILE...]`: arguments that are
+    /// profiles are read as profiles, the others name source files to list.
     Lines {
-        #[command(flatten)]
-        inputs: Inputs,
-        /// Only these source files (as named in the map, or a suffix of it).
+        /// The map file written when the program was built.
+        #[arg(long, value_name = "MAP")]
+        map: PathBuf,
+        /// Profiles (summed), then optionally source files to list (as named in
+        /// the map, or a suffix of it: `lines --map p.ppmap p.pprof util.c`).
+        #[arg(value_name = "PROFILE|FILE", required = true)]
+        args: Vec<PathBuf>,
+        /// Only this source file (also accepted as a plain argument).
         #[arg(long = "file", value_name = "FILE")]
         files: Vec<String>,
         /// Show instructions executed per line instead of line counts.

@@ -92,12 +92,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             )?)
         }
         Command::Lines {
-            inputs,
-            files,
+            map,
+            args,
+            mut files,
             instructions,
             source,
         } => {
-            let loaded = load(&inputs.map, &inputs.profiles)?;
+            let (profiles, names) = report::load::split_profiles(args);
+            files.extend(names);
+            let loaded = load(&map, &profiles)?;
             print(&report::listing::report(
                 &loaded,
                 &files,

@@ -312,3 +312,38 @@ fn every_report_explains_bad_inputs() {
         check(&b.path("nope.ppmap"), &profile, "cannot read map file");
     }
 }
+
+#[test]
+fn lines_takes_source_files_after_the_profiles() {
+    let b = build("path");
+    let map = b.path("classify-path.ppmap");
+    let profile = b.path("classify-path.pprof");
+    let (all, _, ok) = pathprof(&[
+        "lines",
+        "--map",
+        map.to_str().unwrap(),
+        profile.to_str().unwrap(),
+    ]);
+    assert!(ok);
+    let (one, err, ok) = pathprof(&[
+        "lines",
+        "--map",
+        map.to_str().unwrap(),
+        profile.to_str().unwrap(),
+        "classify.c",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(one, all, "the only source file, named as a plain argument");
+    let (_, err, ok) = pathprof(&[
+        "lines",
+        "--map",
+        map.to_str().unwrap(),
+        profile.to_str().unwrap(),
+        "other.c",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("none of other.c is a source file of this program"),
+        "{err}"
+    );
+}

@@ -52,3 +52,27 @@ pub fn read_profiles(profiles: &[PathBuf]) -> Result<RawProfile> {
     }
     Ok(raw)
 }
+
+/// Splits arguments into profiles (files that are, or look like, profiles:
+/// they start with the profile magic, or do not exist and end in `.pprof`) and
+/// the rest (source file names).
+pub fn split_profiles(args: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<String>) {
+    let mut profiles = Vec::new();
+    let mut others = Vec::new();
+    for a in args {
+        let is_profile = match std::fs::File::open(&a) {
+            Ok(mut f) => {
+                let mut magic = [0u8; 8];
+                std::io::Read::read_exact(&mut f, &mut magic).is_ok()
+                    && pathprof_format::is_profile(&magic)
+            }
+            Err(_) => a.extension().is_some_and(|e| e == "pprof"),
+        };
+        if is_profile || profiles.is_empty() {
+            profiles.push(a);
+        } else {
+            others.push(a.display().to_string());
+        }
+    }
+    (profiles, others)
+}
