@@ -50,12 +50,18 @@ const LIB: &str =
     "int square(int x) { return x * x; }\nint cube(int x) { return x * square(x); }\n";
 const MAIN: &str = "#include <stdio.h>\nint square(int); int cube(int);\nint main(void) { int s = 0; for (int i = 0; i < 5; i++) s += cube(i); printf(\"%d\\n\", s); return 0; }\n";
 
+/// A fresh directory holding `lib.c` and `main.c`.
+fn lib_and_main() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "lib.c", LIB);
+    write(dir.path(), "main.c", MAIN);
+    dir
+}
+
 #[test]
 fn separate_compile_archive_and_link_steps() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = lib_and_main();
     let d = dir.path();
-    write(d, "lib.c", LIB);
-    write(d, "main.c", MAIN);
     ok(pathprof(
         d,
         &["cc", "-O1", "-g", "-c", "lib.c", "-o", "lib.o"],
@@ -114,10 +120,8 @@ fn configure_probes_and_pass_through_steps_behave_like_clang() {
 
 #[test]
 fn shared_library_without_main_is_instrumented_and_counts() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = lib_and_main();
     let d = dir.path();
-    write(d, "lib.c", LIB);
-    write(d, "main.c", MAIN);
     ok(pathprof(
         d,
         &[
@@ -152,10 +156,8 @@ fn shared_library_without_main_is_instrumented_and_counts() {
 
 #[test]
 fn step_by_step_instrument_then_link_with_the_runtime() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = lib_and_main();
     let d = dir.path();
-    write(d, "lib.c", LIB);
-    write(d, "main.c", MAIN);
     for f in ["lib", "main"] {
         let st = Command::new(CLANG)
             .current_dir(d)
