@@ -291,13 +291,17 @@ fn unwritable_path_warns_and_keeps_the_exit_status() {
     );
 }
 
-#[test]
-fn sigusr1_dumps_while_blocked_and_the_program_goes_on() {
-    let dir = test_dir("signal");
-    let exe = build(&dir, "signal", &[]);
-    let file = dir.join("sig.pprof");
-    let mut child = command(&exe, &dir, "sig.pprof")
-        .args(["11", "7", "5"])
+/// Starts `exe` with piped standard streams and waits for its first line,
+/// which must be `ready`; returns the child, its stdout and that line.
+fn spawn_ready(
+    exe: &Path,
+    dir: &Path,
+    profile: &str,
+    args: &[&str],
+    ready: &str,
+) -> (Child, BufReader<std::process::ChildStdout>, String) {
+    let mut child = command(exe, dir, profile)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -306,21 +310,37 @@ fn sigusr1_dumps_while_blocked_and_the_program_goes_on() {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
-    assert!(!file.exists());
-    // The program is blocked in read(2) now.
-    // Safety: sending a signal to our own child.
+    assert_eq!(line, ready);
+    (child, stdout, line)
+}
+
+/// Sends SIGUSR1 to `child` and waits until `file` holds a whole profile.
+fn signal_and_await_dump(child: &Child, file: &Path) -> RawProfile {
+    // Safety: signalling our own child.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) }, 0);
     let start = Instant::now();
-    let partial = loop {
-        if let Ok(b) = std::fs::read(&file) {
-            if let Ok(p) = RawProfile::decode(&b) {
-                break p;
-            }
+    loop {
+        if let Some(p) = std::fs::read(file)
+            .ok()
+            .and_then(|b| RawProfile::decode(&b).ok())
+        {
+            return p;
         }
         assert!(start.elapsed() < Duration::from_secs(20), "no dump");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn sigusr1_dumps_while_blocked_and_the_program_goes_on() {
+    let dir = test_dir("signal");
+    let exe = build(&dir, "signal", &[]);
+    let file = dir.join("sig.pprof");
+    let (mut child, mut stdout, line) =
+        spawn_ready(&exe, &dir, "sig.pprof", &["11", "7", "5"], "ready\n");
+    assert!(!file.exists());
+    // The program is blocked in read(2) now.
+    let partial = signal_and_await_dump(&child, &file);
     assert_eq!(partial, work(11));
     child.stdin.as_mut().unwrap().write_all(b"x").unwrap();
     let out = child.wait_with_output().unwrap();
@@ -371,23 +391,9 @@ fn sigusr1_dump_does_not_allocate() {
     let dir = test_dir("nomalloc");
     let exe = build(&dir, "nomalloc", &[]);
     let file = dir.join("n.pprof");
-    let mut child = command(&exe, &dir, "n.pprof")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready counting\n");
-    // Safety: signalling our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) }, 0);
-    let start = Instant::now();
-    while std::fs::read(&file).map_or(true, |b| RawProfile::decode(&b).is_err()) {
-        assert!(start.elapsed() < Duration::from_secs(20), "no dump");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let (mut child, mut stdout, mut line) =
+        spawn_ready(&exe, &dir, "n.pprof", &[], "ready counting\n");
+    signal_and_await_dump(&child, &file);
     child.stdin.as_mut().unwrap().write_all(b"x").unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
