@@ -6,7 +6,6 @@ use crate::cli::{Cli, Command, ExportFormat, ReportFormat};
 use crate::pipeline::{instrument_module, Settings};
 use crate::report::{self, load::load, source::SourceRoot};
 use anyhow::{Context as _, Result};
-use pathprof_core::planner::PlanOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -39,21 +38,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             early_exit,
             dot_dir,
         } => {
-            let mut plan = PlanOptions::default().with_early_exit(early_exit);
-            if let Some(m) = max_paths {
-                plan = plan.with_max_paths(m);
-            }
-            if let Some(a) = array_limit {
-                plan.path.array_limit = a;
-            }
             let context = pathprof_llvm::Context::create();
             let module = pathprof_llvm::load_bitcode(&context, &input)?;
-            let settings = Settings {
-                mode,
-                plan,
-                atomic,
-                verbose: false,
-            };
+            let settings = Settings::new(mode, max_paths, array_limit, early_exit, atomic);
             let map_file = instrument_module(&module, &settings)?;
             if !module.write_bitcode_to_path(&output) {
                 anyhow::bail!("cannot write {}", output.display());

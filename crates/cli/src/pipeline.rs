@@ -18,6 +18,31 @@ pub struct Settings {
     pub verbose: bool,
 }
 
+impl Settings {
+    /// Settings from the user's options (`None`: the planner's default).
+    pub fn new(
+        mode: Mode,
+        max_paths: Option<u64>,
+        array_limit: Option<u64>,
+        early_exit: bool,
+        atomic: bool,
+    ) -> Self {
+        let mut plan = PlanOptions::default().with_early_exit(early_exit);
+        if let Some(m) = max_paths {
+            plan = plan.with_max_paths(m);
+        }
+        if let Some(a) = array_limit {
+            plan.path.array_limit = a;
+        }
+        Settings {
+            mode,
+            plan,
+            atomic,
+            verbose: false,
+        }
+    }
+}
+
 /// Instruments `module` in place and returns its map.
 pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<MapFile> {
     let extracted = pathprof_llvm::extract(module).context("reading the program's control flow")?;

@@ -10,7 +10,6 @@ use crate::pipeline::{instrument_module, Settings};
 use crate::toolchain;
 use anyhow::{bail, Context as _, Result};
 use args::{Action, InputKind, Invocation};
-use pathprof_core::planner::PlanOptions;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -126,20 +125,9 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         .map
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{output}.ppmap")));
-    let mut plan = PlanOptions::default();
-    if let Some(m) = inv.options.max_paths {
-        plan = plan.with_max_paths(m);
-    }
-    if let Some(a) = inv.options.array_limit {
-        plan.path.array_limit = a;
-    }
-    plan = plan.with_early_exit(inv.options.early_exit);
-    let settings = Settings {
-        mode: inv.options.mode,
-        plan,
-        atomic: inv.options.atomic,
-        verbose: inv.options.verbose,
-    };
+    let o = &inv.options;
+    let mut settings = Settings::new(o.mode, o.max_paths, o.array_limit, o.early_exit, o.atomic);
+    settings.verbose = o.verbose;
     let map = instrument_module(&module, &settings)?;
     let level: pathprof_llvm::OptLevel = inv.opt_level.parse()?;
     pathprof_llvm::optimize(&module, level)?;
