@@ -23,10 +23,11 @@
 //! pushed in front of it (`prev` links the older ones); tables are never
 //! moved or freed while the process runs (until a fork child resets them), so
 //! the cache and the dumper may hold entry pointers without locks. Counting
-//! looks for the id in the newest table, then in older ones, and claims a key
-//! in the newest; two threads racing past a growth may give one id an entry
-//! in two tables, which the dumper adds up. Growth is unbounded apart from
-//! memory.
+//! looks for the id in the newest table only and claims a key there when it is
+//! absent, so an id counted before a growth has entries in several tables
+//! (and so may one that two threads raced past a growth); the dumper adds an
+//! id's entries up. Hot paths thus cost one probe sequence, however many times
+//! the table grew. Growth is unbounded apart from memory.
 //!
 //! Uncounting (the undo of an early-termination count once its call returned,
 //! CONTRACTS.md §1 `Call` sites) takes one off the id's entry with the same
@@ -216,15 +217,9 @@ fn entry_for(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
         if let Probe::Found(e) = t.probe(key, false) {
             return Some(e);
         }
-        let mut older = t.prev;
-        while !older.is_null() {
-            // Safety: as above.
-            let o = unsafe { &*older };
-            if let Probe::Found(e) = o.probe(key, false) {
-                return Some(e);
-            }
-            older = o.prev;
-        }
+        // Older tables are not searched: an id counted there before a growth
+        // gets a fresh entry here, so a hot path costs one probe sequence in the
+        // newest table, not one per table; the dumper adds an id's entries up.
         if !t.crowded() {
             if let Probe::Found(e) = t.probe(key, true) {
                 return Some(e);
