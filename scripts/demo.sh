@@ -11,4 +11,8 @@ out=$(mktemp -d)
 $pp cc --mode=path -O2 -g examples/wordfreq.c -o "$out/wordfreq"
 PATHPROF_FILE="$out/wordfreq.pprof" "$out/wordfreq" < examples/wordfreq.c > /dev/null
 $pp report --map "$out/wordfreq.ppmap" "$out/wordfreq.pprof"
+echo
+$pp paths --map "$out/wordfreq.ppmap" "$out/wordfreq.pprof" --top 3
+echo
+$pp coverage --map "$out/wordfreq.ppmap" "$out/wordfreq.pprof"
 echo "profile and map are in $out"
