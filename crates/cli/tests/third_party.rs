@@ -344,3 +344,65 @@ fn sqlite_database() {
     let counts = check_all_modes(&sqlite);
     assert!(counts["sqlite3VdbeExec"].0[0] > 0, "the VDBE ran");
 }
+
+/// bzip2's own Makefile with `CC="pathprof cc"`: separate compile steps, `ar` +
+/// `ranlib` into `libbz2.a` of bitcode objects, and a link with `-L. -lbz2`, as
+/// any build system does it.
+#[test]
+fn bzip2_builds_with_its_own_makefile() {
+    let src = crate_dir("bzip2-sys").join("bzip2-1.0.8");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let cc = format!("{} cc --mode=path", env!("CARGO_BIN_EXE_pathprof"));
+    let make = Command::new("make")
+        .current_dir(d)
+        .arg(format!("CC={cc}"))
+        .arg("bzip2")
+        .output()
+        .unwrap();
+    assert!(
+        make.status.success(),
+        "{}",
+        String::from_utf8_lossy(&make.stderr)
+    );
+    assert!(d.join("libbz2.a").exists() && d.join("bzip2.ppmap").exists());
+    let input = text(50_000);
+    let mut child = Command::new(d.join("bzip2"))
+        .args(["-9", "-c"])
+        .env("PATHPROF_FILE", d.join("b.pprof"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let compressed = child.wait_with_output().unwrap().stdout;
+    assert!(compressed.starts_with(b"BZh9"));
+    let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+        .args(["report", "--format", "json", "--map"])
+        .arg(d.join("bzip2.ppmap"))
+        .arg(d.join("b.pprof"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let compress = report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "BZ2_compressBlock")
+        .unwrap();
+    assert_eq!(
+        compress["entry_count"], 1,
+        "the library in libbz2.a was instrumented too"
+    );
+}

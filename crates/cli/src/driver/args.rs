@@ -235,10 +235,75 @@ pub fn options_from_env() -> Result<Options, ArgError> {
     Ok(options)
 }
 
+/// Splits a response file's text into arguments as GCC and clang do: on
+/// whitespace, with single and double quotes and backslash escapes.
+fn split_response(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_arg = false;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (_, '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+                in_arg = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_arg = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_arg {
+                    out.push(std::mem::take(&mut cur));
+                    in_arg = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_arg = true;
+            }
+        }
+    }
+    if in_arg {
+        out.push(cur);
+    }
+    out
+}
+
+/// Replaces every `@file` argument by the arguments the file holds (nested
+/// up to a depth of 16), as clang does, so that sources listed there are seen.
+pub fn expand_response_files(args: &[String]) -> Result<Vec<String>, ArgError> {
+    fn expand(args: &[String], depth: u32, out: &mut Vec<String>) -> Result<(), ArgError> {
+        for a in args {
+            match a.strip_prefix('@') {
+                Some(path) if !path.is_empty() && std::path::Path::new(path).is_file() => {
+                    if depth >= 16 {
+                        return Err(ArgError(format!("response file {path} nests too deeply")));
+                    }
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| ArgError(format!("cannot read response file {path}: {e}")))?;
+                    expand(&split_response(&text), depth + 1, out)?;
+                }
+                _ => out.push(a.clone()),
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::with_capacity(args.len());
+    expand(args, 0, &mut out)?;
+    Ok(out)
+}
+
 /// Parses `args` (everything after `pathprof cc`).
 pub fn parse(args: &[String], mut options: Options) -> Result<Invocation, ArgError> {
+    let args = expand_response_files(args)?;
     let mut clang_args = Vec::with_capacity(args.len());
-    for a in args {
+    for a in &args {
         if !apply_option(&mut options, a)? {
             clang_args.push(a.clone());
         }
@@ -366,6 +431,27 @@ mod tests {
             libs.libraries,
             [(3, "m2".to_string(), false), (4, "z".to_string(), true)]
         );
+    }
+
+    #[test]
+    fn response_files_are_expanded() {
+        assert_eq!(
+            split_response("-O2 \"a b.c\" 'c d.c' e\\ f.c\n-o out"),
+            ["-O2", "a b.c", "c d.c", "e f.c", "-o", "out"]
+        );
+        let dir = std::env::temp_dir().join(format!("pathprof-rsp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rsp = dir.join("args.rsp");
+        std::fs::write(&rsp, "-c main.c -o main.o").unwrap();
+        let inv = parse(
+            &[format!("@{}", rsp.display()), "-g".into()],
+            Options::default(),
+        )
+        .unwrap();
+        assert_eq!(inv.action, Action::Compile);
+        assert_eq!(inv.inputs[0].path, "main.c");
+        assert_eq!(inv.args, ["-c", "main.c", "-o", "main.o", "-g"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
