@@ -294,3 +294,31 @@ fn functions_with_more_than_2_64_paths_are_truncated_and_exact() {
         .count();
     assert!(cut_paths > 0, "some paths end at a truncation cut");
 }
+
+#[test]
+fn cxx_driver_links_the_cxx_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "v.cpp",
+        "#include <cstdio>\n#include <vector>\n#include <string>\nint main() { std::vector<std::string> v; for (int i = 0; i < 4; i++) v.push_back(std::to_string(i * i)); std::printf(\"%s\\n\", v.back().c_str()); return 0; }\n",
+    );
+    ok(pathprof(
+        d,
+        &["c++", "--mode=path", "-O1", "-g", "v.cpp", "-o", "v"],
+    ));
+    let run = Command::new(d.join("v"))
+        .env("PATHPROF_FILE", d.join("v.pprof"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "9\n");
+    let r = report(d, "v.ppmap", "v.pprof");
+    assert_eq!(function(&r, "main")["entry_count"], 1);
+    let demangled = r["functions"].as_array().unwrap().iter().any(|f| {
+        f["display_name"]
+            .as_str()
+            .is_some_and(|n| n.contains("std::"))
+    });
+    assert!(demangled, "C++ functions carry demangled names");
+}
