@@ -1,5 +1,5 @@
 //! Thin, allocation-free wrappers over the system calls the runtime uses
-//! (errno, file I/O, sleeping), retried on `EINTR`.
+//! (errno, file I/O, sleeping, page residency), retried on `EINTR`.
 
 use std::ffi::c_int;
 
@@ -164,4 +164,48 @@ pub(crate) fn hostname(buf: &mut [u8; 65]) -> usize {
         n += 1;
     }
     n
+}
+
+/// The system's page size.
+pub(crate) fn page_size() -> usize {
+    // Safety: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
+    }
+}
+
+/// The open `/proc/self/pagemap`, if the system has one.
+pub(crate) fn open_pagemap() -> Option<Fd> {
+    let path = b"/proc/self/pagemap\0";
+    // Safety: `path` is NUL-terminated.
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) })
+        .ok()
+        .map(Fd)
+}
+
+/// For each of the `out.len()` pages from page-aligned `addr`, whether the
+/// program ever touched it: present in memory or swapped out, by the kernel's
+/// page map. A page of a zero-initialised array that was never touched is
+/// neither, so it holds only zeros. Without a page map, or on any error, every
+/// page counts as touched (the caller then reads it).
+pub(crate) fn touched_pages(pagemap: Option<&Fd>, addr: usize, out: &mut [bool; 64], n: usize) {
+    const PRESENT: u64 = 1 << 63;
+    const SWAPPED: u64 = 1 << 62;
+    let n = n.min(out.len());
+    out.fill(true);
+    let Some(fd) = pagemap else { return };
+    let mut entries = [0u64; 64];
+    let offset = (addr / page_size() * 8) as libc::off_t;
+    let want = n * 8;
+    // Safety: `entries` holds 64 u64s, at least `want` bytes.
+    let got = retry(|| unsafe { libc::pread(fd.0, entries.as_mut_ptr().cast(), want, offset) });
+    if got != Ok(want as isize) {
+        return;
+    }
+    for (t, e) in out.iter_mut().zip(&entries[..n]) {
+        *t = e & (PRESENT | SWAPPED) != 0;
+    }
 }

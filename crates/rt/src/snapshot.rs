@@ -99,6 +99,7 @@ pub(crate) fn take(node: &Node) -> Result<Snapshot, SnapshotError> {
     order.as_mut_slice().sort_unstable();
     let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
 
+    let pagemap = crate::os::open_pagemap();
     let mut log: MapVec<Commit> = MapVec::new();
     let mut items: MapVec<Item> = MapVec::new();
     let mut e = Encoder::new(MapVec::new(), m.build_id, m.mode);
@@ -133,12 +134,14 @@ pub(crate) fn take(node: &Node) -> Result<Snapshot, SnapshotError> {
         }
         if f.path_kind == PATHS_ARRAY {
             let base = base + slots.len();
-            for (id, c) in array.iter().enumerate() {
-                let (count, w) = (c.load(Relaxed), &shadow[base + id]);
-                let d = news(count, w.load(Relaxed));
-                if d != 0 {
-                    e.path(id as u64, d);
-                    ok &= note(&mut log, w, count);
+            for range in touched_ranges(array, pagemap.as_ref()) {
+                for id in range {
+                    let (count, w) = (array[id].load(Relaxed), &shadow[base + id]);
+                    let d = news(count, w.load(Relaxed));
+                    if d != 0 {
+                        e.path(id as u64, d);
+                        ok &= note(&mut log, w, count);
+                    }
                 }
             }
         }
@@ -195,4 +198,42 @@ pub(crate) fn commit(s: &Snapshot) {
         // snapshot taken before the fork (the lock is reset there).
         unsafe { (*c.written).store(c.value, Relaxed) };
     }
+}
+
+/// The index ranges of `array` that lie on pages the program has touched.
+/// Path arrays are zero-initialised and mostly never touched (a function with
+/// 2^17 potential paths runs a few), so a dump reads only pages that were ever
+/// touched (present or swapped out, by the kernel's page map): the others hold
+/// zeros, and so does their part of the shadow (a count written earlier was on
+/// a touched page). Allocation-free.
+fn touched_ranges<'a>(
+    array: &'a [AtomicU64],
+    pagemap: Option<&'a crate::os::Fd>,
+) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
+    const CHUNK: usize = 64;
+    let counter = std::mem::size_of::<AtomicU64>();
+    let page = crate::os::page_size();
+    let start = array.as_ptr() as usize;
+    let first_page = start - start % page;
+    let end = start + std::mem::size_of_val(array);
+    let pages = (end - first_page).div_ceil(page);
+    let mut touched = [true; CHUNK];
+    let mut next = 0usize;
+    std::iter::from_fn(move || loop {
+        if next >= pages {
+            return None;
+        }
+        if next.is_multiple_of(CHUNK) {
+            let n = (pages - next).min(CHUNK);
+            crate::os::touched_pages(pagemap, first_page + next * page, &mut touched, n);
+        }
+        let i = next;
+        next += 1;
+        if !touched[i % CHUNK] {
+            continue;
+        }
+        let lo = (first_page + i * page).max(start);
+        let hi = (first_page + (i + 1) * page).min(end);
+        return Some((lo - start) / counter..(hi - start).div_ceil(counter));
+    })
 }

@@ -465,6 +465,20 @@ fn threads_hash_paths_exactly() {
 }
 
 #[test]
+fn big_arrays_dump_counts_on_every_touched_page() {
+    let dir = test_dir("bigarray");
+    let exe = build(&dir, "bigarray", &[]);
+    let out = run(&exe, &dir, "big.pprof", &[]);
+    assert!(out.status.success());
+    assert_quiet(&out);
+    let p = read(&dir.join("big.pprof"));
+    assert_eq!(
+        p.functions[0].paths,
+        vec![(0, 1), (300000, 3), (700001, 1), ((1 << 20) - 1, 1)]
+    );
+}
+
+#[test]
 fn counts_saturate_at_u64_max() {
     let dir = test_dir("saturate");
     let exe = build(&dir, "saturate", &[]);
