@@ -122,6 +122,8 @@ def main():
     ap.add_argument("--scale", type=int, default=50,
                     help="Lua workload rounds; bzip2 compresses scale*200 KB; SQLite uses scale*4000 rows")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--only", choices=["lua", "bzip2", "sqlite"], action="append",
+                    help="measure only these programs (repeatable)")
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt"], check=True, cwd=ROOT)
     pathprof = str(ROOT / "target/release/pathprof")
@@ -129,7 +131,11 @@ def main():
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        for prog in [lua_program(), bzip2_program(), sqlite_program()]:
+        programs = {"lua": lua_program, "bzip2": bzip2_program, "sqlite": sqlite_program}
+        for name, make in programs.items():
+            if args.only and name not in args.only:
+                continue
+            prog = make()
             exes = {v: build(v, prog, out, pathprof) for v in variants}
             times = {v: [] for v in variants}
             for _ in range(args.runs):
