@@ -25,6 +25,14 @@ fn ok(out: std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Runs an instrumented program, its counts going to `profile`.
+fn run_profiled(exe: &Path, profile: &Path) -> std::process::Output {
+    Command::new(exe)
+        .env("PATHPROF_FILE", profile)
+        .output()
+        .unwrap()
+}
+
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
@@ -77,10 +85,7 @@ fn separate_compile_archive_and_link_steps() {
         d,
         &["cc", "--mode=edge", "main.o", "-L.", "-lm2", "-o", "prog"],
     ));
-    let run = Command::new(d.join("prog"))
-        .env("PATHPROF_FILE", d.join("prog.pprof"))
-        .output()
-        .unwrap();
+    let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
     let r = report(d, "prog.ppmap", "prog.pprof");
     assert_eq!(r["mode"], "edge");
@@ -212,10 +217,7 @@ fn step_by_step_instrument_then_link_with_the_runtime() {
         .status()
         .unwrap();
     assert!(st.success());
-    let run = Command::new(d.join("prog"))
-        .env("PATHPROF_FILE", d.join("prog.pprof"))
-        .output()
-        .unwrap();
+    let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
     let r = report(d, "prog.ppmap", "prog.pprof");
     assert_eq!(function(&r, "main")["entry_count"], 1);
@@ -260,10 +262,7 @@ fn functions_with_more_than_2_64_paths_are_truncated_and_exact() {
                 mode,
             ],
         ));
-        let run = Command::new(d.join(mode))
-            .env("PATHPROF_FILE", d.join(format!("{mode}.pprof")))
-            .output()
-            .unwrap();
+        let run = run_profiled(&d.join(mode), &d.join(format!("{mode}.pprof")));
         assert_eq!(run.stdout, expected);
         let r = report(d, &format!("{mode}.ppmap"), &format!("{mode}.pprof"));
         let f = function(&r, "many").clone();
@@ -308,10 +307,7 @@ fn cxx_driver_links_the_cxx_runtime() {
         d,
         &["c++", "--mode=path", "-O1", "-g", "v.cpp", "-o", "v"],
     ));
-    let run = Command::new(d.join("v"))
-        .env("PATHPROF_FILE", d.join("v.pprof"))
-        .output()
-        .unwrap();
+    let run = run_profiled(&d.join("v"), &d.join("v.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "9\n");
     let r = report(d, "v.ppmap", "v.pprof");
     assert_eq!(function(&r, "main")["entry_count"], 1);

@@ -120,11 +120,12 @@ fn run(p: &Program, exe: &Path, profile: &Path) -> Vec<(Vec<u8>, i32)> {
 /// function name → (block counts, edge counts)
 type Counts = std::collections::BTreeMap<String, (Vec<u64>, Vec<Option<u64>>)>;
 
-fn counts(dir: &Path, mode: &str) -> Counts {
+/// `pathprof report --format json` of a map and a profile.
+fn report_json(map: &Path, profile: &Path) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
         .args(["report", "--format", "json", "--map"])
-        .arg(dir.join(format!("{mode}.ppmap")))
-        .arg(dir.join(format!("{mode}.pprof")))
+        .arg(map)
+        .arg(profile)
         .output()
         .unwrap();
     assert!(
@@ -132,7 +133,14 @@ fn counts(dir: &Path, mode: &str) -> Counts {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn counts(dir: &Path, mode: &str) -> Counts {
+    let report = report_json(
+        &dir.join(format!("{mode}.ppmap")),
+        &dir.join(format!("{mode}.pprof")),
+    );
     let number = |v: &serde_json::Value| v["count"].as_u64();
     report["functions"]
         .as_array()
@@ -397,18 +405,7 @@ fn bzip2_builds_with_its_own_makefile() {
     child.stdin.take().unwrap().write_all(&input).unwrap();
     let compressed = child.wait_with_output().unwrap().stdout;
     assert!(compressed.starts_with(b"BZh9"));
-    let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
-        .args(["report", "--format", "json", "--map"])
-        .arg(d.join("bzip2.ppmap"))
-        .arg(d.join("b.pprof"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = report_json(&d.join("bzip2.ppmap"), &d.join("b.pprof"));
     let compress = report["functions"]
         .as_array()
         .unwrap()
