@@ -3,8 +3,8 @@
 //! runtime can use it over memory it maps on its own.
 
 use crate::checksum::fnv1a64;
-use crate::view::{le_u64, FUNCTION_COUNT_AT};
-use crate::{FormatError, MAGIC, VERSION};
+use crate::view::{le_u64, FACTS_AT, FUNCTION_COUNT_AT};
+use crate::{Facts, FormatError, MAGIC, VERSION};
 
 /// Where an [`Encoder`] puts its bytes. Implemented for `Vec<u8>`; the runtime
 /// implements it for memory it maps itself.
@@ -53,7 +53,7 @@ struct Open {
 }
 
 /// Writes one raw profile into a [`Sink`]:
-/// `new`, then per function (in increasing index order) `begin_function`,
+/// `new`, optionally `facts`, then per function (in increasing index order) `begin_function`,
 /// exactly `num_slots` calls of `slot`, any number of `path` calls with
 /// non-decreasing ids, `end_function`; then `finish`.
 ///
@@ -100,8 +100,18 @@ impl<S: Sink> Encoder<S> {
         e.put(&VERSION.to_le_bytes());
         e.put(&mode.to_le_bytes());
         e.put(&build_id.to_le_bytes());
+        e.put(&[0u8; 24]); // process facts, zero unless set with `facts`
         e.put(&0u64.to_le_bytes()); // function count, patched by finish
         e
+    }
+
+    /// Sets the header's process facts (zero until set); may be called at
+    /// any time before [`finish`](Self::finish).
+    pub fn facts(&mut self, facts: Facts) {
+        let at = self.start + FACTS_AT;
+        self.patch(at, facts.processes);
+        self.patch(at + 8, facts.forked);
+        self.patch(at + 16, facts.threads);
     }
 
     fn fail(&mut self, err: FormatError) {

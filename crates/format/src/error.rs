@@ -11,7 +11,14 @@ use std::fmt;
 pub enum FormatError {
     /// The bytes do not start with the `PPROFRAW` magic.
     NotAProfile,
-    /// The file is a raw profile of a format version this crate does not read.
+    /// The file was written by an older pathprof, in a format version that
+    /// lacks facts the reports need (version 1 had no process counts); the
+    /// program must be run again to record a new profile.
+    OlderVersion {
+        /// The version found in the file.
+        found: u32,
+    },
+    /// The file is a raw profile of a newer format version than this crate reads.
     UnsupportedVersion {
         /// The version found in the file.
         found: u32,
@@ -108,6 +115,13 @@ impl fmt::Display for FormatError {
                 f,
                 "not a pathprof raw profile (it does not start with \"PPROFRAW\"); \
                  pass a .pprof file written by a program built with pathprof"
+            ),
+            FormatError::OlderVersion { found } => write!(
+                f,
+                "raw profile version {found} was written by an older pathprof (this pathprof \
+                 reads version {}, which also records how many processes and threads wrote \
+                 it); delete it and run the instrumented program again to re-record it",
+                crate::VERSION
             ),
             FormatError::UnsupportedVersion { found } => write!(
                 f,

@@ -6,19 +6,26 @@
 //! `(path id, count)` entries. The runtime (`pathprof-rt`) writes and merges
 //! it; the tools read it against the map file of the same build.
 //!
-//! ## Layout (version 1)
+//! ## Layout (version 2)
 //!
 //! Every integer is little-endian; there is no padding.
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `PPROFRAW` |
-//! | 8 | 4 | version, `1` |
+//! | 8 | 4 | version, `2` |
 //! | 12 | 4 | mode: 0 block, 1 edge, 2 path |
 //! | 16 | 8 | build id (the map file's `build_id`) |
-//! | 24 | 8 | function count F |
-//! | 32 | … | F function records, indices strictly increasing |
+//! | 24 | 8 | processes: processes whose final write (exit, `_exit`, exec, abort, fatal signal) added to the file |
+//! | 32 | 8 | forked: how many of those processes were fork children |
+//! | 40 | 8 | threads: threads those processes started with `pthread_create` |
+//! | 48 | 8 | function count F |
+//! | 56 | … | F function records, indices strictly increasing |
 //! | end − 8 | 8 | FNV-1a 64 of every byte before it |
+//!
+//! Version 1 (pathprof before the process facts) had no processes, forked
+//! and threads fields; reading it fails with [`FormatError::OlderVersion`]
+//! (record the profile again).
 //!
 //! A function record:
 //!
@@ -50,6 +57,9 @@
 //! let mut p = RawProfile {
 //!     build_id: 0x1234,
 //!     mode: 2,
+//!     processes: 1,
+//!     forked: 0,
+//!     threads: 0,
 //!     functions: vec![RawFunction { index: 0, hash: 7, slots: vec![3, 0], paths: vec![(1, 5)] }],
 //! };
 //! let bytes = p.encode();
@@ -58,6 +68,7 @@
 //! p.merge(&again)?;
 //! assert_eq!(p.functions[0].slots, vec![6, 0]);
 //! assert_eq!(p.functions[0].paths, vec![(1, 10)]);
+//! assert_eq!(p.processes, 2);
 //! # Ok::<(), pathprof_format::FormatError>(())
 //! ```
 
@@ -76,7 +87,33 @@ pub use view::{FunctionView, Functions, ProfileView};
 /// The first 8 bytes of every raw profile.
 pub const MAGIC: [u8; 8] = *b"PPROFRAW";
 /// The format version this crate reads and writes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+
+/// The header's facts about the processes whose counts a profile holds.
+/// Merging adds them (saturating).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Processes whose final write (at exit, `_exit`, exec, abort or a fatal
+    /// signal) added to the profile; interim dumps (SIGUSR1,
+    /// `__pathprof_dump`, the periodic dump) do not count a process.
+    pub processes: u64,
+    /// How many of those processes were fork children.
+    pub forked: u64,
+    /// Threads started with `pthread_create` by the processes that wrote
+    /// to the profile (0 if none ever started one).
+    pub threads: u64,
+}
+
+impl Facts {
+    /// Both facts added, field by field, saturating.
+    pub fn saturating_add(self, other: Facts) -> Facts {
+        Facts {
+            processes: self.processes.saturating_add(other.processes),
+            forked: self.forked.saturating_add(other.forked),
+            threads: self.threads.saturating_add(other.threads),
+        }
+    }
+}
 
 /// The counters of one or more runs of one build.
 ///
@@ -88,6 +125,17 @@ pub struct RawProfile {
     pub build_id: u64,
     /// The instrumentation mode: 0 block, 1 edge, 2 path.
     pub mode: u32,
+    /// Processes whose final write (at exit, `_exit`, exec, abort or a fatal
+    /// signal) added to this profile. For a program profiled from `main`,
+    /// `processes - forked` is what `main`'s entry count should be; less
+    /// means paths were lost when processes ended inside calls.
+    pub processes: u64,
+    /// How many of `processes` were fork children.
+    pub forked: u64,
+    /// Threads started with `pthread_create` in the processes that wrote to
+    /// this profile; nonzero in a build without atomic updates means counts
+    /// may have lost increments.
+    pub threads: u64,
     /// The functions that have counts, by increasing index.
     pub functions: Vec<RawFunction>,
 }
@@ -119,8 +167,27 @@ impl RawProfile {
         RawProfile {
             build_id,
             mode,
+            processes: 0,
+            forked: 0,
+            threads: 0,
             functions: Vec::new(),
         }
+    }
+
+    /// The process facts (`processes`, `forked`, `threads`).
+    pub fn facts(&self) -> Facts {
+        Facts {
+            processes: self.processes,
+            forked: self.forked,
+            threads: self.threads,
+        }
+    }
+
+    /// Sets `processes`, `forked` and `threads`.
+    pub fn set_facts(&mut self, f: Facts) {
+        self.processes = f.processes;
+        self.forked = f.forked;
+        self.threads = f.threads;
     }
 
     /// The file's bytes (see the crate doc for the layout).
@@ -142,6 +209,7 @@ impl RawProfile {
                 .map(|f| view::FUNCTION_MIN_LEN + 8 * f.slots.len() + 16 * f.paths.len())
                 .sum::<usize>();
         let mut e = Encoder::new(Vec::with_capacity(size), self.build_id, self.mode);
+        e.facts(self.facts());
         for f in &self.functions {
             e.begin_function(f.index, f.hash, f.slots.len() as u64);
             f.slots.iter().for_each(|&s| e.slot(s));
@@ -155,7 +223,8 @@ impl RawProfile {
 
     /// Reads a file written by [`encode`](Self::encode) (or by the runtime).
     ///
-    /// Errors: [`FormatError::NotAProfile`], [`FormatError::UnsupportedVersion`],
+    /// Errors: [`FormatError::NotAProfile`], [`FormatError::OlderVersion`],
+    /// [`FormatError::UnsupportedVersion`],
     /// [`FormatError::Truncated`], [`FormatError::TrailingBytes`],
     /// [`FormatError::ChecksumMismatch`], [`FormatError::Malformed`].
     pub fn decode(bytes: &[u8]) -> Result<RawProfile, FormatError> {
@@ -174,9 +243,13 @@ impl RawProfile {
                 paths,
             });
         }
+        let facts = view.facts();
         Ok(RawProfile {
             build_id: view.build_id(),
             mode: view.mode(),
+            processes: facts.processes,
+            forked: facts.forked,
+            threads: facts.threads,
             functions,
         })
     }

@@ -119,7 +119,7 @@ fn raw_shape(f: &RawFunction) -> Shape {
 }
 
 /// Writes the merge of `ours` and `theirs` into `out` as a complete raw
-/// profile. Allocates nothing beyond what `out` does. Errors as
+/// profile (process facts added, saturating). Allocates nothing beyond what `out` does. Errors as
 /// [`RawProfile::merge`] (with `ours` the profile merged into), or
 /// [`FormatError::OutOfSpace`] when `out` refuses bytes; the merged file is
 /// never longer than the two inputs together.
@@ -135,6 +135,7 @@ pub fn merge_into<S: Sink>(
         theirs.functions().map(|f| view_shape(&f)),
     )?;
     let mut e = Encoder::new(out, ours.build_id(), ours.mode());
+    e.facts(ours.facts().saturating_add(theirs.facts()));
     let mut a = ours.functions().peekable();
     let mut b = theirs.functions().peekable();
     let one = |e: &mut Encoder<S>, f: &FunctionView<'_>| {
@@ -174,8 +175,8 @@ pub fn merge_into<S: Sink>(
 }
 
 impl RawProfile {
-    /// Adds `other`'s counts to `self` (saturating at `u64::MAX`), taking the
-    /// union of functions and path ids.
+    /// Adds `other`'s counts and process facts to `self` (saturating at
+    /// `u64::MAX`), taking the union of functions and path ids.
     ///
     /// Refuses, leaving `self` unchanged, a profile of another build
     /// ([`FormatError::BuildMismatch`]) or mode ([`FormatError::ModeMismatch`]),
@@ -199,6 +200,8 @@ impl RawProfile {
             self.functions.iter().map(raw_shape),
             other.functions.iter().map(raw_shape),
         )?;
+        let facts = self.facts().saturating_add(other.facts());
+        self.set_facts(facts);
         let mine = std::mem::take(&mut self.functions);
         let mut merged = Vec::with_capacity(mine.len().max(other.functions.len()));
         let mut a = mine.into_iter().peekable();

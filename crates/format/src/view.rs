@@ -4,16 +4,18 @@
 //! signal handler, where it must not call `malloc`.
 
 use crate::checksum::fnv1a64;
-use crate::{FormatError, MAGIC, VERSION};
+use crate::{Facts, FormatError, MAGIC, VERSION};
 
 /// Bytes before the first function record.
-pub(crate) const HEADER_LEN: usize = 32;
+pub(crate) const HEADER_LEN: usize = 56;
 /// Bytes of a function record with no slots and no paths.
 pub(crate) const FUNCTION_MIN_LEN: usize = 4 + 8 + 8 + 8;
 /// Bytes of the trailing checksum.
 pub(crate) const CHECKSUM_LEN: usize = 8;
+/// Offset of the process facts (processes, forked, threads) in the header.
+pub(crate) const FACTS_AT: usize = 24;
 /// Offset of the function count in the header.
-pub(crate) const FUNCTION_COUNT_AT: usize = 24;
+pub(crate) const FUNCTION_COUNT_AT: usize = 48;
 
 /// Reads little-endian fields, failing with [`FormatError::Truncated`].
 struct Reader<'a> {
@@ -77,6 +79,7 @@ pub struct ProfileView<'a> {
     bytes: &'a [u8],
     build_id: u64,
     mode: u32,
+    facts: Facts,
     num_functions: u64,
 }
 
@@ -128,11 +131,19 @@ impl<'a> ProfileView<'a> {
             pos: MAGIC.len(),
         };
         let version = r.u32("version")?;
+        if version < VERSION {
+            return Err(FormatError::OlderVersion { found: version });
+        }
         if version != VERSION {
             return Err(FormatError::UnsupportedVersion { found: version });
         }
         let mode = r.u32("mode")?;
         let build_id = r.u64("build id")?;
+        let facts = Facts {
+            processes: r.u64("process count")?,
+            forked: r.u64("fork child count")?,
+            threads: r.u64("thread count")?,
+        };
         let count_at = r.pos;
         let num_functions = r.u64("function count")?;
         if num_functions > (r.remaining() / FUNCTION_MIN_LEN) as u64 {
@@ -171,6 +182,7 @@ impl<'a> ProfileView<'a> {
             bytes,
             build_id,
             mode,
+            facts,
             num_functions,
         })
     }
@@ -183,6 +195,13 @@ impl<'a> ProfileView<'a> {
     /// The instrumentation mode (0 block, 1 edge, 2 path).
     pub fn mode(&self) -> u32 {
         self.mode
+    }
+
+    /// The process facts: how many processes ended with a final write into
+    /// the profile, how many of them were fork children, how many threads
+    /// they started (see [`Facts`]).
+    pub fn facts(&self) -> Facts {
+        self.facts
     }
 
     /// How many function records the profile holds.

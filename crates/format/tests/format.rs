@@ -9,6 +9,9 @@ fn sample() -> RawProfile {
     RawProfile {
         build_id: 0xdead_beef_0123_4567,
         mode: 2,
+        processes: 3,
+        forked: 1,
+        threads: 4,
         functions: vec![
             RawFunction {
                 index: 0,
@@ -71,6 +74,9 @@ fn random_profile(rng: &mut Lcg, build_id: u64) -> RawProfile {
     RawProfile {
         build_id,
         mode: 1,
+        processes: rng.below(4),
+        forked: rng.below(2),
+        threads: rng.below(3),
         functions,
     }
 }
@@ -83,7 +89,7 @@ fn round_trip() {
     assert_eq!(&bytes[..8], &MAGIC);
     assert_eq!(RawProfile::decode(&bytes), Ok(p));
     let empty = RawProfile::new(42, 0);
-    assert_eq!(empty.encode().len(), 40);
+    assert_eq!(empty.encode().len(), 64);
     assert_eq!(RawProfile::decode(&empty.encode()), Ok(empty));
     let mut rng = Lcg(1);
     for _ in 0..200 {
@@ -97,6 +103,9 @@ fn layout_is_as_documented() {
     let p = RawProfile {
         build_id: 0x0102_0304_0506_0708,
         mode: 1,
+        processes: 10,
+        forked: 11,
+        threads: 12,
         functions: vec![RawFunction {
             index: 5,
             hash: 6,
@@ -107,18 +116,19 @@ fn layout_is_as_documented() {
     let b = p.encode();
     let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
-    assert_eq!(b.len(), 32 + 4 + 8 + 8 + 8 + 8 + 16 + 8);
-    assert_eq!(u32_at(8), 1);
+    assert_eq!(b.len(), 56 + 4 + 8 + 8 + 8 + 8 + 16 + 8);
+    assert_eq!(u32_at(8), 2);
     assert_eq!(u32_at(12), 1);
     assert_eq!(u64_at(16), 0x0102_0304_0506_0708);
-    assert_eq!(u64_at(24), 1);
-    assert_eq!(u32_at(32), 5);
-    assert_eq!(u64_at(36), 6);
-    assert_eq!(u64_at(44), 1);
-    assert_eq!(u64_at(52), 7);
-    assert_eq!(u64_at(60), 1);
-    assert_eq!((u64_at(68), u64_at(76)), (8, 9));
-    assert_eq!(u64_at(84), fnv1a64(&b[..84]));
+    assert_eq!((u64_at(24), u64_at(32), u64_at(40)), (10, 11, 12));
+    assert_eq!(u64_at(48), 1);
+    assert_eq!(u32_at(56), 5);
+    assert_eq!(u64_at(60), 6);
+    assert_eq!(u64_at(68), 1);
+    assert_eq!(u64_at(76), 7);
+    assert_eq!(u64_at(84), 1);
+    assert_eq!((u64_at(92), u64_at(100)), (8, 9));
+    assert_eq!(u64_at(108), fnv1a64(&b[..108]));
 }
 
 #[test]
@@ -126,6 +136,9 @@ fn encode_normalizes() {
     let p = RawProfile {
         build_id: 1,
         mode: 2,
+        processes: 0,
+        forked: 0,
+        threads: 0,
         functions: vec![
             RawFunction {
                 index: 4,
@@ -166,6 +179,9 @@ fn merge_adds_saturating_and_unions() {
     let b = RawProfile {
         build_id: a.build_id,
         mode: 2,
+        processes: u64::MAX,
+        forked: 2,
+        threads: 0,
         functions: vec![
             RawFunction {
                 index: 1,
@@ -196,12 +212,14 @@ fn merge_adds_saturating_and_unions() {
     );
     assert_eq!(a.functions[3].slots, vec![u64::MAX]);
     assert_eq!(a.functions[3].paths, vec![(5, u64::MAX)]);
+    assert_eq!((a.processes, a.forked, a.threads), (u64::MAX, 3, 4));
 
     // Merging a profile with itself doubles every count.
     let mut d = sample();
     d.merge(&sample()).unwrap();
     assert_eq!(d.functions[0].slots, vec![2, 0, 14]);
     assert_eq!(d.functions[1].paths, vec![(0, 8), (17, 2), (u64::MAX, 4)]);
+    assert_eq!((d.processes, d.forked, d.threads), (6, 2, 8));
 }
 
 #[test]
@@ -267,6 +285,10 @@ fn merge_into_matches_merge() {
         );
         let out = merge_into(&va, &vb, Vec::new()).unwrap();
         assert!(out.len() <= ea.len() + eb.len());
+        assert_eq!(
+            ProfileView::parse(&out).unwrap().facts(),
+            va.facts().saturating_add(vb.facts())
+        );
         let mut m = a.clone();
         m.merge(&b).unwrap();
         assert_eq!(RawProfile::decode(&out).unwrap(), m);
@@ -304,10 +326,20 @@ fn every_error_kind() {
     assert!(!is_profile(b"PPROF"));
 
     let mut v = good.clone();
-    v[8] = 2;
+    v[8] = 3;
     let e = RawProfile::decode(&v).unwrap_err();
-    assert_eq!(e, FormatError::UnsupportedVersion { found: 2 });
-    assert!(e.to_string().contains("unsupported raw profile version 2"));
+    assert_eq!(e, FormatError::UnsupportedVersion { found: 3 });
+    assert!(e.to_string().contains("unsupported raw profile version 3"));
+
+    // A version-1 file (no process facts): written by an older pathprof.
+    let mut v1 = good[..24].to_vec();
+    v1[8] = 1;
+    v1.extend_from_slice(&good[48..]);
+    let e = RawProfile::decode(&reseal(v1)).unwrap_err();
+    assert_eq!(e, FormatError::OlderVersion { found: 1 });
+    let text = e.to_string();
+    assert!(text.contains("written by an older pathprof"), "{text}");
+    assert!(text.contains("re-record"), "{text}");
 
     let e = RawProfile::decode(&good[..good.len() - 3]).unwrap_err();
     assert!(matches!(e, FormatError::Truncated { .. }), "{e:?}");
@@ -321,7 +353,7 @@ fn every_error_kind() {
     );
 
     let mut v = good.clone();
-    v[40] ^= 1;
+    v[64] ^= 1;
     let e = RawProfile::decode(&v).unwrap_err();
     assert!(matches!(e, FormatError::ChecksumMismatch { .. }), "{e:?}");
     assert!(e.to_string().contains("checksum mismatch (damaged)"), "{e}");
@@ -343,9 +375,9 @@ fn every_error_kind() {
     e.end_function(false);
     let ok = e.finish().unwrap();
     // Duplicate the function record by hand: count 2, same index twice.
-    let rec = ok[32..ok.len() - 8].to_vec();
-    let mut v = ok[..32].to_vec();
-    v[24] = 2;
+    let rec = ok[56..ok.len() - 8].to_vec();
+    let mut v = ok[..56].to_vec();
+    v[48] = 2;
     v.extend_from_slice(&rec);
     v.extend_from_slice(&rec);
     v.extend_from_slice(&[0; 8]);
@@ -353,7 +385,7 @@ fn every_error_kind() {
     assert_eq!(
         e,
         FormatError::Malformed {
-            at: 32 + rec.len() as u64,
+            at: 56 + rec.len() as u64,
             what: "function indices are not strictly increasing"
         }
     );
@@ -363,6 +395,9 @@ fn every_error_kind() {
     let mut v = RawProfile {
         build_id: 1,
         mode: 2,
+        processes: 0,
+        forked: 0,
+        threads: 0,
         functions: vec![RawFunction {
             index: 0,
             hash: 0,
@@ -420,17 +455,17 @@ fn every_error_kind() {
 #[test]
 fn absurd_counts_do_not_allocate() {
     let mut v = RawProfile::new(1, 0).encode();
-    v[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+    v[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
     assert!(matches!(
         RawProfile::decode(&v),
-        Err(FormatError::Truncated { at: 24, .. })
+        Err(FormatError::Truncated { at: 48, .. })
     ));
     let mut v = sample().encode();
     // The slot count of the first function.
-    v[44..52].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
+    v[68..76].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
     assert!(matches!(
         RawProfile::decode(&v),
-        Err(FormatError::Truncated { at: 44, .. })
+        Err(FormatError::Truncated { at: 68, .. })
     ));
 }
 
