@@ -2,10 +2,15 @@
 //! counts directly; edge counts from chord counters by flow conservation; edge and
 //! block counts from a path profile by regenerating each path (the verifier of the
 //! LLVM path-profiling notes), with unsplittable edges recovered by flow.
+//!
+//! Derivation fails only when the counters cannot belong to the map (another
+//! number of slots, a path id out of range). Counts that do not balance are
+//! returned with an account of where ([`FunctionCounts::imbalance`]).
 
 use crate::cfg::Cfg;
 use crate::dag::{DagEdgeKind, EdgeClass};
-use crate::flow::{FlowCounts, FlowError};
+use crate::flow::{FlowCounts, Solution};
+pub use crate::flow::{FlowNode, Imbalance, Unbalanced};
 use crate::layout::{FlowEdge, Layout};
 use crate::regen::{regenerate, Path, RegenError};
 
@@ -32,6 +37,9 @@ pub struct FunctionCounts {
     /// the process ended inside a call (build with early-exit counting to see
     /// them); 0 when the counts are complete.
     pub lost: u64,
+    /// Where flow does not balance beyond what `lost` explains (edge and path
+    /// modes; always balanced in block mode).
+    pub imbalance: Imbalance,
 }
 
 /// Why counters could not be interpreted.
@@ -42,8 +50,6 @@ pub enum DeriveError {
     SlotCount { expected: usize, found: usize },
     #[error(transparent)]
     Regen(#[from] RegenError),
-    #[error(transparent)]
-    Flow(#[from] FlowError),
 }
 
 /// Interprets one function's counters.
@@ -90,6 +96,7 @@ pub fn derive(
                 edges: None,
                 paths: Vec::new(),
                 lost: 0,
+                imbalance: Imbalance::default(),
             })
         }
         Layout::Edge { counted } => {
@@ -97,10 +104,14 @@ pub fn derive(
             for (&fe, &c) in counted.iter().zip(slots) {
                 flow.set(fe, c);
             }
-            flow.solve(cfg, false)?;
-            Ok(finish(cfg, flow, Vec::new(), 0))
+            // Every tree edge follows by conservation; only a count that
+            // would be negative leaves its node unbalanced.
+            let solution = flow.solve(cfg, false);
+            Ok(finish(cfg, flow, Vec::new(), solution))
         }
-        Layout::Path { dag, self_loops } => {
+        Layout::Path {
+            dag, self_loops, ..
+        } => {
             let mut flow = FlowCounts::unknown(cfg);
             flow.entry = Some(0);
             for e in cfg.edge_ids() {
@@ -149,51 +160,58 @@ pub fn derive(
                 flow.set(FlowEdge::Cfg(e), c);
             }
             // Paths ending before a terminator went on along a sibling or an
-            // unsplittable edge.
+            // unsplittable edge (more siblings than such paths: unbalanced,
+            // which the check below reports).
             for e in cfg.edge_ids() {
                 if dag.classes()[e.index()] == EdgeClass::Sibling {
                     let from = cfg.edge(e).from.index();
                     let sibling = flow.edges[e.index()].unwrap_or(0);
-                    unsplit_out[from] =
-                        unsplit_out[from].checked_sub(sibling).ok_or_else(|| {
-                            FlowError::Inconsistent(format!(
-                                "the edges out of block {}",
-                                cfg.edge(e).from
-                            ))
-                        })?;
+                    unsplit_out[from] = unsplit_out[from].saturating_sub(sibling);
                 }
             }
-            solve_unsplittable(cfg, dag, &unsplit_out, &unsplit_in, &mut flow)?;
+            let guessed = solve_unsplittable(cfg, dag, &unsplit_out, &unsplit_in, &mut flow);
+            // Every count is known now: solving only checks the balance.
             // Without early-exit counting, a process that ended inside a call
-            // lost the paths it was on: tolerated, and reported.
-            let lost = flow.solve(cfg, true)?;
+            // lost the paths it was on: tolerated, and reported as lost.
+            let mut solution = flow.solve(cfg, true);
+            solution.imbalance.guessed.splice(0..0, guessed);
             executed.sort_by_key(|p| p.id);
-            Ok(finish(cfg, flow, executed, lost))
+            Ok(finish(cfg, flow, executed, solution))
         }
     }
 }
 
-fn finish(cfg: &Cfg, flow: FlowCounts, paths: Vec<PathCount>, lost: u64) -> FunctionCounts {
+fn finish(
+    cfg: &Cfg,
+    flow: FlowCounts,
+    paths: Vec<PathCount>,
+    solution: Solution,
+) -> FunctionCounts {
     let blocks = flow.block_counts(cfg);
     FunctionCounts {
         entry: flow.entry.unwrap_or(0),
         blocks,
         edges: Some(flow.edges.iter().map(|c| c.unwrap_or(0)).collect()),
         paths,
-        lost,
+        lost: solution.lost,
+        imbalance: solution.imbalance,
     }
 }
 
 /// Counts of unsplittable edges from the paths that end before them (per source)
 /// and start after them (per target): leaf elimination on the bipartite graph of
 /// those edges, exact whenever it is a forest (one `indirectbr` block, `invoke`s).
+/// Never fails: where the sums do not balance a count is at least 0 (and the
+/// caller's balance check reports the nodes); where the edges form a cycle, one
+/// of them takes what its ends leave (the smaller), and the edges so chosen are
+/// returned.
 fn solve_unsplittable(
     cfg: &Cfg,
     dag: &crate::dag::Dag,
     out_sums: &[u64],
     in_sums: &[u64],
     flow: &mut FlowCounts,
-) -> Result<(), FlowError> {
+) -> Vec<FlowEdge> {
     let n = cfg.num_blocks();
     let edges: Vec<crate::EdgeId> = cfg
         .edge_ids()
@@ -213,41 +231,155 @@ fn solve_unsplittable(
         }
     };
     let mut value: Vec<Option<u64>> = vec![None; edges.len()];
-    let mut work: Vec<usize> = (0..2 * n).collect();
-    while let Some(node) = work.pop() {
-        let unknown: Vec<usize> = incident[node]
-            .iter()
-            .copied()
-            .filter(|&i| value[i].is_none())
-            .collect();
-        if unknown.len() != 1 {
-            continue;
-        }
+    // What a side node's sum leaves for its unknown edges.
+    let left = |value: &[Option<u64>], node: usize| {
         let known: u64 = incident[node]
             .iter()
             .filter_map(|&i| value[i])
             .fold(0, u64::saturating_add);
-        let i = unknown[0];
-        let v = sum(node).checked_sub(known).ok_or_else(|| {
-            FlowError::Inconsistent(format!(
-                "the unsplittable edges of block {}",
-                crate::BlockId::new(node % n)
-            ))
-        })?;
-        value[i] = Some(v);
+        sum(node).saturating_sub(known)
+    };
+    let mut guessed = Vec::new();
+    let mut work: Vec<usize> = (0..2 * n).collect();
+    loop {
+        while let Some(node) = work.pop() {
+            let mut unknown = incident[node]
+                .iter()
+                .copied()
+                .filter(|&i| value[i].is_none());
+            let (Some(i), None) = (unknown.next(), unknown.next()) else {
+                continue;
+            };
+            value[i] = Some(left(&value, node));
+            let ce = cfg.edge(edges[i]);
+            work.push(ce.from.index());
+            work.push(n + ce.to.index());
+        }
+        // A cycle of unknown edges: conservation cannot tell them apart.
+        let Some(i) = value.iter().position(Option::is_none) else {
+            break;
+        };
         let ce = cfg.edge(edges[i]);
-        work.push(ce.from.index());
-        work.push(n + ce.to.index());
+        let (a, b) = (ce.from.index(), n + ce.to.index());
+        value[i] = Some(left(&value, a).min(left(&value, b)));
+        guessed.push(FlowEdge::Cfg(edges[i]));
+        work.push(a);
+        work.push(b);
     }
     for (i, &e) in edges.iter().enumerate() {
-        let ce = cfg.edge(e);
-        let v = value[i].ok_or_else(|| {
-            FlowError::Underdetermined(format!(
-                "{e} ({}->{}): parallel unsplittable edges cannot be told apart",
-                ce.from, ce.to
-            ))
-        })?;
-        flow.set(FlowEdge::Cfg(e), v);
+        flow.set(FlowEdge::Cfg(e), value[i].unwrap_or(0));
     }
-    Ok(())
+    guessed
+}
+
+#[cfg(test)]
+mod tests {
+    //! Derivation from counters that do not balance, in each mode, on one loop:
+    //!
+    //! ```text
+    //!   b0 ─e0─▶ b1 ─e1─▶ b2 ─e3─▶ b3 (returns)
+    //!             ▲        │
+    //!             └───e2───┘        (backedge)
+    //! ```
+    //! One call that loops twice runs b0 b1 b2 b1 b2 b3: e0 1, e1 2, e2 1, e3 1.
+
+    use super::*;
+    use crate::ids::{BlockId, EdgeId};
+    use crate::planner::{plan_function, PlanOptions};
+    use crate::Mode;
+
+    fn looped() -> Cfg {
+        Cfg::from_edge_list(4, &[(0, 1), (1, 2), (2, 1), (2, 3)]).unwrap()
+    }
+
+    fn node(b: usize, inflow: u64, outflow: u64) -> Unbalanced {
+        Unbalanced {
+            node: FlowNode::Block(BlockId::new(b)),
+            inflow,
+            outflow,
+        }
+    }
+
+    #[test]
+    fn block_counts_are_taken_as_counted() {
+        let cfg = looped();
+        let (_, layout) = plan_function(&cfg, Mode::Block, &PlanOptions::default()).unwrap();
+        // b1 entered less often than b2: not a flow question in block mode.
+        let c = derive(&cfg, &layout, &[1, 1, 5, 1], &[]).unwrap();
+        assert_eq!(c.blocks, vec![1, 1, 5, 1]);
+        assert!(c.imbalance.is_balanced());
+    }
+
+    #[test]
+    fn edge_mode_clamps_and_reports_where_counts_would_go_negative() {
+        let cfg = looped();
+        // Chords e1 and b3's return; the tree is entry, e0, e2, e3.
+        let layout = Layout::Edge {
+            counted: vec![
+                FlowEdge::Cfg(EdgeId::new(1)),
+                FlowEdge::Exit(BlockId::new(3)),
+            ],
+        };
+        let exact = derive(&cfg, &layout, &[2, 1], &[]).unwrap();
+        assert_eq!(exact.edges, Some(vec![1, 2, 1, 1]));
+        assert_eq!(exact.blocks, vec![1, 2, 2, 1]);
+        assert!(exact.imbalance.is_balanced());
+        // e1 damaged to 0: solving from outside, entry 1 and e0 1; at b1,
+        // e2 = e1 - e0 = -1, so 0; at b2, e3 = e1 - e2 = 0; then b1 has 1 in
+        // and nothing out, b3 nothing in and 1 out.
+        let damaged = derive(&cfg, &layout, &[0, 1], &[]).unwrap();
+        assert_eq!(damaged.edges, Some(vec![1, 0, 0, 0]));
+        assert_eq!(damaged.blocks, vec![1, 1, 0, 0]);
+        assert_eq!(damaged.imbalance.nodes, vec![node(1, 1, 0), node(3, 0, 1)]);
+        assert_eq!(damaged.imbalance.total(), 1);
+        assert_eq!(damaged.lost, 0);
+    }
+
+    #[test]
+    fn path_mode_counts_edges_from_paths_and_reports_excess_outflow() {
+        let cfg = looped();
+        let (_, layout) = plan_function(&cfg, Mode::Path, &PlanOptions::default()).unwrap();
+        let Layout::Path { dag, .. } = &layout else {
+            panic!("a path layout");
+        };
+        let id_of = |blocks: &[usize], starts_after_loop: bool| {
+            (0..dag.num_paths())
+                .find(|&id| {
+                    let p = regenerate(dag, id).unwrap();
+                    let bs: Vec<usize> = p.blocks(dag).iter().map(|b| b.index()).collect();
+                    bs == blocks
+                        && matches!(p.start(dag), crate::regen::PathEnd::Edge(_))
+                            == starts_after_loop
+                })
+                .unwrap()
+        };
+        let first = id_of(&[0, 1, 2], false); // b0 b1 b2, ends with the backedge
+        let last = id_of(&[1, 2, 3], true); // after the backedge: b1 b2 b3
+        let mut paths = vec![(first, 1), (last, 1)];
+        paths.sort();
+        let exact = derive(&cfg, &layout, &[], &paths).unwrap();
+        assert_eq!(exact.edges, Some(vec![1, 2, 1, 1]));
+        assert_eq!(exact.blocks, vec![1, 2, 2, 1]);
+        assert!(exact.imbalance.is_balanced());
+        // The last path's counter damaged to 3: b1 is entered twice (e0 once,
+        // e2 once, from the one path ending with it) but left 4 times.
+        let paths: Vec<(u64, u64)> = paths
+            .iter()
+            .map(|&(id, c)| (id, if id == last { 3 } else { c }))
+            .collect();
+        let damaged = derive(&cfg, &layout, &[], &paths).unwrap();
+        assert_eq!(damaged.edges, Some(vec![1, 4, 1, 3]));
+        assert_eq!(damaged.blocks, vec![1, 2, 4, 3]);
+        assert_eq!(damaged.imbalance.nodes, vec![node(1, 2, 4)]);
+        assert_eq!(damaged.imbalance.total(), 2);
+        assert_eq!(damaged.lost, 0);
+        // The first path's counter damaged to 2 instead: b1 entered 3 times,
+        // left twice; excess inflow is what a process ending inside a call
+        // leaves, so it is counted lost, not unbalanced.
+        let mut paths = vec![(first, 2), (last, 1)];
+        paths.sort();
+        let lost = derive(&cfg, &layout, &[], &paths).unwrap();
+        assert_eq!(lost.lost, 1);
+        assert!(lost.imbalance.is_balanced());
+    }
 }

@@ -22,14 +22,72 @@ pub struct FlowCounts {
     pub exits: Vec<Option<u64>>,
 }
 
-/// Why counts could not be derived.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FlowError {
-    #[error("the counts are inconsistent: flow into {0} differs from flow out of it (damaged or mismatched profile?)")]
-    Inconsistent(String),
-    #[error("edge {0} cannot be derived from the counted edges")]
-    Underdetermined(String),
+/// A node of the flow graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlowNode {
+    Block(BlockId),
+    /// The virtual node "outside the function" (calls come from it, returns go
+    /// to it).
+    Outside,
+}
+
+impl std::fmt::Display for FlowNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FlowNode::Block(b) => write!(f, "block {b}"),
+            FlowNode::Outside => f.write_str("the function's entry/exit"),
+        }
+    }
+}
+
+/// A node whose counted inflow and outflow differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unbalanced {
+    pub node: FlowNode,
+    pub inflow: u64,
+    pub outflow: u64,
+}
+
+/// The account of where a function's counts do not balance. Counts of a real,
+/// complete run always balance; these do not when a process died mid-path,
+/// threads raced on counters without atomic updates, or a counter was damaged.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Imbalance {
+    /// Nodes whose flow does not balance and that early termination does not
+    /// explain (excess inflow into a block, with `tolerate_loss`, is counted as
+    /// lost instead), in node order.
+    pub nodes: Vec<Unbalanced>,
+    /// Flow edges whose count conservation could not determine (parallel
+    /// unsplittable edges): they hold one split consistent with their ends,
+    /// not a measurement.
+    pub guessed: Vec<FlowEdge>,
+}
+
+impl Imbalance {
+    /// The size of the imbalance: over the unbalanced nodes, how much more
+    /// flowed out than in (impossible in a complete run). With flow solved by
+    /// conservation, every excess outflow is matched by an excess inflow
+    /// elsewhere, so this is half the total absolute imbalance.
+    pub fn total(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.outflow.saturating_sub(n.inflow))
+            .fold(0, u64::saturating_add)
+    }
+
+    /// Whether every node balances.
+    pub fn is_balanced(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// What [`FlowCounts::solve`] found besides the counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Solution {
+    /// With `tolerate_loss`: the total excess inflow into blocks, executions
+    /// that ended there unseen.
+    pub lost: u64,
+    pub imbalance: Imbalance,
 }
 
 impl FlowCounts {
@@ -58,73 +116,98 @@ impl FlowCounts {
         }
     }
 
-    /// Fills in every unknown count by flow conservation. With `tolerate_loss`,
-    /// a block whose inflow exceeds its outflow is accepted (executions that
-    /// ended there unseen, as when a process exits inside a call); the return
-    /// value is the total of such excess.
-    pub fn solve(&mut self, cfg: &Cfg, tolerate_loss: bool) -> Result<u64, FlowError> {
+    /// Fills in every unknown count by flow conservation; never fails. Where
+    /// the known counts do not balance, a count that would be negative is 0,
+    /// and the nodes left unbalanced are reported. With `tolerate_loss`, a
+    /// block whose inflow exceeds its outflow is accepted (executions that
+    /// ended there unseen, as when a process exits inside a call) and counted
+    /// in [`Solution::lost`]; the outside node then takes what it must.
+    pub fn solve(&mut self, cfg: &Cfg, tolerate_loss: bool) -> Solution {
         let outside = cfg.num_blocks();
-        // incident flow edges per node: (edge, +1 if into the node)
-        let mut incident: Vec<Vec<(FlowEdge, bool)>> = vec![Vec::new(); outside + 1];
-        incident[outside].push((FlowEdge::Entry, false));
-        incident[cfg.entry().index()].push((FlowEdge::Entry, true));
-        for e in cfg.edge_ids() {
-            let ce = cfg.edge(e);
-            if ce.from == ce.to {
-                continue; // a self loop carries as much in as out
-            }
-            incident[ce.from.index()].push((FlowEdge::Cfg(e), false));
-            incident[ce.to.index()].push((FlowEdge::Cfg(e), true));
-        }
-        // Every block may leave the function: by returning, or by a call that
-        // never returns (known only with early-exit counting, else 0).
-        for b in cfg.blocks() {
-            incident[b.index()].push((FlowEdge::Exit(b), false));
-            incident[outside].push((FlowEdge::Exit(b), true));
-        }
+        let incident = incidence(cfg);
+        let mut guessed = Vec::new();
         let mut work: Vec<usize> = (0..=outside).collect();
-        while let Some(v) = work.pop() {
-            let mut unknown = None;
-            let mut unknowns = 0;
-            let mut balance: i128 = 0;
-            for &(edge, into) in &incident[v] {
-                match self.get(edge) {
-                    Some(c) => balance += if into { c as i128 } else { -(c as i128) },
-                    None => {
-                        unknowns += 1;
-                        unknown = Some((edge, into));
+        loop {
+            while let Some(v) = work.pop() {
+                let mut unknown = None;
+                let mut unknowns = 0;
+                let mut balance: i128 = 0;
+                for &(edge, into) in &incident[v] {
+                    match self.get(edge) {
+                        Some(c) => balance += if into { c as i128 } else { -(c as i128) },
+                        None => {
+                            unknowns += 1;
+                            unknown = Some((edge, into));
+                        }
                     }
                 }
+                if unknowns != 1 {
+                    continue;
+                }
+                let (edge, into) = unknown.expect("one unknown");
+                let value = if into { -balance } else { balance };
+                // Negative when the counts do not balance: 0, and the node
+                // shows up unbalanced below.
+                self.set(edge, u64::try_from(value.max(0)).unwrap_or(u64::MAX));
+                // The other end may now be solvable.
+                work.extend(self.ends(cfg, edge));
             }
-            if unknowns != 1 {
-                continue;
-            }
-            let (edge, into) = unknown.expect("one unknown");
-            let value = if into { -balance } else { balance };
-            let value =
-                u64::try_from(value).map_err(|_| FlowError::Inconsistent(node_name(cfg, v)))?;
-            self.set(edge, value);
-            // The other end may now be solvable.
-            work.push(v);
+            // Conservation cannot tell the remaining unknowns apart (a cycle
+            // of unknown edges): take 0 for one and go on.
+            let Some(edge) = self.first_unknown() else {
+                break;
+            };
+            self.set(edge, 0);
+            guessed.push(edge);
             work.extend(self.ends(cfg, edge));
         }
-        let mut lost: u64 = 0;
+        let mut solution = Solution {
+            lost: 0,
+            imbalance: Imbalance {
+                nodes: Vec::new(),
+                guessed,
+            },
+        };
         for (v, edges) in incident.iter().enumerate() {
-            let mut balance: i128 = 0;
-            for &(edge, into) in edges {
-                let c = self
-                    .get(edge)
-                    .ok_or_else(|| FlowError::Underdetermined(edge_name(cfg, edge)))?;
-                balance += if into { c as i128 } else { -(c as i128) };
-            }
             let relevant = v == outside || cfg.is_reachable(BlockId::new(v));
-            if balance > 0 && tolerate_loss && v != outside {
-                lost = lost.saturating_add(u64::try_from(balance).unwrap_or(u64::MAX));
-            } else if balance != 0 && relevant && !(tolerate_loss && v == outside) {
-                return Err(FlowError::Inconsistent(node_name(cfg, v)));
+            if !relevant || (tolerate_loss && v == outside) {
+                continue;
+            }
+            let (mut inflow, mut outflow) = (0u64, 0u64);
+            for &(edge, into) in edges {
+                let c = self.get(edge).unwrap_or(0);
+                let side = if into { &mut inflow } else { &mut outflow };
+                *side = side.saturating_add(c);
+            }
+            if inflow > outflow && tolerate_loss {
+                solution.lost = solution.lost.saturating_add(inflow - outflow);
+            } else if inflow != outflow {
+                let node = if v == outside {
+                    FlowNode::Outside
+                } else {
+                    FlowNode::Block(BlockId::new(v))
+                };
+                solution.imbalance.nodes.push(Unbalanced {
+                    node,
+                    inflow,
+                    outflow,
+                });
             }
         }
-        Ok(lost)
+        solution
+    }
+
+    fn first_unknown(&self) -> Option<FlowEdge> {
+        if self.entry.is_none() {
+            return Some(FlowEdge::Entry);
+        }
+        if let Some(e) = self.edges.iter().position(Option::is_none) {
+            return Some(FlowEdge::Cfg(EdgeId::new(e)));
+        }
+        self.exits
+            .iter()
+            .position(Option::is_none)
+            .map(|b| FlowEdge::Exit(BlockId::new(b)))
     }
 
     pub fn get(&self, edge: FlowEdge) -> Option<u64> {
@@ -162,21 +245,29 @@ impl FlowCounts {
     }
 }
 
-fn node_name(cfg: &Cfg, v: usize) -> String {
-    if v == cfg.num_blocks() {
-        "the function's entry/exit".to_string()
-    } else {
-        format!("block {}", BlockId::new(v))
-    }
-}
-
-fn edge_name(cfg: &Cfg, edge: FlowEdge) -> String {
-    match edge {
-        FlowEdge::Entry => "entry".into(),
-        FlowEdge::Cfg(e) => {
-            let ce = cfg.edge(e);
-            format!("{} ({}->{})", EdgeId::new(e.index()), ce.from, ce.to)
+/// The flow edges incident to each node (blocks, then outside), each with
+/// whether it flows into the node.
+fn incidence(cfg: &Cfg) -> Vec<Vec<(FlowEdge, bool)>> {
+    let outside = cfg.num_blocks();
+    let mut incident: Vec<Vec<(FlowEdge, bool)>> = vec![Vec::new(); outside + 1];
+    incident[outside].push((FlowEdge::Entry, false));
+    incident[cfg.entry().index()].push((FlowEdge::Entry, true));
+    for e in cfg.edge_ids() {
+        let ce = cfg.edge(e);
+        if ce.from == ce.to {
+            continue; // a self loop carries as much in as out
         }
-        FlowEdge::Exit(b) => format!("leaving the function from {b}"),
+        // Every CFG edge conserves flow: what leaves `from` by it enters `to`.
+        // (An edge that does not, such as one resuming after a call that
+        // returns twice, would instead join `from` and `to` to outside.)
+        incident[ce.from.index()].push((FlowEdge::Cfg(e), false));
+        incident[ce.to.index()].push((FlowEdge::Cfg(e), true));
     }
+    // Every block may leave the function: by returning, or by a call that
+    // never returns (known only with early-exit counting, else 0).
+    for b in cfg.blocks() {
+        incident[b.index()].push((FlowEdge::Exit(b), false));
+        incident[outside].push((FlowEdge::Exit(b), true));
+    }
+    incident
 }
