@@ -3,7 +3,12 @@
 //! Terms: a *block* is a basic block; an *edge* is one successor slot of a block's
 //! terminator, so a `switch` with two cases to one block makes two edges (a
 //! multi-edge). A block with no successors (return, `unreachable`, `resume`) is an
-//! *exit*. Self loops and irreducible loops are allowed.
+//! *exit*. Self loops and irreducible loops are allowed. A *resume* edge follows
+//! a call that may return more than once or in another process (`fork`,
+//! `setjmp`, `vfork`...): its source block ends with that call, so the edge is
+//! taken once per *return*, which may differ from the source's own count (a
+//! `fork` returns in two processes, a `setjmp` again on every `longjmp`). Flow is
+//! not conserved across it: paths end before the call and start after it.
 //!
 //! Invariants: blocks are `0..num_blocks`, the entry is a block, edges are dense
 //! `0..edges.len()` in the order given. Blocks unreachable from the entry are kept
@@ -22,6 +27,10 @@ pub struct CfgEdge {
     /// False when no code can be inserted on the edge itself (an `indirectbr`,
     /// `callbr` or exception edge): probes then go in a block, never on the edge.
     pub splittable: bool,
+    /// A resume edge (see the module doc): `from` ends with a call that may
+    /// return more than once, and this edge is its only way on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resume: bool,
 }
 
 /// Why a [`Cfg`] could not be built.
@@ -39,6 +48,8 @@ pub enum CfgError {
         to: BlockId,
         num_blocks: usize,
     },
+    #[error("resume edge {0} must be its block's only out-edge, splittable and not a self loop")]
+    BadResume(EdgeId),
     #[error("call counts are given for {found} blocks, but the function has {num_blocks}")]
     BadCalls { found: usize, num_blocks: usize },
     #[error("the function has {0} blocks or edges, more than the 2^31 pathprof supports")]
@@ -122,6 +133,11 @@ impl Cfg {
             succs[e.from.index()].push(EdgeId::new(i));
             preds[e.to.index()].push(EdgeId::new(i));
         }
+        for (i, e) in edges.iter().enumerate() {
+            if e.resume && (succs[e.from.index()].len() != 1 || !e.splittable || e.from == e.to) {
+                return Err(CfgError::BadResume(EdgeId::new(i)));
+            }
+        }
         let mut reachable = vec![false; num_blocks];
         let mut stack = vec![entry];
         reachable[entry.index()] = true;
@@ -180,6 +196,7 @@ impl Cfg {
                     to: BlockId(to),
                     slot,
                     splittable: true,
+                    resume: false,
                 }
             })
             .collect();
@@ -222,6 +239,14 @@ impl Cfg {
         self.succs[b.index()].is_empty()
     }
 
+    /// Whether `b` ends with a call that may return more than once (its only
+    /// out-edge is a resume edge): flow leaves the function's accounting there.
+    pub fn ends_in_resume(&self, b: BlockId) -> bool {
+        self.succs[b.index()]
+            .first()
+            .is_some_and(|&e| self.edges[e.index()].resume)
+    }
+
     pub fn blocks(&self) -> impl Iterator<Item = BlockId> + '_ {
         (0..self.num_blocks).map(BlockId::new)
     }
@@ -240,6 +265,9 @@ impl Cfg {
             h.write_u64(e.from.0 as u64);
             h.write_u64(e.to.0 as u64);
             h.write_u64(e.slot as u64);
+            if e.resume {
+                h.write_u64(u64::MAX);
+            }
         }
         h.finish()
     }

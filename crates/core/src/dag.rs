@@ -23,6 +23,12 @@
 //!   edges are recovered from the paths ending before and starting after them.
 //! - A *cut* (section 5.3) is a forward CFG edge out of a block whose path count
 //!   exceeded the threshold; it is treated exactly like a backedge.
+//! - A *resume* edge (after `fork`, `setjmp`..., see [`crate::cfg`]) is cut the
+//!   same way, for good: the path ends just before the call ([`DagEdgeKind::BackExit`],
+//!   placed before the call) and a new one starts just after it
+//!   ([`DagEdgeKind::BackEntry`], placed after it). So a `fork` parent counts the
+//!   prefix once, each process counts what it runs after the call, and a
+//!   `longjmp` back to a `setjmp` starts a fresh path.
 //!
 //! Numbering (Figure 5): `NumPaths` in reverse topological order, successors with
 //! fewer paths first (section 5.2), `Val(e)` = paths of the successors visited
@@ -74,6 +80,9 @@ pub enum EdgeClass {
     Back,
     /// A forward edge cut by truncation: like a backedge.
     Cut,
+    /// A resume edge (after a call that returns more than once): like a
+    /// backedge, with the path-ending part before the call.
+    Resume,
     /// A self loop counted apart (section 4.1).
     SelfLoop,
     /// An unsplittable edge: its block's paths end before the terminator
@@ -132,6 +141,12 @@ impl From<Dag> for DagData {
 impl TryFrom<DagData> for Dag {
     type Error = String;
     fn try_from(d: DagData) -> Result<Self, String> {
+        if d.num_blocks > i32::MAX as usize {
+            return Err(format!(
+                "DAG has {} blocks, more than the 2^31 pathprof supports",
+                d.num_blocks
+            ));
+        }
         let n = d.num_blocks + 2;
         if d.val.len() != d.edges.len() {
             return Err("DAG values and edges differ in number".into());
@@ -149,7 +164,46 @@ impl TryFrom<DagData> for Dag {
         }
         dag.num_paths = count_paths(&dag, &order);
         dag.val = d.val;
+        dag.check_numbering()?;
         Ok(dag)
+    }
+}
+
+impl Dag {
+    /// Checks that `val` numbers the paths as Figure 5 does, so that every id in
+    /// `0..num_paths()` regenerates to exactly one path: no edge enters ENTRY or
+    /// leaves EXIT, and at every other node the out-edges by increasing `Val`
+    /// start at 0, each where the one before ends (its `Val` plus its target's
+    /// `NumPaths`, at least 1), the last at the node's `NumPaths`, no sum
+    /// overflowing.
+    fn check_numbering(&self) -> Result<(), String> {
+        if !self.preds[self.entry().index()].is_empty()
+            || !self.succs[self.exit().index()].is_empty()
+        {
+            return Err("DAG has an edge into ENTRY or out of EXIT".into());
+        }
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for v in (0..self.num_nodes()).map(NodeId::new) {
+            if v == self.exit() {
+                continue;
+            }
+            out.clear();
+            out.extend(self.succs[v.index()].iter().map(|&e| {
+                let to = self.edges[e.index()].to;
+                (self.val[e.index()], self.num_paths[to.index()])
+            }));
+            out.sort_unstable();
+            let mut next = Some(0u64);
+            for &(val, paths) in &out {
+                next = next
+                    .filter(|&n| n == val && paths > 0)
+                    .and_then(|n| n.checked_add(paths));
+            }
+            if next != Some(self.num_paths[v.index()]) {
+                return Err(format!("DAG path numbering is inconsistent at node {v}"));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -359,6 +413,8 @@ fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
             for &e in succs {
                 classes[e.index()] = EdgeClass::Unreachable;
             }
+        } else if cfg.ends_in_resume(b) {
+            classes[succs[0].index()] = EdgeClass::Resume;
         } else if succs.iter().any(|&e| !cfg.edge(e).splittable) {
             for &e in succs {
                 classes[e.index()] = if cfg.edge(e).splittable {
@@ -396,11 +452,12 @@ fn dag_edges(cfg: &Cfg, classes: &[EdgeClass], early_exit: bool) -> Vec<DagEdge>
     for e in cfg.edge_ids() {
         let ce = cfg.edge(e);
         match classes[e.index()] {
-            EdgeClass::Back | EdgeClass::Cut | EdgeClass::Sibling => edges.push(DagEdge {
-                from: entry,
-                to: node(ce.to),
-                kind: DagEdgeKind::BackEntry(e),
-            }),
+            EdgeClass::Back | EdgeClass::Cut | EdgeClass::Resume | EdgeClass::Sibling => edges
+                .push(DagEdge {
+                    from: entry,
+                    to: node(ce.to),
+                    kind: DagEdgeKind::BackEntry(e),
+                }),
             EdgeClass::Unsplit => unsplit_target[ce.to.index()] = true,
             _ => {}
         }
@@ -423,7 +480,7 @@ fn dag_edges(cfg: &Cfg, classes: &[EdgeClass], early_exit: bool) -> Vec<DagEdge>
                     to: node(ce.to),
                     kind: DagEdgeKind::Cfg(e),
                 }),
-                EdgeClass::Back | EdgeClass::Cut => edges.push(DagEdge {
+                EdgeClass::Back | EdgeClass::Cut | EdgeClass::Resume => edges.push(DagEdge {
                     from: node(b),
                     to: exit,
                     kind: DagEdgeKind::BackExit(e),

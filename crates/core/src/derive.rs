@@ -65,7 +65,11 @@ pub fn derive(
             calls_slot,
         } => slot_of_block.iter().flatten().count() + calls_slot.iter().count(),
         Layout::Edge { counted } => counted.len(),
-        Layout::Path { self_loops, .. } => self_loops.len(),
+        Layout::Path {
+            self_loops,
+            resumes,
+            ..
+        } => self_loops.len() + resumes.len(),
     };
     // An all-zero function may be written without its slots.
     let zeros;
@@ -110,7 +114,9 @@ pub fn derive(
             Ok(finish(cfg, flow, Vec::new(), solution))
         }
         Layout::Path {
-            dag, self_loops, ..
+            dag,
+            self_loops,
+            resumes,
         } => {
             let mut flow = FlowCounts::unknown(cfg);
             flow.entry = Some(0);
@@ -141,6 +147,11 @@ pub fn derive(
                             unsplit_in[b.index()] = unsplit_in[b.index()].saturating_add(count)
                         }
                         DagEdgeKind::Entry => add(&mut flow.entry, count),
+                        // A path ending before a call that returns more than
+                        // once leaves the function's flow there.
+                        DagEdgeKind::BackExit(ce) if cfg.edge(ce).resume => {
+                            add(&mut flow.exits[cfg.edge(ce).from.index()], count)
+                        }
                         DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) => {
                             add(&mut flow.edges[ce.index()], count)
                         }
@@ -157,6 +168,11 @@ pub fn derive(
                 executed.push(PathCount { id, count, path });
             }
             for (&e, &c) in self_loops.iter().zip(slots) {
+                flow.set(FlowEdge::Cfg(e), c);
+            }
+            // Returns along resume edges are counted as they happen, so a path
+            // lost after one shows as excess inflow into its target.
+            for (&e, &c) in resumes.iter().zip(&slots[self_loops.len()..]) {
                 flow.set(FlowEdge::Cfg(e), c);
             }
             // Paths ending before a terminator went on along a sibling or an

@@ -2,7 +2,10 @@
 //! compares against): a maximum spanning tree of the flow graph (see
 //! [`crate::flow`]) under the static weights; only its chords get counters, every
 //! other edge is derived by flow conservation. Unsplittable edges are forced onto
-//! the tree, as gcov keeps abnormal edges on its tree.
+//! the tree, as gcov keeps abnormal edges on its tree. A resume edge (after a
+//! call that returns more than once, see [`crate::cfg`]) joins "outside" to its
+//! target, and its source gets an exit edge of its own (counted before the
+//! call): flow is conserved in every process that way.
 
 use crate::cfg::Cfg;
 use crate::layout::{FlowEdge, Layout};
@@ -32,7 +35,8 @@ pub fn flow_edges(cfg: &Cfg, early_exit: bool) -> Vec<FlowEdge> {
     edges.extend(
         cfg.blocks()
             .filter(|&b| {
-                cfg.is_reachable(b) && (cfg.is_exit(b) || (early_exit && cfg.calls(b) > 0))
+                cfg.is_reachable(b)
+                    && (cfg.is_exit(b) || cfg.ends_in_resume(b) || (early_exit && cfg.calls(b) > 0))
             })
             .map(FlowEdge::Exit),
     );
@@ -63,7 +67,7 @@ pub fn plan_edges(
             FlowEdge::Cfg(e) => {
                 let ce = cfg.edge(e);
                 TreeEdge {
-                    a: ce.from.index(),
+                    a: if ce.resume { outside } else { ce.from.index() },
                     b: ce.to.index(),
                     weight: weights.edge(e),
                     forced: !ce.splittable,
@@ -101,7 +105,7 @@ pub fn plan_edges(
             for k in 0..cfg.calls(b) {
                 ops.push((ProbeSite::Call(b, k), Op::CountSlot(slot)));
             }
-            if cfg.is_exit(b) {
+            if cfg.is_exit(b) || cfg.ends_in_resume(b) {
                 ops.push((ProbeSite::BlockEnd(b), Op::CountSlot(slot)));
             }
             counted.push(fe);

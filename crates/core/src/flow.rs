@@ -4,7 +4,10 @@
 //! edge counts the rest follow (Ball & Larus 1994; QPT2): repeatedly find a node
 //! with one unknown edge and solve it. The unknown edges must form a forest (a
 //! spanning tree's edges always do). Every block has an exit edge to "outside":
-//! returns, and executions ended inside a call that never returned.
+//! returns, and executions ended inside a call that never returned. A resume
+//! edge (after `fork`, `setjmp`...) runs from "outside" to its target, and its
+//! source leaves by its exit edge: one return of such a call may come in another
+//! process or after a `longjmp`, so only that way is flow conserved.
 
 use crate::cfg::Cfg;
 use crate::ids::{BlockId, EdgeId};
@@ -103,7 +106,10 @@ impl FlowCounts {
                 .collect(),
             exits: cfg
                 .blocks()
-                .map(|b| (!cfg.is_exit(b) || !cfg.is_reachable(b)).then_some(0))
+                .map(|b| {
+                    let leaves = cfg.is_exit(b) || cfg.ends_in_resume(b);
+                    (!leaves || !cfg.is_reachable(b)).then_some(0)
+                })
                 .collect(),
         }
     }
@@ -222,6 +228,7 @@ impl FlowCounts {
         let outside = cfg.num_blocks();
         match edge {
             FlowEdge::Entry => [outside, cfg.entry().index()],
+            FlowEdge::Cfg(e) if cfg.edge(e).resume => [outside, cfg.edge(e).to.index()],
             FlowEdge::Cfg(e) => [cfg.edge(e).from.index(), cfg.edge(e).to.index()],
             FlowEdge::Exit(b) => [b.index(), outside],
         }
@@ -257,10 +264,11 @@ fn incidence(cfg: &Cfg) -> Vec<Vec<(FlowEdge, bool)>> {
         if ce.from == ce.to {
             continue; // a self loop carries as much in as out
         }
-        // Every CFG edge conserves flow: what leaves `from` by it enters `to`.
-        // (An edge that does not, such as one resuming after a call that
-        // returns twice, would instead join `from` and `to` to outside.)
-        incident[ce.from.index()].push((FlowEdge::Cfg(e), false));
+        // What leaves `from` by a CFG edge enters `to`, except along a resume
+        // edge (after `fork`, `setjmp`...): it enters `to` from outside, and
+        // `from` leaves by its exit edge.
+        let from = if ce.resume { outside } else { ce.from.index() };
+        incident[from].push((FlowEdge::Cfg(e), false));
         incident[ce.to.index()].push((FlowEdge::Cfg(e), true));
     }
     // Every block may leave the function: by returning, or by a call that

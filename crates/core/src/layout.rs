@@ -33,8 +33,14 @@ pub enum Layout {
     /// conservation.
     Edge { counted: Vec<FlowEdge> },
     /// Path counters are indexed by Ball-Larus path id over `dag`; slot `k`
-    /// counts self loop `self_loops[k]` (section 4.1).
-    Path { dag: Dag, self_loops: Vec<EdgeId> },
+    /// counts self loop `self_loops[k]` (section 4.1), and slot
+    /// `self_loops.len() + k` the returns along resume edge `resumes[k]`.
+    Path {
+        dag: Dag,
+        self_loops: Vec<EdgeId>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        resumes: Vec<EdgeId>,
+    },
 }
 
 impl Layout {

@@ -6,7 +6,12 @@
 //! edge; a block's exit is `BlockEnd`; a backedge's or cut's dummy pair both go on
 //! the CFG edge, the path-ending part first; an unsplittable block's dummy exit is
 //! `BlockEnd` (followed by `r = 0` for the paths that start at its targets); self
-//! loops (section 4.1) count on their own slot.
+//! loops (section 4.1) count on their own slot. A resume edge's path-ending part
+//! goes at `BlockEnd` of its source (which the LLVM side puts before the call
+//! that returns more than once) and its path-starting part on the edge (after
+//! the call); the edge also counts its returns on a slot of its own, so a path
+//! lost after a return (a fork child that ends inside a call) shows as
+//! imbalance instead of vanishing.
 
 use crate::cfg::Cfg;
 use crate::dag::{Dag, DagEdgeKind, DagError, DagOptions, EdgeClass};
@@ -75,6 +80,7 @@ pub fn transcribe(
     let placement = place(&dag, incs);
     let site = |id: DagEdgeId| match dag.edge(id).kind {
         DagEdgeKind::Entry => ProbeSite::FunctionEntry,
+        DagEdgeKind::BackExit(e) if cfg.edge(e).resume => ProbeSite::BlockEnd(cfg.edge(e).from),
         DagEdgeKind::Cfg(e) | DagEdgeKind::BackEntry(e) | DagEdgeKind::BackExit(e) => {
             ProbeSite::Edge(e)
         }
@@ -137,12 +143,28 @@ pub fn transcribe(
     for (k, &e) in self_loops.iter().enumerate() {
         ops.push((ProbeSite::Edge(e), Op::CountSlot(k as u32)));
     }
+    let resumes: Vec<EdgeId> = cfg
+        .edge_ids()
+        .filter(|e| dag.classes()[e.index()] == EdgeClass::Resume)
+        .collect();
+    for (k, &e) in resumes.iter().enumerate() {
+        let slot = (self_loops.len() + k) as u32;
+        ops.push((ProbeSite::Edge(e), Op::CountSlot(slot)));
+    }
     let num_paths = dag.num_paths();
     let storage = if num_paths <= options.array_limit {
         PathStorage::Array { len: num_paths }
     } else {
         PathStorage::Hash { num_paths }
     };
-    let plan = FunctionPlan::from_ops(self_loops.len() as u32, storage, ops);
-    (plan, Layout::Path { dag, self_loops })
+    let num_slots = (self_loops.len() + resumes.len()) as u32;
+    let plan = FunctionPlan::from_ops(num_slots, storage, ops);
+    (
+        plan,
+        Layout::Path {
+            dag,
+            self_loops,
+            resumes,
+        },
+    )
 }

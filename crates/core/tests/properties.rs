@@ -1,5 +1,6 @@
 //! Property tests on random CFGs — reducible and irreducible, with self loops,
-//! multi-edges, unreachable blocks and unsplittable edges — against brute-force
+//! multi-edges, unreachable blocks, unsplittable edges and resume edges (after
+//! `fork`/`setjmp`) — against brute-force
 //! path enumeration and an evaluator that runs the plans along random walks.
 
 mod common;
@@ -30,8 +31,9 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
             ),
             prop::option::weighted(0.2, 0..n),
             prop::collection::vec(prop_oneof![3 => Just(0u32), 1 => 1u32..3], n),
+            prop::collection::vec(prop::bool::weighted(0.3), n),
         )
-            .prop_map(move |(succs, indirect, calls)| {
+            .prop_map(move |(succs, indirect, calls, resumes)| {
                 let mut edges = Vec::new();
                 for (from, (list, invoke)) in succs.into_iter().enumerate() {
                     let mut list = list;
@@ -48,7 +50,19 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
                             to: BlockId(to),
                             slot: slot as u32,
                             splittable: !(is_indirect || unwind),
+                            resume: false,
                         });
+                    }
+                }
+                // A block with one splittable way on, to another block, may end
+                // in a call that returns more than once (`fork`, `setjmp`).
+                for (from, &resume) in resumes.iter().enumerate() {
+                    let out: Vec<usize> = (0..edges.len())
+                        .filter(|&i| edges[i].from.index() == from)
+                        .collect();
+                    if let [i] = out[..] {
+                        edges[i].resume =
+                            resume && edges[i].splittable && edges[i].to.index() != from;
                     }
                 }
                 let mut cfg = Cfg::new(n, BlockId(0), edges).unwrap();

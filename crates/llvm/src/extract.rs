@@ -41,7 +41,12 @@ pub struct ExtractedFunction {
 }
 
 /// Extracts every profiled function of `module` (see [`crate::walk`] for which).
+///
+/// It first makes every call that returns more than once (`fork`, `setjmp`...)
+/// end its block ([`crate::resume`]), the one change extraction makes to the
+/// module, so that the plans and the instrumentation see the same blocks.
 pub fn extract(module: &Module<'_>) -> Result<Extracted, LlvmError> {
+    crate::resume::split_at_resume_points(module)?;
     let mut files = FileTable::default();
     let mut functions = Vec::new();
     for body in walk::bodies(module) {

@@ -30,6 +30,7 @@ mod error;
 mod extract;
 mod ffi;
 mod instrument;
+mod resume;
 mod walk;
 
 pub use bitcode::{link_bitcode_files, link_into, load_bitcode, parse_bitcode};

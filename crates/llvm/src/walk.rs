@@ -82,32 +82,87 @@ pub(crate) fn counted_calls(block: BasicBlock<'_>) -> impl Iterator<Item = Instr
     block.get_instructions().filter(|&i| is_counted_call(i))
 }
 
+/// Functions that return in another process, or more than once, without LLVM's
+/// `returns_twice` on them: the `fork` family (a `fork` returns in the parent
+/// and in the child) and `clone`.
+const FORK_LIKE: &[&str] = &[
+    "fork", "__fork", "_Fork", "vfork", "clone", "__clone", "clone3",
+];
+
+/// Whether `inst` is a call that may return more than once or into another
+/// process: `returns_twice` on the call site or the callee (`setjmp`,
+/// `sigsetjmp`, `_setjmp`, `savectx`, `getcontext`, `vfork`), or a call to a
+/// [`FORK_LIKE`] function. Paths are cut around such calls (a *resume* edge
+/// follows each, see [`crate::resume`]). Only `call`s: an `invoke` of one keeps
+/// its two successors.
+pub(crate) fn returns_more_than_once(inst: InstructionValue<'_>) -> bool {
+    if inst.get_opcode() != InstructionOpcode::Call {
+        return false;
+    }
+    let Ok(call) = CallSiteValue::try_from(inst) else {
+        return false;
+    };
+    let returns_twice = Attribute::get_named_enum_kind_id("returns_twice");
+    if call
+        .get_enum_attribute(AttributeLoc::Function, returns_twice)
+        .is_some()
+    {
+        return true;
+    }
+    let Some(callee) = call.get_called_fn_value() else {
+        return false;
+    };
+    callee
+        .get_enum_attribute(AttributeLoc::Function, returns_twice)
+        .is_some()
+        || callee
+            .get_name()
+            .to_str()
+            .is_ok_and(|name| FORK_LIKE.contains(&name))
+}
+
+/// Whether terminator `term` is an unconditional `br` right after a call that
+/// returns more than once: its one edge is a resume edge.
+pub(crate) fn ends_in_returns_twice_call(term: InstructionValue<'_>) -> bool {
+    term.get_opcode() == InstructionOpcode::Br
+        && term.get_num_operands() == 1
+        && term
+            .get_previous_instruction()
+            .is_some_and(returns_more_than_once)
+}
+
+/// For a block that ends `call; br` where the call returns more than once, that
+/// call: the block's end code goes before it.
+pub(crate) fn resume_call_before(term: InstructionValue<'_>) -> Option<InstructionValue<'_>> {
+    ends_in_returns_twice_call(term)
+        .then(|| term.get_previous_instruction())
+        .flatten()
+}
+
 /// Whether `inst` is a *counted call* (CONTRACTS.md §1): a call that might not
 /// return, around which early-termination probes (`ProbeSite::Call`) go.
 ///
 /// It is a `call` instruction (never an `invoke` or `callbr`) that is not
 /// - `musttail` (nothing may come between it and its `ret`),
 /// - inline assembly,
-/// - `returns_twice` on the callee or the call site (`setjmp`, `vfork`: it always
-///   returns once, and a second return would undo the probe's count twice),
+/// - a call that returns more than once ([`returns_more_than_once`]: `setjmp`,
+///   `fork`...; paths are cut around it instead),
 /// - to an intrinsic (`llvm.*`, including the debug and lifetime markers),
 /// - to a pathprof function (`__pathprof*`, e.g. the hash counters themselves),
 /// - to a function declared `willreturn`.
 ///
 /// The callee is LLVM's `getCalledFunction` (the called operand when it is a
 /// function of the call's own type); an indirect call counts unless it is asm or
-/// `returns_twice`.
+/// `returns_twice` on the call site.
 pub(crate) fn is_counted_call(inst: InstructionValue<'_>) -> bool {
     let Ok(call) = CallSiteValue::try_from(inst) else {
         return false;
     };
-    let returns_twice = Attribute::get_named_enum_kind_id("returns_twice");
-    if call.get_tail_call_kind() == LLVMTailCallKind::LLVMTailCallKindMustTail
+    if inst.get_opcode() != InstructionOpcode::Call
+        || call.get_tail_call_kind() == LLVMTailCallKind::LLVMTailCallKindMustTail
         || ends_block_for_good(inst)
         || ffi::calls_inline_asm(inst)
-        || call
-            .get_enum_attribute(AttributeLoc::Function, returns_twice)
-            .is_some()
+        || returns_more_than_once(inst)
     {
         return false;
     }
@@ -126,7 +181,6 @@ pub(crate) fn is_counted_call(inst: InstructionValue<'_>) -> bool {
             .to_bytes()
             .starts_with(RESERVED_PREFIX.as_bytes())
         && !has(willreturn)
-        && !has(returns_twice)
 }
 
 /// Whether `inst` is a call right before an `unreachable` terminator (a call to
@@ -173,6 +227,7 @@ pub(crate) fn read_cfg(body: &Body<'_>) -> Result<Cfg, LlvmError> {
                 to: BlockId(to),
                 slot,
                 splittable: !whole_terminator_unsplittable && !unwind && !is_pad_block(to_block),
+                resume: opcode == InstructionOpcode::Br && ends_in_returns_twice_call(term),
             });
         }
     }

@@ -109,6 +109,30 @@ impl<'a> Evaluator<'a> {
         self.call_ending(cfg, walk, None);
     }
 
+    /// A second return from the call that ends the source of resume edge `e`
+    /// (a `fork` child, or a `longjmp` back to a `setjmp`): `r` holds whatever
+    /// it held (here: junk), then the walk goes on from `e` along `rest` (edges
+    /// from `e`'s target to an exit block).
+    pub fn resume(&mut self, cfg: &Cfg, e: EdgeId, rest: &[EdgeId]) {
+        assert!(cfg.edge(e).resume, "{e} is not a resume edge");
+        self.r = 0x5eed_5eed_5eed;
+        self.run(ProbeSite::Edge(e));
+        let mut at = cfg.edge(e).to;
+        self.run(ProbeSite::BlockStart(at));
+        for &e in rest {
+            assert!(!self.calls(cfg, at, None));
+            let ce = cfg.edge(e);
+            assert_eq!(ce.from, at, "walk is connected");
+            self.run(ProbeSite::BlockEnd(ce.from));
+            self.run(ProbeSite::Edge(e));
+            self.run(ProbeSite::BlockStart(ce.to));
+            at = ce.to;
+        }
+        assert!(!self.calls(cfg, at, None));
+        assert!(cfg.is_exit(at), "walk ends at an exit");
+        self.run(ProbeSite::BlockEnd(at));
+    }
+
     /// Like [`Evaluator::call`], but with `dies_in = Some(k)` the process ends
     /// inside call `k` of the walk's last block (which need not be an exit).
     pub fn call_ending(&mut self, cfg: &Cfg, walk: &[EdgeId], dies_in: Option<u32>) {
@@ -169,7 +193,7 @@ pub fn walk_paths(cfg: &Cfg, dag: &Dag, walk: &[EdgeId]) -> Vec<Vec<DagEdgeId>> 
         match dag.classes()[e.index()] {
             EdgeClass::Forward => cur.push(find(&|k| k == DagEdgeKind::Cfg(e))),
             EdgeClass::SelfLoop => {}
-            EdgeClass::Back | EdgeClass::Cut => {
+            EdgeClass::Back | EdgeClass::Cut | EdgeClass::Resume => {
                 cur.push(find(&|k| k == DagEdgeKind::BackExit(e)));
                 paths.push(std::mem::take(&mut cur));
                 cur.push(find(&|k| k == DagEdgeKind::BackEntry(e)));

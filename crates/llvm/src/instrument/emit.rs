@@ -38,7 +38,8 @@
 //! a block ending `musttail call; [bitcast;] ret` it is before the call, which
 //! must stay next to the `ret`, and in a block ending `call; unreachable` (a
 //! call to `exit`, `abort`...) it is before that call, the last point control
-//! reaches. A block that is only a `catchswitch` has neither.
+//! reaches, and in a block ending `call; br` where the call returns more than
+//! once (`fork`, `setjmp`: a resume edge follows) it is before that call too. A block that is only a `catchswitch` has neither.
 
 use super::abi::{Counters, PathCounters};
 use super::place::Placement;
@@ -294,6 +295,7 @@ impl<'ctx> Site<'_, 'ctx> {
         }
         let at = musttail_call_before(term)
             .or_else(|| no_return_call_before(term))
+            .or_else(|| walk::resume_call_before(term))
             .unwrap_or(term);
         self.emitter.position_before(&at);
         Ok(())

@@ -5,12 +5,14 @@
 //! 1. [`crate::walk`] re-reads every function's CFG (the same walk as extraction)
 //!    and checks it against the plan's hash; [`place`] decides where every op goes.
 //!    Nothing is edited until every function has been read and placed.
-//! 2. [`abi::counters`] creates each function's counter globals;
+//! 2. [`attrs`] drops the attributes the probes make untrue (`memory(none)`,
+//!    `nosync`...); [`abi::counters`] creates each function's counter globals;
 //!    [`emit`] splits the edges that need it ([`split`]) and emits the ops.
 //! 3. [`abi::register`] emits the descriptors and the constructor, and LLVM's
 //!    verifier checks the result.
 
 mod abi;
+mod attrs;
 mod emit;
 mod place;
 mod split;
@@ -79,7 +81,8 @@ pub fn instrument(
         placed.push((cfg, placement));
     }
 
-    // 2. Counters and probes.
+    // 2. Attributes, counters and probes.
+    attrs::drop_untrue_attributes(module, &bodies);
     let mut emitter = emit::Emitter::new(module, info.atomic);
     let mut registered = Vec::with_capacity(bodies.len());
     for (i, ((body, plan), (cfg, placement))) in bodies.iter().zip(plans).zip(&placed).enumerate() {

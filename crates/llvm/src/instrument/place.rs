@@ -3,7 +3,8 @@
 //!
 //! Terms: the *start* of a block is after its phis and exception pad, its *end* is
 //! just before its terminator. An `Edge(e)` probe goes
-//! 1. at the end of `from` when `e` is `from`'s only successor slot, else
+//! 1. at the end of `from` when `e` is `from`'s only successor slot (and not a
+//!    resume edge, whose source's end is before its `fork`/`setjmp` call), else
 //! 2. at the start of `to` when `e` is `to`'s only predecessor edge (a block
 //!    reached twice from one `switch` has two predecessor edges), else
 //! 3. in a new block split into `e` (which must then be splittable).
@@ -100,7 +101,9 @@ pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String>
         }
         let e = EdgeId::new(e);
         let edge = cfg.edge(e);
-        if cfg.succs(edge.from).len() == 1 {
+        // A resume edge's source ends before its fork/setjmp call: its ops go
+        // after the call, in the target or on the edge.
+        if cfg.succs(edge.from).len() == 1 && !edge.resume {
             end_out[edge.from.index()] = ops;
         } else if cfg.preds(edge.to).len() == 1 {
             start_in[edge.to.index()] = ops;
