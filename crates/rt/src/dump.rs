@@ -1,17 +1,33 @@
 //! Dumping: one dump at a time per process, for every registered module,
-//! taken from `atexit`, the SIGUSR1 handler, `__pathprof_dump()`.
+//! taken from `atexit` (and `at_quick_exit`), the SIGUSR1 handler,
+//! `__pathprof_dump()`, the periodic dump thread, and before the process
+//! ends otherwise (`_exit`, exec, `abort`, a fatal signal: see `interpose`
+//! and `hooks`).
 //!
-//! The dump lock is an atomic word holding the dumping thread's id. A dump
-//! requested while another runs is never waited for from a signal handler
-//! (and never by the thread that holds the lock, which a signal handler of
-//! the program may have interrupted): it sets `PENDING`, and the dumping
-//! thread runs once more before it lets go. Exit and explicit dumps from
-//! other threads wait for the lock, then dump themselves.
+//! The dump lock is an atomic word holding the dumping thread's id. A SIGUSR1
+//! dump requested while another runs is never waited for (it runs in a
+//! signal handler, maybe on the thread that holds the lock): it sets
+//! `PENDING`, and the dumping thread runs once more before it lets go. Other
+//! dumps from other threads wait for the lock, then dump themselves. While a
+//! thread dumps, every signal is blocked in it, so no handler of ours or of
+//! the program runs on top of a dump in that thread: a fatal signal that
+//! arrives meanwhile is handled right after the dump, and its own dump then
+//! finds only what is new.
+//!
+//! A *final* dump (at exit, `_exit`, exec, `abort`, a fatal signal) counts
+//! the process in each profile's facts the first time one succeeds; later
+//! ones (the exit of a process whose exec failed) write only new counts.
+//! Nothing is counted twice: the counts of every dump are marked written
+//! (`snapshot`). A dump with nothing new for a file this process already
+//! wrote leaves the file alone. In a process that is not the one the runtime
+//! was installed in or forked into (a `vfork` child, which shares its
+//! parent's memory) dumps do nothing: the parent writes those counts.
 
 use crate::mem::MapVec;
 use crate::msg::{Errno, Line};
 use crate::names;
 use crate::output::{self, Outcome, WriteError};
+use crate::process;
 use crate::registry::{self, Config, Node};
 use crate::snapshot::{self, SnapshotError};
 use pathprof_format::ProfileView;
@@ -20,12 +36,24 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 /// Who asked for the dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Trigger {
-    /// The atexit handler.
+    /// The atexit (or at_quick_exit) handler.
     Exit,
     /// The SIGUSR1 handler.
     Signal,
     /// `__pathprof_dump()`.
     Call,
+    /// The periodic dump thread (`PATHPROF_DUMP_INTERVAL`).
+    Interval,
+    /// The process ends or replaces its image without `exit`: `_exit`,
+    /// `_Exit`, exec, `abort`, a fatal signal.
+    Final,
+}
+
+impl Trigger {
+    /// Whether the process ends after this dump (it then counts in the facts).
+    fn is_final(self) -> bool {
+        matches!(self, Trigger::Exit | Trigger::Final)
+    }
 }
 
 /// The id of the thread dumping, 0 if none.
@@ -40,9 +68,35 @@ fn thread_id() -> u64 {
     (unsafe { libc::pthread_self() } as u64).max(1)
 }
 
+/// Blocks every signal in the calling thread; the old mask.
+fn block_signals() -> libc::sigset_t {
+    // Safety: sigfillset and pthread_sigmask on signal sets of ours.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        old
+    }
+}
+
+fn restore_signals(old: &libc::sigset_t) {
+    // Safety: restoring a mask pthread_sigmask gave us.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
+}
+
 /// Writes every registered module's new counts now (see the module doc for
 /// what happens when a dump is already running).
 pub(crate) fn dump(trigger: Trigger) {
+    if !process::is_ours() {
+        return;
+    }
+    let old = block_signals();
+    dump_locked(trigger);
+    restore_signals(&old);
+}
+
+fn dump_locked(trigger: Trigger) {
     let me = thread_id();
     let signal = trigger == Trigger::Signal;
     loop {
@@ -58,9 +112,10 @@ pub(crate) fn dump(trigger: Trigger) {
             Err(_) => crate::os::sleep_us(200),
         }
     }
+    let last = trigger.is_final();
     loop {
         PENDING.store(false, SeqCst);
-        dump_all();
+        dump_all(last);
         OWNER.store(0, SeqCst);
         if !PENDING.load(SeqCst) || OWNER.compare_exchange(0, me, SeqCst, SeqCst).is_err() {
             return;
@@ -75,7 +130,7 @@ pub(crate) fn reset_after_fork() {
     PENDING.store(false, SeqCst);
 }
 
-fn dump_all() {
+fn dump_all(last: bool) {
     let Some(cfg) = registry::config() else {
         return;
     };
@@ -83,7 +138,7 @@ fn dump_all() {
     let mut side = MapVec::new();
     let mut lost = 0u64;
     for node in registry::nodes() {
-        dump_module(cfg, node, &mut path, &mut side);
+        dump_module(cfg, node, last, &mut path, &mut side);
         lost = lost.saturating_add(snapshot::lost(node));
     }
     let reported = LOST_REPORTED.swap(lost, SeqCst);
@@ -114,9 +169,15 @@ fn shown(p: &MapVec<u8>) -> &[u8] {
     s.strip_suffix(&[0]).unwrap_or(s)
 }
 
-fn dump_module(cfg: &Config, node: &Node, path: &mut MapVec<u8>, side: &mut MapVec<u8>) {
+fn dump_module(
+    cfg: &Config,
+    node: &Node,
+    last: bool,
+    path: &mut MapVec<u8>,
+    side: &mut MapVec<u8>,
+) {
     let m = node.module();
-    let snap = match snapshot::take(node) {
+    let snap = match snapshot::take(node, last) {
         Ok(s) => s,
         Err(e) => {
             let mut l = Line::new();
@@ -133,6 +194,9 @@ fn dump_module(cfg: &Config, node: &Node, path: &mut MapVec<u8>, side: &mut MapV
             return;
         }
     };
+    if snap.empty && node.wrote.load(SeqCst) {
+        return;
+    }
     let functions = ProfileView::parse(snap.bytes.as_slice()).map_or(0, |v| v.num_functions());
     if !names::profile_path(cfg, m, path) {
         Line::new()
@@ -142,9 +206,10 @@ fn dump_module(cfg: &Config, node: &Node, path: &mut MapVec<u8>, side: &mut MapV
             .emit();
         return;
     }
-    match output::write_merged(path.as_slice(), snap.bytes.as_slice()) {
+    let delay = cfg.write_delay_us;
+    match output::write_merged(path.as_slice(), snap.bytes.as_slice(), delay) {
         Ok(outcome) => {
-            snapshot::commit(&snap);
+            snapshot::commit(node, &snap);
             if cfg.verbose {
                 let how = match outcome {
                     Outcome::Created => "wrote",
@@ -173,9 +238,9 @@ fn dump_module(cfg: &Config, node: &Node, path: &mut MapVec<u8>, side: &mut MapV
                 .emit();
                 return;
             }
-            match output::write_merged(side.as_slice(), snap.bytes.as_slice()) {
+            match output::write_merged(side.as_slice(), snap.bytes.as_slice(), delay) {
                 Ok(_) => {
-                    snapshot::commit(&snap);
+                    snapshot::commit(node, &snap);
                     l.text(format_args!("; wrote this run's counts to "))
                         .bytes(shown(side));
                 }

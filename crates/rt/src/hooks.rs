@@ -1,58 +1,155 @@
-//! When dumps happen and what a fork does: the `atexit` handler, the SIGUSR1
-//! handler, and the `pthread_atfork` child handler, installed once, at the
-//! first registration.
+//! When dumps happen and what a fork does: the `atexit` and `at_quick_exit`
+//! handler, the SIGUSR1 handler, the fatal-signal handlers, the periodic dump
+//! thread and the `pthread_atfork` child handler, installed once, at the
+//! first registration (with the interposed calls of `interpose`).
 //!
-//! SIGUSR1 is taken only if its disposition is still the default (a program
+//! A signal is taken only if its disposition is still the default (a program
 //! that installed a handler, or ignores the signal, keeps it; one that
-//! installs a handler later replaces ours). The handler runs with
-//! `SA_RESTART`, so a system call it interrupts is restarted, and keeps
-//! `errno`.
+//! installs a handler later replaces ours).
+//!
+//! * SIGUSR1: dump and go on. The handler runs with `SA_RESTART`, so a
+//!   system call it interrupts is restarted, and keeps `errno`.
+//! * SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGTERM (whose
+//!   default action ends the process): a final dump, then the default action
+//!   is restored and the signal raised again, so the process dies by the
+//!   same signal (exit status, core dump) as it would have without pathprof.
+//! * `PATHPROF_DUMP_INTERVAL=N`: a thread of the runtime (all signals
+//!   blocked, not counted among the program's threads) dumps every N
+//!   seconds; a fork child starts its own.
 
 use crate::dump::{self, Trigger};
 use crate::registry;
-use crate::{hash, os};
+use crate::{hash, interpose, os, process};
+use std::ffi::c_void;
 use std::panic::catch_unwind;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Once;
+
+/// The signals whose default action ends the process and which get a final dump.
+const FATAL: [libc::c_int; 7] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGABRT,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGTERM,
+];
+
+extern "C" {
+    fn at_quick_exit(f: extern "C" fn()) -> libc::c_int;
+}
 
 static INSTALL: Once = Once::new();
 
 /// Installs the handlers (once per process).
 pub(crate) fn install() {
     INSTALL.call_once(|| {
+        process::install();
+        interpose::resolve_all();
         // Safety: registering plain extern "C" functions of ours; failure
         // only means no dump at exit or after fork resets, never a crash.
         unsafe {
             libc::atexit(on_exit);
+            at_quick_exit(on_exit);
             libc::pthread_atfork(None, None, Some(on_fork_child));
         }
-        install_sigusr1();
+        take_signal(libc::SIGUSR1, on_sigusr1);
+        for sig in FATAL {
+            take_signal(sig, on_fatal);
+        }
+        start_interval_thread();
     });
 }
 
-fn install_sigusr1() {
+/// Installs `handler` for `sig` if `sig` still has its default action.
+fn take_signal(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
     // Safety: sigaction with a null new action only reads the current one
     // into a zeroed struct of ours.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     // Safety: as above.
-    if unsafe { libc::sigaction(libc::SIGUSR1, std::ptr::null(), &mut old) } != 0
+    if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0
         || old.sa_sigaction != libc::SIG_DFL
     {
         return;
     }
     // Safety: a zeroed sigaction is a valid start; sigemptyset initialises the mask.
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-    sa.sa_sigaction = on_sigusr1 as extern "C" fn(libc::c_int) as usize;
+    sa.sa_sigaction = handler as usize;
     sa.sa_flags = libc::SA_RESTART;
-    // Safety: the mask is ours; installing a handler of ours for SIGUSR1.
+    // Safety: the mask is ours; installing a handler of ours.
     unsafe {
         libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
     }
 }
 
 extern "C" fn on_exit() {
     let _ = catch_unwind(|| dump::dump(Trigger::Exit));
+}
+
+/// A signal whose default action ends the process: write, then die by it.
+extern "C" fn on_fatal(sig: libc::c_int) {
+    let saved = os::errno();
+    let _ = catch_unwind(|| dump::dump(Trigger::Final));
+    // Safety: restoring the default action and raising the signal again;
+    // it is blocked while its handler runs, so it stays pending until it is
+    // unblocked here, and then its default action ends the process.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+    // Still alive (the signal was blocked elsewhere, or is handled now):
+    // go on as a handler that returns.
+    os::set_errno(saved);
+}
+
+/// Starts the periodic dump thread if `PATHPROF_DUMP_INTERVAL` asks for one.
+fn start_interval_thread() {
+    let Some(cfg) = registry::config() else {
+        return;
+    };
+    if cfg.interval_s == 0 {
+        return;
+    }
+    let mut tid: libc::pthread_t = 0;
+    // Safety: an uncounted thread of ours running `interval_main`, detached;
+    // failure only means no periodic dumps.
+    unsafe {
+        if interpose::create_thread(
+            &mut tid,
+            std::ptr::null(),
+            interval_main,
+            std::ptr::null_mut(),
+        ) == 0
+        {
+            libc::pthread_detach(tid);
+        }
+    }
+}
+
+extern "C" fn interval_main(_: *mut c_void) -> *mut c_void {
+    let _ = catch_unwind(|| {
+        // Safety: blocking every signal in this thread of ours, so the
+        // program's signals go to its own threads.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+        }
+        let Some(cfg) = registry::config() else {
+            return;
+        };
+        loop {
+            os::sleep_us(cfg.interval_s.saturating_mul(1_000_000));
+            dump::dump(Trigger::Interval);
+        }
+    });
+    std::ptr::null_mut()
 }
 
 extern "C" fn on_sigusr1(_sig: libc::c_int) {
@@ -62,9 +159,11 @@ extern "C" fn on_sigusr1(_sig: libc::c_int) {
 }
 
 /// Zeroes every counter in a fork child, so pre-fork counts are written once,
-/// by the parent. The child has one thread here.
+/// by the parent, and marks the process a fork child with no threads started
+/// (for the profile's facts). The child has one thread here.
 extern "C" fn on_fork_child() {
     let _ = catch_unwind(|| {
+        process::on_fork_child();
         for node in registry::nodes() {
             // Safety: registered modules are valid and live forever.
             for f in unsafe { node.module().functions() } {
@@ -84,5 +183,6 @@ extern "C" fn on_fork_child() {
             node.reset_shadow();
         }
         dump::reset_after_fork();
+        start_interval_thread();
     });
 }

@@ -114,11 +114,13 @@ pub mod abi;
 mod dump;
 mod hash;
 mod hooks;
+mod interpose;
 mod mem;
 mod msg;
 mod names;
 mod os;
 mod output;
+mod process;
 mod registry;
 mod snapshot;
 

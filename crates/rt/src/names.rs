@@ -74,6 +74,8 @@ mod tests {
             pattern: pattern.as_bytes().to_vec(),
             verbose: false,
             first: (0xab, 2),
+            interval_s: 0,
+            write_delay_us: 0,
         };
         let mut out = MapVec::new();
         assert!(profile_path(&cfg, m, &mut out));

@@ -60,16 +60,163 @@ pub(crate) fn try_lock(fd: &Fd) -> Result<bool, c_int> {
     }
 }
 
-/// (size, is a regular file).
-pub(crate) fn stat(fd: &Fd) -> Result<(u64, bool), c_int> {
+/// What the runtime needs of a file's status.
+#[derive(Clone, Copy)]
+pub(crate) struct Status {
+    pub size: u64,
+    pub regular: bool,
+    /// (device, inode): which file this is.
+    pub id: (u64, u64),
+    /// Permission bits.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+fn status(st: &libc::stat) -> Status {
+    Status {
+        size: st.st_size.max(0) as u64,
+        regular: st.st_mode & libc::S_IFMT == libc::S_IFREG,
+        id: (st.st_dev, st.st_ino),
+        mode: st.st_mode & 0o7777,
+        uid: st.st_uid,
+        gid: st.st_gid,
+    }
+}
+
+/// The status of an open file.
+pub(crate) fn stat(fd: &Fd) -> Result<Status, c_int> {
     // Safety: fstat fills a zeroed stat buffer of ours.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // Safety: as above.
     retry(|| unsafe { libc::fstat(fd.0, &mut st) })?;
-    Ok((
-        st.st_size.max(0) as u64,
-        st.st_mode & libc::S_IFMT == libc::S_IFREG,
-    ))
+    Ok(status(&st))
+}
+
+/// The status of the file `path` (NUL-terminated) names, following
+/// symbolic links; with `link`, of a symbolic link itself (`lstat`), and
+/// whether it is one.
+pub(crate) fn stat_path(path: &[u8], link: bool) -> Result<(Status, bool), c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    // Safety: (l)stat fills a zeroed stat buffer of ours; `path` is NUL-terminated.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // Safety: as above.
+    retry(|| unsafe {
+        if link {
+            libc::lstat(path.as_ptr().cast(), &mut st)
+        } else {
+            libc::stat(path.as_ptr().cast(), &mut st)
+        }
+    })?;
+    Ok((status(&st), st.st_mode & libc::S_IFMT == libc::S_IFLNK))
+}
+
+/// The target of the symbolic link `path` (NUL-terminated) into `buf`; its length.
+pub(crate) fn readlink(path: &[u8], buf: &mut [u8]) -> Result<usize, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    // Safety: readlink writes at most buf.len() bytes into our buffer.
+    let n = retry(|| unsafe {
+        libc::readlink(path.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len())
+    })? as usize;
+    if n >= buf.len() {
+        return Err(libc::ENAMETOOLONG);
+    }
+    Ok(n)
+}
+
+/// Creates (or truncates) `path` for writing, mode 0666 less the umask.
+pub(crate) fn create(path: &[u8]) -> Result<Fd, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC | libc::O_NOCTTY;
+    // Safety: `path` is NUL-terminated.
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags, 0o666 as libc::c_uint) }).map(Fd)
+}
+
+/// Gives an open file the permission bits and, where allowed, the owner of
+/// another (failures to change the owner are ignored).
+pub(crate) fn copy_owner_and_mode(fd: &Fd, from: &Status) {
+    // Safety: fchown/fchmod on our descriptor.
+    unsafe {
+        libc::fchown(fd.0, from.uid, from.gid);
+        libc::fchmod(fd.0, from.mode);
+    }
+}
+
+/// Renames `from` over `to` (both NUL-terminated), atomically replacing it.
+pub(crate) fn rename(from: &[u8], to: &[u8]) -> Result<(), c_int> {
+    if from.last() != Some(&0) || to.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    // Safety: both names are NUL-terminated.
+    retry(|| unsafe { libc::rename(from.as_ptr().cast(), to.as_ptr().cast()) }).map(drop)
+}
+
+/// Removes the file `path` (NUL-terminated); errors are ignored.
+pub(crate) fn unlink(path: &[u8]) {
+    if path.last() == Some(&0) {
+        // Safety: `path` is NUL-terminated.
+        unsafe { libc::unlink(path.as_ptr().cast()) };
+    }
+}
+
+/// Opens a directory for [`read_dir`].
+pub(crate) fn open_dir(path: &[u8]) -> Result<Fd, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    // Safety: `path` is NUL-terminated.
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags) }).map(Fd)
+}
+
+/// Calls `f` with the name of every entry of the open directory `dir`,
+/// allocation-free (`getdents64` into a buffer on the stack).
+pub(crate) fn read_dir(dir: &Fd, mut f: impl FnMut(&[u8])) {
+    let mut buf = [0u64; 1024];
+    loop {
+        // Safety: getdents64 fills at most the buffer's size of our buffer.
+        let n = retry(|| unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                dir.0,
+                buf.as_mut_ptr(),
+                std::mem::size_of_val(&buf),
+            )
+        });
+        let n = match n {
+            Ok(n) if n > 0 => n as usize,
+            _ => return,
+        };
+        // Safety: u64s viewed as the bytes the kernel wrote.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
+        let mut at = 0;
+        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
+        while at + 19 < n {
+            let reclen = u16::from_ne_bytes([bytes[at + 16], bytes[at + 17]]) as usize;
+            if reclen == 0 || at + reclen > n {
+                return;
+            }
+            let name = &bytes[at + 19..at + reclen];
+            let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
+            f(&name[..len]);
+            at += reclen;
+        }
+    }
+}
+
+/// Whether process `pid` certainly no longer exists.
+pub(crate) fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // Safety: signal 0 only checks that the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } != 0 && errno() == libc::ESRCH
 }
 
 /// Fills `buf` from offset 0; returns how much was read (less at end of file).
@@ -145,6 +292,14 @@ pub(crate) fn sleep_us(us: u64) {
 pub(crate) fn pid() -> u32 {
     // Safety: getpid cannot fail.
     unsafe { libc::getpid() as u32 }
+}
+
+/// Ends the process at once with `status`, like `_exit` (the raw system call).
+pub(crate) fn exit_group(status: c_int) -> ! {
+    loop {
+        // Safety: exit_group does not return.
+        unsafe { libc::syscall(libc::SYS_exit_group, status) };
+    }
 }
 
 /// The host name (uname, async-signal-safe), written into `buf`; its length.

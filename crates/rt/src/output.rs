@@ -1,28 +1,51 @@
-//! Writing one profile file: merge under an exclusive `flock`, rewrite in place.
+//! Writing one profile file: merge under an exclusive `flock`, write a
+//! temporary file beside it, `rename` it over the profile.
 //!
-//! 1. `open(O_RDWR | O_CREAT)` the file (mode 0666 less the umask) and take
-//!    an exclusive `flock` on it, polling (100 µs doubling to 10 ms) for at
-//!    most 30 s, so a stopped process cannot hang us forever.
-//! 2. Read the whole file. Empty: the new contents are our counts. A valid
+//! 1. Follow the name's symbolic links (the final component, up to 40
+//!    times), so a link to a profile keeps pointing at it.
+//! 2. `open(O_RDWR | O_CREAT)` the profile (mode 0666 less the umask) and
+//!    take an exclusive `flock` on it, polling (100 µs doubling to 10 ms) for
+//!    at most 30 s, so a stopped process cannot hang us forever. Then check
+//!    that the name still refers to the inode we locked: a writer that held
+//!    the lock may have renamed a new file over the name meanwhile, and a lock
+//!    on the replaced inode excludes nobody, so on a mismatch we open the name
+//!    again and start over. Only the holder of the lock on the inode the name
+//!    currently refers to renames over it, so the lock and the check make the
+//!    read-merge-rename sequences of all writers strictly one after another.
+//! 3. Read the whole file. Empty (just created, or left empty by a writer
+//!    killed before its rename): the new contents are our counts. A valid
 //!    profile of the same build and mode: the new contents are the merge.
-//!    Anything else (another build, damaged, unreadable): leave it untouched
-//!    and report it; the caller writes to a side file instead.
-//! 3. Reserve the blocks (`fallocate`), `pwrite` the new contents at offset
-//!    0, `ftruncate` to their length, close (which drops the lock).
+//!    Anything else (another build, an older format version, damaged,
+//!    unreadable): leave it untouched and report it; the caller writes to a
+//!    side file instead.
+//! 4. Remove stale temporary files of this profile (`<name>.tmp.<pid>` of a
+//!    process that no longer exists: a writer killed before its rename; while
+//!    we hold the lock nobody else can be writing one).
+//! 5. Write the new contents to `<name>.tmp.<our pid>` in the same directory
+//!    (with the old file's permissions and, where allowed, owner), `rename`
+//!    it over the name, close the profile (which drops the lock).
 //!
-//! The file is never renamed, so its inode is the one every writer locks:
-//! however many processes exit at once, each merges into what the previous
-//! one wrote and no counts are lost. The merged file is never shorter than
-//! the old one and its blocks are reserved first, so running out of space
-//! cannot damage it half-way; only a process killed in the middle of its
-//! `pwrite` can (later writers then detect the damage and use side files).
-//! Symbolic and hard links, ownership and permissions are preserved.
-//! Something that is not a regular file (`/dev/null`, a FIFO) just gets our
-//! counts written, without locking or merging.
+//! A process killed (even by SIGKILL) at any point leaves either the old
+//! file or the new one under the name, never a mix; the kernel drops its
+//! lock; its temporary file is removed by the next writer. Running out of
+//! space fails the temporary file, not the profile. There is no `fsync`: a
+//! power failure right after a write may lose it (the rename is not
+//! durable until the file system commits), a killed process cannot.
+//!
+//! Hard links to a profile are not kept (the rename gives the name a new
+//! inode). When the directory does not let us create the temporary file
+//! (permission denied, but the profile itself is writable), the merge is
+//! written in place as before this scheme: blocks reserved first
+//! (`fallocate`), `pwrite` at offset 0, `ftruncate`; only a process killed
+//! during that `pwrite` can then damage the file (later writers detect the
+//! damage and use side files). Something that is not a regular file
+//! (`/dev/null`, a FIFO) just gets our counts written, without locking or
+//! merging.
 
 use crate::mem::MapVec;
 use crate::os::{self, Fd};
 use pathprof_format::{merge_into, FormatError, ProfileView};
+use std::fmt::Write;
 
 /// How a write went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,36 +73,154 @@ pub(crate) enum WriteError {
 /// Longest wait for the lock, in microseconds.
 const LOCK_PATIENCE_US: u64 = 30_000_000;
 
+/// How often the name may be replaced under us before we give up.
+const MAX_REOPENS: u32 = 10_000;
+
+/// The suffix of temporary files, before the writer's pid.
+const TMP: &[u8] = b".tmp.";
+
 fn io(op: &'static str) -> impl Fn(i32) -> WriteError {
     move |errno| WriteError::Io { op, errno }
 }
 
-fn lock(fd: &Fd) -> Result<(), WriteError> {
-    let (mut waited, mut step) = (0u64, 100u64);
+fn lock(fd: &Fd, waited: &mut u64) -> Result<(), WriteError> {
+    let mut step = 100u64;
     loop {
         if os::try_lock(fd).map_err(io("lock"))? {
             return Ok(());
         }
-        if waited >= LOCK_PATIENCE_US {
+        if *waited >= LOCK_PATIENCE_US {
             return Err(WriteError::Busy);
         }
         os::sleep_us(step);
-        waited += step;
+        *waited += step;
         step = (step * 2).min(10_000);
     }
 }
 
-/// Merges the encoded profile `ours` into the file at `path` (NUL-terminated).
-pub(crate) fn write_merged(path: &[u8], ours: &[u8]) -> Result<Outcome, WriteError> {
-    let fd = os::open_rw(path).map_err(io("open"))?;
-    let (_, regular) = os::stat(&fd).map_err(io("stat"))?;
-    if !regular {
-        os::write_all(&fd, ours, false).map_err(io("write"))?;
-        return Ok(Outcome::Streamed);
+/// The directory part of `path` (without NUL), with its final `/`; empty for
+/// a name without one.
+fn dir_part(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&c| c == b'/') {
+        Some(i) => &path[..=i],
+        None => &[],
     }
-    lock(&fd)?;
-    let (size, _) = os::stat(&fd).map_err(io("stat"))?;
-    let size = usize::try_from(size).map_err(|_| WriteError::Memory)?;
+}
+
+/// `path` (NUL-terminated) with the symbolic links of its final component
+/// followed, into `out` (NUL-terminated). False only when out of memory.
+fn resolve_links(path: &[u8], out: &mut MapVec<u8>) -> bool {
+    out.clear();
+    if !out.extend_from_slice(path) {
+        return false;
+    }
+    let mut target: MapVec<u8> = MapVec::new();
+    let mut next: MapVec<u8> = MapVec::new();
+    for _ in 0..40 {
+        if !matches!(os::stat_path(out.as_slice(), true), Ok((_, true))) {
+            return true;
+        }
+        target.clear();
+        if !target.extend_zeroed(4096) {
+            return false;
+        }
+        let Ok(n) = os::readlink(out.as_slice(), target.as_mut_slice()) else {
+            return true;
+        };
+        let t = &target.as_slice()[..n];
+        next.clear();
+        let current = out.as_slice();
+        let current = current.strip_suffix(&[0]).unwrap_or(current);
+        let ok = (t.first() == Some(&b'/') || next.extend_from_slice(dir_part(current)))
+            && next.extend_from_slice(t)
+            && next.push(0);
+        if !ok {
+            return false;
+        }
+        std::mem::swap(out, &mut next);
+    }
+    true
+}
+
+/// `<path>.tmp.<pid>`, NUL-terminated, into `out`.
+fn temp_name(path: &[u8], pid: u32, out: &mut MapVec<u8>) -> bool {
+    out.clear();
+    let path = path.strip_suffix(&[0]).unwrap_or(path);
+    out.extend_from_slice(path) && out.extend_from_slice(TMP) && write!(out, "{pid}\0").is_ok()
+}
+
+/// Removes `<path>.tmp.<pid>` files whose process no longer exists (or is
+/// us: a file of ours from an earlier, failed attempt).
+fn remove_stale_temps(path: &[u8]) {
+    let path = path.strip_suffix(&[0]).unwrap_or(path);
+    let dir = dir_part(path);
+    let base = &path[dir.len()..];
+    let mut dir_name: MapVec<u8> = MapVec::new();
+    let ok = if dir.is_empty() {
+        dir_name.extend_from_slice(b".\0")
+    } else {
+        dir_name.extend_from_slice(dir) && dir_name.push(0)
+    };
+    if !ok {
+        return;
+    }
+    let Ok(d) = os::open_dir(dir_name.as_slice()) else {
+        return;
+    };
+    let me = os::pid();
+    let mut victim: MapVec<u8> = MapVec::new();
+    os::read_dir(&d, |name| {
+        let Some(rest) = name.strip_prefix(base).and_then(|r| r.strip_prefix(TMP)) else {
+            return;
+        };
+        if rest.is_empty() || rest.len() > 10 || !rest.iter().all(u8::is_ascii_digit) {
+            return;
+        }
+        let pid = rest.iter().fold(0u64, |n, &c| n * 10 + u64::from(c - b'0'));
+        let Ok(pid) = u32::try_from(pid) else { return };
+        if pid == me || os::process_gone(pid) {
+            victim.clear();
+            if victim.extend_from_slice(dir) && victim.extend_from_slice(name) && victim.push(0) {
+                os::unlink(victim.as_slice());
+            }
+        }
+    });
+}
+
+/// Merges the encoded profile `ours` into the file at `path`
+/// (NUL-terminated). `delay_us` (tests only) sleeps after taking the lock and
+/// again before the rename, to widen the window in which a writer can be
+/// killed.
+pub(crate) fn write_merged(path: &[u8], ours: &[u8], delay_us: u64) -> Result<Outcome, WriteError> {
+    let mut real: MapVec<u8> = MapVec::new();
+    if !resolve_links(path, &mut real) {
+        return Err(WriteError::Memory);
+    }
+    let path = real.as_slice();
+    let mut waited = 0u64;
+    let mut reopens = 0u32;
+    let (fd, st) = loop {
+        let fd = os::open_rw(path).map_err(io("open"))?;
+        let st = os::stat(&fd).map_err(io("stat"))?;
+        if !st.regular {
+            os::write_all(&fd, ours, false).map_err(io("write"))?;
+            return Ok(Outcome::Streamed);
+        }
+        lock(&fd, &mut waited)?;
+        match os::stat_path(path, false) {
+            Ok((now, _)) if now.id == st.id => break (fd, st),
+            _ => {}
+        }
+        reopens += 1;
+        if reopens >= MAX_REOPENS {
+            return Err(WriteError::Busy);
+        }
+    };
+    if delay_us > 0 {
+        os::sleep_us(delay_us);
+    }
+    let st = os::stat(&fd).unwrap_or(st);
+    let size = usize::try_from(st.size).map_err(|_| WriteError::Memory)?;
     let mut existing: MapVec<u8> = MapVec::new();
     let merged;
     let (out, outcome) = if size == 0 {
@@ -98,10 +239,67 @@ pub(crate) fn write_merged(path: &[u8], ours: &[u8]) -> Result<Outcome, WriteErr
         };
         (merged.as_slice(), Outcome::Merged)
     };
-    os::reserve(&fd, out.len() as u64).map_err(io("reserve space for"))?;
-    os::write_all(&fd, out, true).map_err(io("write"))?;
-    if out.len() < size {
-        os::truncate(&fd, out.len() as u64).map_err(io("truncate"))?;
+    remove_stale_temps(path);
+    let mut temp: MapVec<u8> = MapVec::new();
+    if !temp_name(path, os::pid(), &mut temp) {
+        return Err(WriteError::Memory);
     }
-    Ok(outcome)
+    let tfd = match os::create(temp.as_slice()) {
+        Ok(t) => t,
+        Err(libc::EACCES | libc::EPERM) => {
+            // The directory is closed to us but the file may not be: in place.
+            os::reserve(&fd, out.len() as u64).map_err(io("reserve space for"))?;
+            os::write_all(&fd, out, true).map_err(io("write"))?;
+            if out.len() < size {
+                os::truncate(&fd, out.len() as u64).map_err(io("truncate"))?;
+            }
+            return Ok(outcome);
+        }
+        Err(e) => return Err(io("create a temporary file beside")(e)),
+    };
+    os::copy_owner_and_mode(&tfd, &st);
+    let written = os::write_all(&tfd, out, true).map_err(io("write a temporary file beside"));
+    drop(tfd);
+    if delay_us > 0 && written.is_ok() {
+        os::sleep_us(delay_us);
+    }
+    let renamed = written.and_then(|()| {
+        os::rename(temp.as_slice(), path).map_err(io("rename a temporary file over"))
+    });
+    if renamed.is_err() {
+        os::unlink(temp.as_slice());
+    }
+    drop(fd);
+    renamed.map(|()| outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(dir_part(b"a/b/c"), b"a/b/");
+        assert_eq!(dir_part(b"c"), b"");
+        assert_eq!(dir_part(b"/c"), b"/");
+        let mut out = MapVec::new();
+        assert!(temp_name(b"d/p.pprof\0", 42, &mut out));
+        assert_eq!(out.as_slice(), b"d/p.pprof.tmp.42\0");
+    }
+
+    #[test]
+    fn follows_symbolic_links() {
+        let dir = std::env::temp_dir().join(format!("pathprof-rt-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::os::unix::fs::symlink("sub/real.pprof", dir.join("a")).unwrap();
+        std::os::unix::fs::symlink("a", dir.join("b")).unwrap();
+        let mut path = dir.join("b").into_os_string().into_encoded_bytes();
+        path.push(0);
+        let mut out = MapVec::new();
+        assert!(resolve_links(&path, &mut out));
+        let want = format!("{}/sub/real.pprof\0", dir.display());
+        assert_eq!(out.as_slice(), want.as_bytes());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -10,7 +10,7 @@
 use crate::abi::PpModule;
 use crate::mem::{map_zeroed, unmap};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
 /// Settings read once, at the first registration.
@@ -22,6 +22,11 @@ pub(crate) struct Config {
     /// The build and mode of the first module registered: its profile goes to
     /// the plain file name, other builds' to `<name>.<build id hex>`.
     pub first: (u64, u32),
+    /// `$PATHPROF_DUMP_INTERVAL`: seconds between periodic dumps, 0 for none.
+    pub interval_s: u64,
+    /// `$PATHPROF_TEST_WRITE_DELAY_US` (tests only): a pause while holding
+    /// the profile's lock, to widen the window for killing a writer.
+    pub write_delay_us: u64,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -50,7 +55,17 @@ pub(crate) fn init_config(first: (u64, u32)) -> &'static Config {
             .unwrap_or_else(|| b"default.pprof".to_vec()),
         verbose: env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
         first,
+        interval_s: env(c"PATHPROF_DUMP_INTERVAL").map_or(0, |v| number(&v)),
+        write_delay_us: env(c"PATHPROF_TEST_WRITE_DELAY_US").map_or(0, |v| number(&v)),
     })
+}
+
+/// A decimal number; 0 for anything else.
+fn number(v: &[u8]) -> u64 {
+    std::str::from_utf8(v)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// One registered module and the runtime's memory for it.
@@ -61,6 +76,12 @@ pub(crate) struct Node {
     /// profile, in module order (mapped at the first dump).
     shadow: AtomicPtr<AtomicU64>,
     shadow_len: AtomicUsize,
+    /// This process was counted in the module's profile (a final write).
+    pub process_written: AtomicBool,
+    /// How many of the process's threads were written to the profile.
+    pub threads_written: AtomicU64,
+    /// This process wrote the module's profile at least once.
+    pub wrote: AtomicBool,
 }
 
 static HEAD: AtomicPtr<Node> = AtomicPtr::new(ptr::null_mut());
@@ -75,6 +96,9 @@ pub(crate) fn add(module: *const PpModule) -> bool {
         next: ptr::null_mut(),
         shadow: AtomicPtr::new(ptr::null_mut()),
         shadow_len: AtomicUsize::new(0),
+        process_written: AtomicBool::new(false),
+        threads_written: AtomicU64::new(0),
+        wrote: AtomicBool::new(false),
     }));
     let mut head = HEAD.load(Acquire);
     loop {
@@ -127,6 +151,9 @@ impl Node {
 
     /// Forgets what has been written (a fork child starts from zero).
     pub(crate) fn reset_shadow(&self) {
+        self.process_written.store(false, Relaxed);
+        self.threads_written.store(0, Relaxed);
+        self.wrote.store(false, Relaxed);
         let p = self.shadow.swap(ptr::null_mut(), AcqRel);
         let len = self.shadow_len.swap(0, AcqRel);
         if !p.is_null() {

@@ -29,10 +29,10 @@
 //! marks are reset with them.)
 
 use crate::abi::PATHS_ARRAY;
-use crate::hash;
 use crate::mem::MapVec;
 use crate::registry::Node;
-use pathprof_format::{Encoder, FormatError};
+use crate::{hash, process};
+use pathprof_format::{Encoder, Facts, FormatError};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// "Set `written` to `value` once the profile is written."
@@ -54,6 +54,12 @@ struct Item {
 pub(crate) struct Snapshot {
     pub bytes: MapVec<u8>,
     log: MapVec<Commit>,
+    /// The process facts written (see `take`).
+    facts: Facts,
+    /// The thread count the facts were computed from.
+    threads_seen: u64,
+    /// No function records and no facts: nothing to add to a file.
+    pub empty: bool,
 }
 
 /// Why a snapshot could not be taken.
@@ -72,8 +78,11 @@ fn news(count: u64, written: u64) -> u64 {
     count.saturating_sub(written)
 }
 
-/// Encodes `node`'s counts added since the last commit.
-pub(crate) fn take(node: &Node) -> Result<Snapshot, SnapshotError> {
+/// Encodes `node`'s counts added since the last commit, with the process
+/// facts: with `last` (a final dump) the process counts once (and as a fork
+/// child if it is one) unless it already did; threads started since the last
+/// commit count in any dump.
+pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
     let m = node.module();
     // Safety: registered modules are valid and live forever.
     let funcs = unsafe { m.functions() };
@@ -169,8 +178,23 @@ pub(crate) fn take(node: &Node) -> Result<Snapshot, SnapshotError> {
             return Err(SnapshotError::Memory);
         }
     }
+    let processes = u64::from(last && !node.process_written.load(Relaxed));
+    let threads_seen = process::threads();
+    let facts = Facts {
+        processes,
+        forked: u64::from(processes == 1 && process::forked()),
+        threads: threads_seen.saturating_sub(node.threads_written.load(Relaxed)),
+    };
+    e.facts(facts);
+    let empty = log.as_slice().is_empty() && facts == Facts::default();
     match e.finish() {
-        Ok(bytes) => Ok(Snapshot { bytes, log }),
+        Ok(bytes) => Ok(Snapshot {
+            bytes,
+            log,
+            facts,
+            threads_seen,
+            empty,
+        }),
         Err(FormatError::OutOfSpace { .. }) => Err(SnapshotError::Memory),
         Err(err) => Err(SnapshotError::Format(err)),
     }
@@ -189,8 +213,13 @@ pub(crate) fn lost(node: &Node) -> u64 {
         .fold(0u64, u64::saturating_add)
 }
 
-/// Marks the snapshot's counts as written.
-pub(crate) fn commit(s: &Snapshot) {
+/// Marks the snapshot's counts and facts as written to `node`'s profile.
+pub(crate) fn commit(node: &Node, s: &Snapshot) {
+    if s.facts.processes != 0 {
+        node.process_written.store(true, Relaxed);
+    }
+    node.threads_written.store(s.threads_seen, Relaxed);
+    node.wrote.store(true, Relaxed);
     for c in s.log.as_slice() {
         // Safety: `written` points into a shadow or a hash entry, both of
         // which live until a fork child resets them; only the dumper (which

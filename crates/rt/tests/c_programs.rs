@@ -6,7 +6,7 @@
 //! (no contention with the outer cargo's lock) for `libpathprof_rt.a`; the
 //! programs are compiled with clang-22 and linked with `-lpthread -ldl -lm`.
 
-use pathprof_format::{RawFunction, RawProfile};
+use pathprof_format::{Facts, RawFunction, RawProfile};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -99,9 +99,23 @@ fn run(exe: &Path, dir: &Path, file: &str, args: &[&str]) -> Output {
     command(exe, dir, file).args(args).output().unwrap()
 }
 
-fn read(path: &Path) -> RawProfile {
+/// The profile at `path`, with its process facts.
+fn read_all(path: &Path) -> RawProfile {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     RawProfile::decode(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The profile at `path`, its process facts set to zero (to compare counts).
+fn read(path: &Path) -> RawProfile {
+    let mut p = read_all(path);
+    p.set_facts(Facts::default());
+    p
+}
+
+/// (processes, forked, threads) of the profile at `path`.
+fn facts(path: &Path) -> (u64, u64, u64) {
+    let p = read_all(path);
+    (p.processes, p.forked, p.threads)
 }
 
 /// What `work(n)` in pathprof_test.h counts.
@@ -163,10 +177,13 @@ fn writes_exact_counts_and_leaves_the_program_alone() {
         "function 2 never ran"
     );
 
+    assert_eq!(facts(&dir.join("prof.pprof")), (1, 0, 0));
+
     // A second run merges: counts doubled.
     let out = run(&exe, &dir, "prof.pprof", &["13"]);
     assert_quiet(&out);
     assert_eq!(read(&dir.join("prof.pprof")), sum(&[work(13), work(13)]));
+    assert_eq!(facts(&dir.join("prof.pprof")), (2, 0, 0));
 }
 
 #[test]
@@ -176,6 +193,11 @@ fn explicit_dump_then_exit_gives_the_total() {
     let out = run(&exe, &dir, "p.pprof", &["6", "9"]);
     assert_quiet(&out);
     assert_eq!(read(&dir.join("p.pprof")), sum(&[work(6), work(9)]));
+    assert_eq!(
+        facts(&dir.join("p.pprof")),
+        (1, 0, 0),
+        "an explicit dump is not a process"
+    );
 }
 
 #[test]
@@ -237,6 +259,7 @@ fn many_processes_exiting_at_once_lose_nothing() {
     }
     let one = work(1000);
     assert_eq!(read(&dir.join("all.pprof")), sum(&vec![one; 8]));
+    assert_eq!(facts(&dir.join("all.pprof")), (8, 0, 0));
 }
 
 #[test]
@@ -350,6 +373,7 @@ fn sigusr1_dumps_while_blocked_and_the_program_goes_on() {
     assert_eq!(rest, "ready\ndone\n", "the interrupted read went on");
     assert_quiet(&out);
     assert_eq!(read(&file), sum(&[work(11), work(7), work(5)]));
+    assert_eq!(facts(&file), (1, 0, 0));
 }
 
 #[test]
@@ -435,6 +459,7 @@ fn fork_child_and_parent_counts_are_exact() {
         read(&dir.join("f.pprof")),
         sum(&[work(10), work(3), work(6)])
     );
+    assert_eq!(facts(&dir.join("f.pprof")), (2, 1, 0));
 }
 
 #[test]
@@ -451,6 +476,7 @@ fn threads_hash_paths_exactly() {
             expect[((i * 7 + t) % 5000) as usize] += 1;
         }
     }
+    assert_eq!(facts(&dir.join("t.pprof")), (1, 0, 4));
     let p = read(&dir.join("t.pprof"));
     assert_eq!(p.functions.len(), 1);
     let f = &p.functions[0];
@@ -538,4 +564,285 @@ fn each_build_writes_its_own_file() {
     assert_eq!(other.mode, 0);
     assert_eq!(other.functions.len(), 1);
     assert_eq!(other.functions[0].slots, vec![0, 1]);
+}
+
+/// Runs `ends <how> <n> <exe> [more]` in a fresh directory with `PATH` set
+/// to it (for the `execvp` family) and returns the exit status and profile.
+fn end_by(how: &str, n: u64, more: &[&str]) -> (std::process::ExitStatus, PathBuf, String) {
+    let dir = test_dir(&format!("ends-{how}-{}", more.join("-")));
+    let exe = build(&dir, "ends", &[]);
+    let mut args = vec![how.to_string(), n.to_string(), exe.display().to_string()];
+    args.extend(more.iter().map(|s| s.to_string()));
+    let out = command(&exe, &dir, "e.pprof")
+        .args(&args)
+        .env("PATH", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status, dir.join("e.pprof"), err)
+}
+
+fn signal_of(status: std::process::ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(&status)
+}
+
+#[test]
+fn every_way_a_process_ends_writes_its_counts_once() {
+    for how in ["exit", "return", "_exit", "_Exit"] {
+        let (status, file, err) = end_by(how, 9, &[]);
+        assert_eq!(status.code(), Some(4), "{how}: {err}");
+        assert_eq!(read(&file), work(9), "{how}");
+        assert_eq!(facts(&file), (1, 0, 0), "{how}");
+    }
+    for how in ["abort", "assert"] {
+        let (status, file, _) = end_by(how, 9, &[]);
+        assert_eq!(signal_of(status), Some(libc::SIGABRT), "{how}");
+        assert_eq!(read(&file), work(9), "{how}");
+        assert_eq!(facts(&file), (1, 0, 0), "{how}");
+    }
+    // The program's atexit handler (run before ours) calls _exit: its counts
+    // land, through the _exit hook, once.
+    let (status, file, err) = end_by("atexit_exit", 9, &[]);
+    assert_eq!(status.code(), Some(6), "{err}");
+    assert_eq!(read(&file), sum(&[work(9), work(5)]));
+    assert_eq!(facts(&file), (1, 0, 0));
+}
+
+#[test]
+fn fatal_signals_write_then_kill_with_the_same_signal() {
+    for sig in [
+        libc::SIGTERM,
+        libc::SIGINT,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGPIPE,
+    ] {
+        let (status, file, err) = end_by("raise", 8, &[&sig.to_string()]);
+        assert_eq!(signal_of(status), Some(sig), "signal {sig}: {err}");
+        assert_eq!(read(&file), work(8), "signal {sig}");
+        assert_eq!(facts(&file), (1, 0, 0), "signal {sig}");
+    }
+    // A dump, more counts, then SIGTERM: each count written once.
+    let (status, file, _) = end_by("dump_then_term", 8, &[]);
+    assert_eq!(signal_of(status), Some(libc::SIGTERM));
+    assert_eq!(read(&file), sum(&[work(8), work(2)]));
+    assert_eq!(facts(&file), (1, 0, 0));
+    // A handler of the program's own is left alone: it exits normally.
+    let (status, file, _) = end_by("own_term", 8, &[]);
+    assert_eq!(status.code(), Some(4));
+    assert_eq!(read(&file), work(8));
+    assert_eq!(facts(&file), (1, 0, 0));
+
+    // From outside, while the program waits in pause().
+    let dir = test_dir("ends-sigterm-outside");
+    let exe = build(&dir, "ends", &[]);
+    let (mut child, _stdout, _) = spawn_ready(&exe, &dir, "w.pprof", &["wait", "12"], "ready\n");
+    // Safety: signalling our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(signal_of(status), Some(libc::SIGTERM));
+    assert_eq!(read(&dir.join("w.pprof")), work(12));
+    assert_eq!(facts(&dir.join("w.pprof")), (1, 0, 0));
+}
+
+#[test]
+fn exec_writes_first_and_a_failed_exec_counts_nothing_twice() {
+    for how in [
+        "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "fexecve",
+    ] {
+        let (status, file, err) = end_by(how, 9, &[]);
+        // The new image is `ends exit 7`: it exits with 4.
+        assert_eq!(status.code(), Some(4), "{how}: {err}");
+        assert_eq!(read(&file), sum(&[work(9), work(7)]), "{how}");
+        assert_eq!(facts(&file), (2, 0, 0), "{how}: two process images");
+    }
+    let (status, file, err) = end_by("exec_fail", 9, &[]);
+    assert_eq!(status.code(), Some(4), "{err}");
+    assert_eq!(read(&file), sum(&[work(9), work(7)]));
+    assert_eq!(facts(&file), (1, 0, 0), "one process, counted once");
+}
+
+#[test]
+fn fork_children_count_as_forked_processes() {
+    // The child ends with _exit, as forked children usually do.
+    let (status, file, err) = end_by("fork_exit", 9, &[]);
+    assert_eq!(status.code(), Some(4), "{err}");
+    assert_eq!(read(&file), sum(&[work(9), work(3)]));
+    assert_eq!(facts(&file), (2, 1, 0));
+    // fork then exec: parent, child (before its exec), the new image.
+    let (status, file, err) = end_by("fork_exec", 9, &[]);
+    assert_eq!(status.code(), Some(4), "{err}");
+    assert_eq!(read(&file), sum(&[work(9), work(7)]));
+    assert_eq!(facts(&file), (3, 1, 0));
+    // A vfork child shares its parent's memory: it writes nothing itself.
+    let (status, file, err) = end_by("vfork_exec", 9, &[]);
+    assert_eq!(status.code(), Some(4), "{err}");
+    assert_eq!(read(&file), sum(&[work(9), work(7)]));
+    assert_eq!(facts(&file), (2, 0, 0));
+}
+
+#[test]
+fn threads_started_are_counted() {
+    let (status, file, err) = end_by("threads", 2, &[]);
+    assert_eq!(status.code(), Some(4), "{err}");
+    assert_eq!(read(&file), work(2));
+    assert_eq!(facts(&file), (1, 0, 3));
+}
+
+#[test]
+fn periodic_dumps_survive_sigkill() {
+    let dir = test_dir("interval");
+    let exe = build(&dir, "ends", &[]);
+    let file = dir.join("i.pprof");
+    let mut child = command(&exe, &dir, "i.pprof")
+        .args(["wait", "21"])
+        .env("PATHPROF_DUMP_INTERVAL", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !file.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no periodic dump"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Let a few more periodic dumps (with nothing new) happen.
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(read(&file), work(21));
+    assert_eq!(facts(&file), (0, 0, 0), "a killed process is not counted");
+}
+
+#[test]
+fn writers_killed_mid_write_lose_nothing_already_on_disk() {
+    let dir = test_dir("killed");
+    let exe = build(&dir, "killed", &[]);
+    let file = dir.join("k.pprof");
+    let (rounds, per_round) = (4u64, 30u64);
+    let mut landed_at_least = 0u64;
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut ok_ids = Vec::new();
+    for round in 0..rounds {
+        let mut children: Vec<(u64, Child)> = (0..per_round)
+            .map(|i| {
+                let id = round * per_round + i;
+                let child = command(&exe, &dir, "k.pprof")
+                    .arg(id.to_string())
+                    .env("PATHPROF_TEST_WRITE_DELAY_US", "3000")
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                (id, child)
+            })
+            .collect();
+        // Kill about a third of them at random moments of the round (the
+        // dumps, 2 x 3 ms each under the lock, take ~200 ms in all).
+        let start = Instant::now();
+        let mut victims: Vec<(Duration, usize)> = Vec::new();
+        for k in 0..per_round as usize {
+            if rand(3) == 0 {
+                victims.push((Duration::from_micros(rand(250_000)), k));
+            }
+        }
+        victims.sort();
+        for (at, k) in victims {
+            if let Some(wait) = at.checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+            let _ = children[k].1.kill();
+        }
+        for (id, c) in children {
+            let out = c.wait_with_output().unwrap();
+            if out.status.success() {
+                assert_quiet(&out);
+                ok_ids.push(id);
+            } else {
+                assert_eq!(signal_of(out.status), Some(libc::SIGKILL));
+            }
+        }
+        landed_at_least = ok_ids.len() as u64;
+        // After every round the file decodes and holds exactly the counts of
+        // the processes that wrote it: each once, all of them complete.
+        let p = read_all(&file);
+        let f5 = p.functions.iter().find(|f| f.index == 5).unwrap();
+        let landed: Vec<u64> = f5
+            .paths
+            .iter()
+            .filter(|&&(id, _)| id >= 1000)
+            .map(|&(id, c)| {
+                assert_eq!(c, 1, "process {} counted {c} times", id - 1000);
+                id - 1000
+            })
+            .collect();
+        for id in &ok_ids {
+            assert!(
+                landed.contains(id),
+                "process {id} exited but its counts are missing"
+            );
+        }
+        assert!(landed.iter().all(|&id| id < (round + 1) * per_round));
+        let n = landed.len() as u64;
+        assert_eq!(p.processes, n, "one process per landed write");
+        let mut expect = sum(&vec![work(100); n as usize]);
+        expect.set_facts(Facts {
+            processes: n,
+            forked: 0,
+            threads: 0,
+        });
+        let e5 = expect.functions.iter_mut().find(|f| f.index == 5).unwrap();
+        e5.paths.extend(landed.iter().map(|id| (1000 + id, 1)));
+        assert_eq!(p, expect, "round {round}");
+    }
+    eprintln!(
+        "{landed_at_least} of {} processes exited normally",
+        rounds * per_round
+    );
+    assert!(landed_at_least < rounds * per_round, "nothing was killed");
+    // No lock is left held, and the next writer removes the killed writers'
+    // temporary files.
+    let out = run(&exe, &dir, "k.pprof", &["99999"]);
+    assert!(out.status.success());
+    assert_quiet(&out);
+    let temps: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(temps.is_empty(), "stale temporary files: {temps:?}");
+}
+
+#[test]
+fn older_profile_versions_are_left_alone() {
+    let dir = test_dir("v1");
+    let exe = build(&dir, "basic", &[]);
+    // A version-1 header (no process facts) with no functions.
+    let mut v1 = b"PPROFRAW".to_vec();
+    v1.extend_from_slice(&1u32.to_le_bytes());
+    v1.extend_from_slice(&2u32.to_le_bytes());
+    v1.extend_from_slice(&BUILD.to_le_bytes());
+    v1.extend_from_slice(&0u64.to_le_bytes());
+    let sum = pathprof_format::fnv1a64(&v1);
+    v1.extend_from_slice(&sum.to_le_bytes());
+    std::fs::write(dir.join("old.pprof"), &v1).unwrap();
+    let child = command(&exe, &dir, "old.pprof")
+        .arg("2")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(std::fs::read(dir.join("old.pprof")).unwrap(), v1);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("older pathprof"), "{err}");
+    assert_eq!(read(&dir.join(format!("old.{pid}.pprof"))), work(2));
 }
