@@ -136,6 +136,48 @@ const SHAPES: Program = Program {
     cut_short: &["_Z7checkedl"],
 };
 
+const PURE: Program = Program {
+    name: "pure",
+    sources: &["pure.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+
+const FORKLOOP: Program = Program {
+    name: "forkloop",
+    sources: &["forkloop.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+
+/// Without `--early-exit`, the frames a `longjmp` leaves lose their paths in
+/// progress (reported in main as lost paths).
+const LONGJMP: Program = Program {
+    name: "longjmp",
+    sources: &["longjmp.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 4,
+    cut_short: &["main", "outer"],
+};
+
+/// With `--early-exit` the frames a `longjmp` leaves are counted exactly.
+const LONGJMP_EARLY: Program = Program {
+    name: "longjmp-early",
+    sources: &["longjmp.c"],
+    flags: &[],
+    pathprof_flags: &["--early-exit"],
+    status: 4,
+    cut_short: &["main", "outer"],
+};
+
+/// Every optimisation level.
+const EVERY_LEVEL: [Opt; 4] = [Opt::O0, Opt::O1, Opt::O2, Opt::O3];
+
 /// Builds at -O2 that count edges.
 const O2_EDGE_COUNTS: Builds = Builds {
     opts: &[Opt::O2],
@@ -688,4 +730,83 @@ fn errors_name_their_cause() {
         );
     }
     c.finish("errors");
+}
+
+/// Functions LLVM knows (or is told) touch no memory: the probes make that
+/// untrue, so the attributes go, and counts are exact at every level in every
+/// mode (before, a `memory(none)` recursive function lost counter updates
+/// moved across its own call).
+#[test]
+fn pure_and_const_functions_count_exactly_at_every_level() {
+    let mut p = profile(&PURE, &EVERY_LEVEL);
+    assert_eq!(p.reference.stdout, "3136 1 4950\n");
+    let every = Builds {
+        opts: &EVERY_LEVEL,
+        modes: &MODES,
+    };
+    p.expect_calls(every, "tri", 6872);
+    p.expect_line(every, "tri", "@tri_loop", 6871);
+    p.expect_calls(every, "even", 11);
+    p.expect_calls(every, "odd", 10);
+    p.expect_calls(every, "lookup", 100);
+    p.expect_line(every, "lookup", "@lookup", 100);
+    p.finish();
+}
+
+/// A parent forks four children in a loop: before, every path-mode report failed
+/// ("flow into block b2 differs from flow out of it"); now the path in progress
+/// at each fork is counted once and every process's own part once.
+#[test]
+fn fork_in_a_loop_counts_each_process_once() {
+    let mut p = profile(&FORKLOOP, &OPTS);
+    assert_eq!(p.reference.stdout, "sum 1110\n");
+    p.expect_calls(ALL, "main", 1);
+    p.expect_calls(ALL, "child_work", 4);
+    p.expect_line(AT_O0, "child_work", "@child_loop", 100);
+    p.expect_line(AT_O0, "main", "@child", 4);
+    p.expect_line(AT_O0, "main", "@parent", 4);
+    for Seen { ctx, f, .. } in p.functions(EDGE_COUNTS, "main") {
+        let returns: u64 = f
+            .edges
+            .iter()
+            .filter(|e| e.resume)
+            .filter_map(|e| e.count)
+            .sum();
+        p.checks.eq(format!("{ctx}: fork() returns"), 8, returns);
+    }
+    p.finish();
+}
+
+/// longjmp out of nested calls back to a setjmp in main's loop, counted exactly
+/// with `--early-exit`; without it, the loss is reported, never hidden.
+#[test]
+fn longjmp_back_to_setjmp_in_a_loop() {
+    for (prog, early) in [(&LONGJMP_EARLY, true), (&LONGJMP, false)] {
+        let mut p = profile(prog, &OPTS);
+        assert_eq!(p.reference.stdout, "jumps 4 sum 12\n");
+        p.expect_calls(ALL, "inner", 16);
+        p.expect_calls(ALL, "main", 1);
+        p.expect_line(AT_O0, "main", "@jumped", 4);
+        // The call to outer is made 10 times; 4 of them never return.
+        if early {
+            p.expect_calls(ALL, "outer", 10);
+            p.expect_line(AT_O0, "main", "@normal", 10);
+        } else {
+            p.expect_calls(BLOCK_MODE, "outer", 10);
+            p.expect_line(O0_BLOCK, "main", "@normal", 10);
+        }
+        for Seen { ctx, f, .. } in p.functions(PATH_MODE, "main") {
+            let returns: u64 = f
+                .edges
+                .iter()
+                .filter(|e| e.resume)
+                .filter_map(|e| e.count)
+                .sum();
+            p.checks.eq(format!("{ctx}: setjmp returns"), 14, returns);
+            let lost = if early { 0 } else { 4 };
+            p.checks
+                .eq(format!("{ctx}: lost paths"), lost, f.lost_paths);
+        }
+        p.finish();
+    }
 }
