@@ -23,9 +23,11 @@
 //! the runtime does their work itself: `_exit` is the `exit_group` system
 //! call, `execve`/`execv` the `execve` system call, `fexecve` `execveat`,
 //! `execvp`/`execvpe` search `PATH` (default `/bin:/usr/bin`) like the C
-//! library, `abort` raises SIGABRT with its default action; `pthread_create`
-//! without the C library's fails with `EAGAIN` (static executables with
-//! threads need the C library's `pthread_create` in the link).
+//! library, `abort` raises SIGABRT with its default action. `pthread_create` has no
+//! such fallback: in a fully static executable it fails with `EAGAIN` and a
+//! one-line warning (the runtime's weak definition keeps the C library's out
+//! of the link), so link programs that start threads dynamically (the
+//! default of `pathprof cc`).
 //!
 //! `execl`, `execle`, `execlp` take variable arguments, which stable Rust
 //! cannot define: their assembly stores the argument registers next to each
@@ -254,7 +256,18 @@ pub(crate) unsafe fn create_thread(
     arg: *mut c_void,
 ) -> c_int {
     match real(PTHREAD_CREATE) {
-        0 => libc::EAGAIN,
+        0 => {
+            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, Relaxed) {
+                crate::msg::Line::new()
+                    .text(format_args!(
+                        "pthread_create is not available in this static executable \
+                         (the runtime takes it over to count threads); link it dynamically"
+                    ))
+                    .emit();
+            }
+            libc::EAGAIN
+        }
         // Safety: the C library's `pthread_create`, with the caller's arguments.
         f => unsafe { std::mem::transmute::<usize, CreateFn>(f)(thread, attr, start, arg) },
     }

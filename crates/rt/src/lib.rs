@@ -22,6 +22,15 @@
 //!   relative name is relative to the working directory at dump time. Read
 //!   once, at the first registration.
 //! * `PATHPROF_VERBOSE=1`: one line on stderr per file written.
+//! * `PATHPROF_DUMP_INTERVAL=N`: also write every N seconds (a thread of the
+//!   runtime, started at the first registration and again in each fork
+//!   child, all signals blocked, not counted in the profile's `threads`),
+//!   for programs that may be killed with SIGKILL: such a process loses only
+//!   what it counted since the last write. Each write that has something
+//!   new rewrites the profile file, so choose N in seconds to minutes.
+//! * `PATHPROF_TEST_WRITE_DELAY_US=N` (for tests): pause N µs twice while
+//!   holding a profile's lock, to widen the window in which a writer can be
+//!   killed.
 //!
 //! ## What happens
 //!
@@ -40,12 +49,32 @@
 //!   dump taken during such a call writes its count; the undo is then
 //!   absorbed by that counter's later counts, never subtracted from the file
 //!   (see `snapshot`).
-//! * **Dumps** (`dump`) at normal exit (`atexit`), on `SIGUSR1` (the program
-//!   keeps running), and on `__pathprof_dump()`: each module's counts added
-//!   since the last dump (`snapshot`) are merged into its file (`names`,
-//!   `output`) under an exclusive `flock`. An existing file of another
-//!   build, or a damaged one, is never overwritten: the counts go to a side
-//!   file named in a one-line warning on stderr starting `pathprof:`.
+//! * **Dumps** (`dump`) at normal exit (`atexit`, `at_quick_exit`), before
+//!   `_exit`, `_Exit`, every `exec*` and `abort` (`interpose`), on SIGHUP,
+//!   SIGINT, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM and SIGTERM when they have
+//!   their default action (write, then restore it and raise the signal
+//!   again: the process dies by it as it would have), on `SIGUSR1` (the
+//!   program keeps running), on `__pathprof_dump()`, and periodically with
+//!   `PATHPROF_DUMP_INTERVAL`: each module's counts added since the last
+//!   dump (`snapshot`) are merged into its file (`names`, `output`) under an
+//!   exclusive `flock`, through a temporary file renamed over it, so a
+//!   writer killed at any point (SIGKILL) leaves the previous file intact
+//!   and no lock held. An existing file of another build, of an older
+//!   format version, or a damaged one, is never overwritten: the counts go
+//!   to a side file named in a one-line warning on stderr starting
+//!   `pathprof:`.
+//! * **Process facts** (`process`): the first *final* write of a process
+//!   (exit, `_exit`, exec, abort, fatal signal) into a file counts the
+//!   process there (`processes`, and `forked` for a fork child); the threads
+//!   the program started through `pthread_create` (taken over by the runtime
+//!   and forwarded) are added by any write. A failed exec's process goes on;
+//!   its later writes add only new counts and do not count it again. A
+//!   `vfork` child (same memory as its parent) writes nothing.
+//! * **Not written**: what a process counted since its last write when it is
+//!   killed by SIGKILL, dies by a fault (SIGSEGV, SIGBUS, …), or dies by a
+//!   signal whose handler the program installed and which does not exit
+//!   through `exit`/`_exit`. Use SIGUSR1 or `PATHPROF_DUMP_INTERVAL` for
+//!   programs that are killed.
 //!   Nothing is printed on success (unless `PATHPROF_VERBOSE=1`), stdout and
 //!   the exit status are never touched.
 //! * **Reset**: after a dump the counters count from zero for the next one.
@@ -54,7 +83,9 @@
 //!   difference next time), which keeps dumps exact under concurrent and
 //!   interrupted increments. A failed write keeps the counts for the next dump.
 //! * **fork**: the child's counters are zeroed (`pthread_atfork`), so what was
-//!   counted before the fork is written once, by the parent.
+//!   counted before the fork is written once, by the parent; the child is
+//!   marked a fork child. (A child made by a raw `clone` or `_Fork`, which
+//!   run no fork handlers, writes nothing.)
 //! * **Exit**: the `atexit` handler is registered by the first registration
 //!   (a constructor), so it runs after the exit handlers and C++ static
 //!   destructors registered later, and sees their counts.
@@ -74,9 +105,12 @@
 //! * No `malloc` (dump memory is `mmap`ed, see `mem`; a test counts the
 //!   malloc family around a dump), no stdio, no lock the program can hold:
 //!   the only lock is the runtime's own dump try-lock, never waited for in the
-//!   handler. System calls used: `open`, `flock`, `fstat`, `pread`, `pwrite`,
-//!   `fallocate`, `ftruncate`, `close`, `mmap`, `munmap`, `nanosleep`,
-//!   `uname`, `getpid`, `write` to fd 2 (warnings only).
+//!   handler. System calls used: `open`, `flock`, `fstat`, `stat`, `lstat`,
+//!   `readlink`, `pread`, `pwrite`, `fchmod`, `fchown`, `rename`, `unlink`,
+//!   `getdents64`, `kill(pid, 0)`, `fallocate`, `ftruncate` (those two only
+//!   when the directory is closed to temporary files), `close`, `mmap`,
+//!   `munmap`, `nanosleep`, `uname`, `getpid`, `rt_sigprocmask`, `write` to
+//!   fd 2 (warnings only).
 //! * Exact counts: the dumper only reads counters (it remembers what it
 //!   wrote, see `snapshot`), so an increment the signal interrupts is neither
 //!   lost nor written twice; a test sends ~1,500 SIGUSR1 into a hot loop and
@@ -88,8 +122,8 @@
 //!   one the signal interrupts) does not dump by itself: the running dump
 //!   repeats once when it finishes, so the counts are written shortly after,
 //!   not before the handler returns.
-//! * `flock`, `fallocate`, `mmap` and `uname` are not on POSIX's
-//!   async-signal-safe list (on Linux they are plain system calls).
+//! * `flock`, `fallocate`, `mmap`, `readlink`, `fchown` and `uname` are not
+//!   on POSIX's async-signal-safe list (on Linux they are plain system calls).
 //! * The handler can block while another process holds the profile's lock;
 //!   after 30 s it gives up on that file and writes a side file.
 //! * With early-exit counting, a dump counts every call in progress as an
@@ -101,6 +135,18 @@
 //! * A shared library that registered and was `dlclose`d before a dump is
 //!   read after it is gone (the ABI has no unregister): don't unload
 //!   instrumented libraries.
+//!
+//! ## Taking over libc calls
+//!
+//! See `interpose`: `_exit`, `_Exit`, `execve`, `execv`, `execvp`,
+//! `execvpe`, `execl`, `execle`, `execlp`, `fexecve`, `abort` and
+//! `pthread_create` are defined by the runtime as weak symbols (x86-64 and
+//! AArch64), so an executable linked with it uses them without linker flags,
+//! and a static link whose C library brings strong definitions still links.
+//! The runtime's other exported names all start with `__pathprof`. In a
+//! fully static executable the C library's `pthread_create` is kept out of
+//! the link, so thread creation fails there (with a warning): link programs
+//! that start threads dynamically.
 //!
 //! ## Several builds in one process
 //!
