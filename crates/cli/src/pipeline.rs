@@ -105,5 +105,6 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
         files: extracted.files,
         file_digests,
         functions,
+        atomic: settings.atomic,
     })
 }

@@ -347,3 +347,188 @@ fn lines_takes_source_files_after_the_profiles() {
         "{err}"
     );
 }
+
+/// Every report command on `map` and `profile` (`good` is an undamaged
+/// profile of the same build, for `diff`): each must exit 0 and render
+/// something; returns the stderr of each, by command.
+fn every_report(b: &Built, map: &Path, profile: &Path, good: &Path) -> Vec<(String, String)> {
+    let (m, p, g) = (
+        map.to_str().unwrap(),
+        profile.to_str().unwrap(),
+        good.to_str().unwrap(),
+    );
+    let html = b.path("html");
+    let html = html.to_str().unwrap();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["report", "--map", m, p],
+        vec!["report", "--format", "json", "--map", m, p],
+        vec!["paths", "--map", m, p],
+        vec!["lines", "--map", m, p],
+        vec!["funcs", "--map", m, p],
+        vec!["files", "--map", m, p],
+        vec!["coverage", "--map", m, p],
+        vec!["predict", "--map", m, p],
+        vec!["diff", "--map", m, g, p],
+        vec!["dot", "--map", m, "--function", "main", "--profile", p],
+        vec!["export", "--format", "lcov", "--map", m, p],
+        vec!["export", "--format", "json", "--map", m, p],
+        vec!["html", "--map", m, p, "-o", html],
+    ];
+    runs.into_iter()
+        .map(|args| {
+            let (out, err, ok) = pathprof(&args);
+            assert!(ok, "{args:?} refused the profile: {err}");
+            let rendered = !out.trim().is_empty() || Path::new(html).join("index.html").exists();
+            assert!(rendered, "{args:?} rendered nothing: {err}");
+            (args[..2].join(" "), err)
+        })
+        .collect()
+}
+
+/// A report's JSON, as `report --format json` prints it.
+fn json(map: &Path, profile: &Path) -> serde_json::Value {
+    let (out, err, ok) = pathprof(&[
+        "report",
+        "--format",
+        "json",
+        "--map",
+        map.to_str().unwrap(),
+        profile.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn function<'a>(report: &'a serde_json::Value, name: &str) -> (usize, &'a serde_json::Value) {
+    report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f["name"] == name)
+        .unwrap_or_else(|| panic!("no function {name}"))
+}
+
+/// Rewrites `profile` into `to` with `damage` applied to function `index`.
+fn damaged(
+    profile: &Path,
+    to: &Path,
+    index: usize,
+    damage: impl FnOnce(&mut pathprof_format::RawFunction),
+) {
+    let mut raw = pathprof_format::RawProfile::decode(&std::fs::read(profile).unwrap()).unwrap();
+    let f = raw
+        .functions
+        .iter_mut()
+        .find(|f| f.index as usize == index)
+        .expect("the function has counts");
+    damage(f);
+    std::fs::write(to, raw.encode()).unwrap();
+}
+
+/// A path counter damaged so that flow cannot balance. `main`'s loop at -O0:
+/// b1 tests `i < 10`, b2 calls `classify`, b3 increments and jumps back. Its
+/// run counts path "after the backedge, b1 leaves the loop, returns" once;
+/// counted 3 times instead, b1 is entered 11 times (1 call, 10 backedges)
+/// but left 13 times (10 into the body, 3 out of the loop): an imbalance of 2.
+#[test]
+fn reports_render_counts_that_do_not_balance() {
+    let b = build("path");
+    let edge = build("edge");
+    let map = b.path("classify-path.ppmap");
+    let good = b.path("classify-path.pprof");
+    let report = json(&map, &good);
+    let (index, main) = function(&report, "main");
+    assert_eq!(main["flow_imbalance"], 0);
+    assert_eq!(main["lost_paths"], 0);
+    let leaving = main["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| !p["start"].is_null() && p["exit"].is_null())
+        .expect("the path leaving the loop");
+    assert_eq!(leaving["count"], 1);
+    let (id, header) = (
+        leaving["id"].as_u64().unwrap(),
+        leaving["blocks"][0].as_u64().unwrap(),
+    );
+    let bad = b.path("damaged.pprof");
+    damaged(&good, &bad, index, |f| {
+        let p = f.paths.iter_mut().find(|p| p.0 == id).unwrap();
+        p.1 = 3;
+    });
+
+    for (cmd, err) in every_report(&b, &map, &bad, &good) {
+        let want = "pathprof: warning: counts do not balance in 1 function (main: 2): ";
+        assert!(err.contains(want), "{cmd}: expected `{want}` in: {err}");
+    }
+    let report = json(&map, &bad);
+    let (_, main) = function(&report, "main");
+    assert_eq!(main["flow_imbalance"], 2);
+    assert_eq!(main["lost_paths"], 0);
+    assert_eq!(main["entry_count"], 1);
+    let count = |b: u64| main["blocks"][b as usize]["count"].as_u64().unwrap();
+    assert_eq!(count(header), 11, "flow into the loop header");
+    let (_, classify) = function(&report, "classify");
+    assert_eq!(classify["flow_imbalance"], 0);
+
+    // verify fails, naming the function, the block and its flows.
+    let (out, _, ok) = pathprof(&[
+        "verify",
+        "--map",
+        map.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        "--edge-map",
+        edge.path("classify-edge.ppmap").to_str().unwrap(),
+        edge.path("classify-edge.pprof").to_str().unwrap(),
+    ]);
+    assert!(!ok, "verify must fail on counts that do not balance: {out}");
+    let want = format!("main: block b{header} (line 12): 11 in, 13 out");
+    assert!(out.contains(&want), "expected `{want}` in: {out}");
+    assert!(out.contains("UNBALANCED"), "{out}");
+}
+
+/// The profile's own facts: `main` entered once but 3 processes (1 of them
+/// forked) recorded: 1 of the 2 that entered `main` ended inside a call from
+/// it uncounted. 4 threads in a build without --atomic: counts may have lost
+/// increments.
+#[test]
+fn processes_and_threads_are_reported() {
+    let b = build("path");
+    let map = b.path("classify-path.ppmap");
+    let good = b.path("classify-path.pprof");
+    let mut raw = pathprof_format::RawProfile::decode(&std::fs::read(&good).unwrap()).unwrap();
+    raw.processes = 3;
+    raw.forked = 1;
+    raw.threads = 4;
+    let facts = b.path("facts.pprof");
+    std::fs::write(&facts, raw.encode()).unwrap();
+    let report = json(&map, &facts);
+    assert_eq!(report["processes"], 3);
+    assert_eq!(report["forked_processes"], 1);
+    assert_eq!(report["threads"], 4);
+    assert_eq!(report["exact"], false);
+    let (_, main) = function(&report, "main");
+    assert_eq!(main["entry_count"], 1);
+    assert_eq!(main["lost_paths"], 1);
+    assert_eq!(main["flow_imbalance"], 0);
+    let (_, err, ok) = pathprof(&[
+        "report",
+        "--map",
+        map.to_str().unwrap(),
+        facts.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    for want in [
+        "pathprof: warning: 1 of 2 processes ended inside a call from main;",
+        "--early-exit",
+        "pathprof: warning: 4 thread(s) ran in a build without atomic updates",
+    ] {
+        assert!(err.contains(want), "expected `{want}` in: {err}");
+    }
+    // The undamaged run: one process, no threads, exact.
+    let report = json(&map, &good);
+    assert_eq!(report["threads"], 0);
+    assert_eq!(report["exact"], true);
+    assert_eq!(function(&report, "main").1["lost_paths"], 0);
+}

@@ -72,6 +72,11 @@ pub struct MapFile {
     #[serde(default)]
     pub file_digests: Vec<Option<u64>>,
     pub functions: Vec<MapFunction>,
+    /// Whether counters were updated atomically (`--atomic`): only then are
+    /// counts exact when threads run the same code at once. Absent (false) in
+    /// maps written before it was recorded.
+    #[serde(default)]
+    pub atomic: bool,
 }
 
 /// Why a map file could not be read.

@@ -247,7 +247,9 @@ fn width(n: u64, max: u64) -> f64 {
 fn render_function(map: &MapFile, index: usize, counts: Option<&FunctionCounts>) -> String {
     let f = &map.functions[index];
     match &f.layout {
-        Layout::Path { dag, self_loops } => render_dag(map, f, dag, self_loops, counts),
+        Layout::Path {
+            dag, self_loops, ..
+        } => render_dag(map, f, dag, self_loops, counts),
         _ => render_cfg(map, f, counts),
     }
 }
@@ -359,6 +361,9 @@ fn render_dag(
             EdgeClass::Unsplit => "unsplittable".to_string(),
             EdgeClass::Sibling => "beside unsplittable".to_string(),
             EdgeClass::Forward | EdgeClass::Unreachable => continue,
+            // Classes added later (resume edges) are named as they are.
+            #[allow(unreachable_patterns)]
+            other => format!("{other:?}").to_lowercase(),
         };
         let mut label = what;
         if let Some(n) = counts.and_then(|c| c.edges.as_ref()).map(|e| e[ce.index()]) {

@@ -74,16 +74,24 @@ pub fn report(loaded: &Loaded) -> Value {
                     })
                     .collect();
                 obj["paths"] = json!(paths);
+            }
+            if !matches!(f.layout, Layout::Block { .. }) {
                 obj["lost_paths"] = json!(c.lost);
             }
+            obj["flow_imbalance"] = json!(c.imbalance.total());
             obj
         })
         .collect();
+    let facts = &loaded.facts;
     json!({
         "format": "pathprof-report",
         "version": 1,
         "mode": map.mode.name(),
         "build_id": format!("{:016x}", map.build_id),
+        "processes": facts.processes,
+        "forked_processes": facts.forked,
+        "threads": facts.threads,
+        "exact": facts.exact(),
         "functions": functions,
     })
 }

@@ -1,5 +1,7 @@
 //! Loading what every report reads: a map file and one or more profiles of its
-//! build (summed), interpreted into per-function counts.
+//! build (summed), interpreted into per-function counts. What the counts say
+//! about themselves (paths lost to early termination, flow that does not
+//! balance) is written to stderr here, once, whatever the report.
 
 use anyhow::{bail, Context as _, Result};
 use pathprof_core::derive::FunctionCounts;
@@ -13,6 +15,33 @@ pub struct Loaded {
     pub map: MapFile,
     pub map_path: PathBuf,
     pub counts: Vec<FunctionCounts>,
+    /// What the profile(s) record about the processes that wrote them.
+    pub facts: Facts,
+}
+
+/// Profile-level facts: how many processes and threads wrote the counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Processes whose final write added to the profile(s).
+    pub processes: u64,
+    /// How many of them were fork children (they never entered `main`).
+    pub forked: u64,
+    /// Threads started in those processes.
+    pub threads: u64,
+    /// Whether the build counted with atomic updates (exact across threads).
+    pub atomic: bool,
+    /// Path and edge modes: processes that entered `main` but whose call of it
+    /// was never counted (they ended inside a call from it), added to `main`'s
+    /// lost paths; with how many entered it.
+    pub ended_in_calls: Option<(u64, u64)>,
+}
+
+impl Facts {
+    /// Whether counts can have lost increments: threads ran in a build
+    /// without atomic updates.
+    pub fn exact(&self) -> bool {
+        self.threads == 0 || self.atomic
+    }
 }
 
 /// Reads and sums `profiles` (at least one) of the build of `map`.
@@ -25,18 +54,122 @@ pub fn load(map_path: &Path, profiles: &[PathBuf]) -> Result<Loaded> {
         &raw,
         &profiles[0].display().to_string(),
     )?;
-    let lost: u64 = counts.iter().map(|c| c.lost).fold(0, u64::saturating_add);
-    if lost > 0 {
-        eprintln!(
-            "pathprof: note: {lost} execution(s) ended inside a call that never returned (exit, longjmp); \
-             their last partial paths were not counted. Rebuild with --early-exit to count them."
-        );
-    }
-    Ok(Loaded {
+    let mut loaded = Loaded {
+        facts: Facts {
+            processes: raw.processes,
+            forked: raw.forked,
+            threads: raw.threads,
+            atomic: map.atomic,
+            ended_in_calls: None,
+        },
         map,
         map_path: map_path.to_path_buf(),
         counts,
-    })
+    };
+    loaded.count_processes_lost_in_calls();
+    for line in loaded.notes() {
+        eprintln!("{line}");
+    }
+    Ok(loaded)
+}
+
+impl Loaded {
+    /// In path and edge modes, `main` runs once per process that was not
+    /// forked; each one fewer ended inside a call from `main` before any of
+    /// its paths there was counted. Those are lost paths of `main`.
+    fn count_processes_lost_in_calls(&mut self) {
+        if self.map.mode == pathprof_core::Mode::Block || self.facts.processes == 0 {
+            return;
+        }
+        let Some(i) = self.map.functions.iter().position(|f| f.name == "main") else {
+            return;
+        };
+        let entered = self.facts.processes.saturating_sub(self.facts.forked);
+        let missing = entered.saturating_sub(self.counts[i].entry);
+        if missing > 0 {
+            let c = &mut self.counts[i];
+            c.lost = c.lost.saturating_add(missing);
+            self.facts.ended_in_calls = Some((missing, entered));
+        }
+    }
+
+    /// The name a person reads for function `i`.
+    pub fn name(&self, i: usize) -> &str {
+        let f = &self.map.functions[i];
+        f.display_name.as_deref().unwrap_or(&f.name)
+    }
+
+    /// Functions whose flow does not balance, with the size of the imbalance.
+    pub fn unbalanced(&self) -> Vec<(usize, u64)> {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.imbalance.is_balanced())
+            .map(|(i, c)| (i, c.imbalance.total()))
+            .collect()
+    }
+
+    /// What the counts say about themselves, one line each (for stderr).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some((missing, entered)) = self.facts.ended_in_calls {
+            notes.push(format!(
+                "pathprof: warning: {missing} of {entered} processes ended inside a call from main; \
+                 the paths in progress there and in the functions it was calling were not counted; \
+                 build with --early-exit to count them."
+            ));
+        }
+        if !self.facts.exact() {
+            notes.push(format!(
+                "pathprof: warning: {} thread(s) ran in a build without atomic updates: where threads \
+                 ran the same code at once, counts may have lost increments (and may not balance). \
+                 Build with --atomic for exact counts in threaded programs.",
+                self.facts.threads
+            ));
+        }
+        let lost: u64 = self
+            .counts
+            .iter()
+            .map(|c| c.lost)
+            .fold(0, u64::saturating_add);
+        if lost > 0 {
+            notes.push(format!(
+                "pathprof: note: {lost} execution(s) ended inside a call that never returned (exit, longjmp); \
+                 their last partial paths were not counted. Rebuild with --early-exit to count them."
+            ));
+        }
+        let unbalanced = self.unbalanced();
+        if !unbalanced.is_empty() {
+            const SHOWN: usize = 8;
+            let mut names: Vec<String> = unbalanced
+                .iter()
+                .take(SHOWN)
+                .map(|&(i, n)| format!("{}: {n}", self.name(i)))
+                .collect();
+            if unbalanced.len() > SHOWN {
+                names.push(format!("{} more", unbalanced.len() - SHOWN));
+            }
+            let s = if unbalanced.len() == 1 { "" } else { "s" };
+            notes.push(format!(
+                "pathprof: warning: counts do not balance in {} function{s} ({}): more executions \
+                 left some blocks than entered them, which no complete run does. Threads updating \
+                 the same counters without --atomic, a process killed in the middle of a path, or \
+                 a damaged profile do this; the reports show the counts as recorded (a count that \
+                 would be negative is 0). Build with --atomic for threaded programs; \
+                 `pathprof verify` names the blocks.",
+                unbalanced.len(),
+                names.join(", ")
+            ));
+        }
+        let guessed: usize = self.counts.iter().map(|c| c.imbalance.guessed.len()).sum();
+        if guessed > 0 {
+            notes.push(format!(
+                "pathprof: note: {guessed} edge count(s) that carry no code could not be told \
+                 apart by flow conservation; they show one split consistent with the counts around them."
+            ));
+        }
+        notes
+    }
 }
 
 /// Reads and merges raw profiles, refusing to mix builds.

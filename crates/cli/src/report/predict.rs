@@ -466,11 +466,13 @@ pub(crate) mod tests {
             files: vec!["t.c".into()],
             file_digests: vec![None],
             functions,
+            atomic: false,
         };
         Loaded {
             map,
             map_path: "t.ppmap".into(),
             counts: vec![counts],
+            facts: Default::default(),
         }
     }
 

@@ -1,9 +1,12 @@
 //! `pathprof verify`: the verifier of the LLVM path-profiling notes. The edge
 //! profile derived from a path profile must equal, edge for edge, the profile of
 //! the independent edge instrumentation of the same program run on the same input.
+//! And each profile's own counts must balance: every other report shows counts
+//! that do not (with a warning), `verify` names where and fails.
 
 use super::load::Loaded;
 use anyhow::{bail, Result};
+use pathprof_core::derive::FlowNode;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -36,6 +39,10 @@ pub fn verify(paths: &Loaded, edges: &Loaded) -> Result<Outcome> {
         .map(|(i, f)| (f.name.as_str(), i))
         .collect();
     let mut text = String::new();
+    let mut unbalanced = 0usize;
+    for (what, loaded) in [("path", paths), ("edge", edges)] {
+        unbalanced += imbalance(what, loaded, &mut text);
+    }
     let mut differing = 0usize;
     let mut compared = 0usize;
     for (i, f) in paths.map.functions.iter().enumerate() {
@@ -85,18 +92,52 @@ pub fn verify(paths: &Loaded, edges: &Loaded) -> Result<Outcome> {
             differing += 1;
         }
     }
-    let matched = differing == 0;
+    let matched = differing == 0 && unbalanced == 0;
     if matched {
         let _ = writeln!(
             text,
             "verified: {compared} edge counts of {} functions derived from the path profile equal the edge profile",
             paths.map.functions.len()
         );
-    } else {
+    }
+    if differing > 0 {
         let _ = writeln!(
             text,
             "MISMATCH: {differing} differences ({compared} edges compared)"
         );
     }
+    if unbalanced > 0 {
+        let _ = writeln!(
+            text,
+            "UNBALANCED: the counts of {unbalanced} function(s) do not balance"
+        );
+    }
     Ok(Outcome { matched, text })
+}
+
+/// Lists, for each function of `loaded` whose flow does not balance, every
+/// unbalanced node with its inflow and outflow; returns how many functions.
+fn imbalance(what: &str, loaded: &Loaded, text: &mut String) -> usize {
+    let unbalanced = loaded.unbalanced();
+    for &(i, total) in &unbalanced {
+        let f = &loaded.map.functions[i];
+        let name = loaded.name(i);
+        let _ = writeln!(
+            text,
+            "{name}: the {what} profile's counts do not balance (by {total}):"
+        );
+        for n in &loaded.counts[i].imbalance.nodes {
+            let place = match n.node {
+                FlowNode::Block(b) => {
+                    let line = f.blocks[b.index()]
+                        .line
+                        .map_or(String::new(), |l| format!(" (line {l})"));
+                    format!("block {b}{line}")
+                }
+                FlowNode::Outside => "calls vs returns".to_string(),
+            };
+            let _ = writeln!(text, "{name}: {place}: {} in, {} out", n.inflow, n.outflow);
+        }
+    }
+    unbalanced.len()
 }

@@ -354,6 +354,9 @@ pub struct Function {
     /// with `--early-exit`).
     #[serde(default)]
     pub lost_paths: u64,
+    /// How far the counts are from balancing: 0 for any complete run.
+    #[serde(default)]
+    pub flow_imbalance: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -446,7 +449,20 @@ fn missing_keys(v: &Value) -> Vec<String> {
             }
         }
     };
-    need(v, &["format", "version", "mode", "functions"], "report");
+    need(
+        v,
+        &[
+            "format",
+            "version",
+            "mode",
+            "processes",
+            "forked_processes",
+            "threads",
+            "exact",
+            "functions",
+        ],
+        "report",
+    );
     let path_mode = v.get("mode").and_then(Value::as_str) == Some("path");
     for (i, f) in v["functions"].as_array().into_iter().flatten().enumerate() {
         let at = format!("functions[{i}]");
@@ -460,6 +476,7 @@ fn missing_keys(v: &Value) -> Vec<String> {
                 "potential_paths",
                 "blocks",
                 "edges",
+                "flow_imbalance",
             ],
             &at,
         );
@@ -1178,6 +1195,7 @@ fn check_flow(ctx: &str, mode: Mode, f: &Function, c: &mut Checks) {
     if mode == Mode::Block {
         return;
     }
+    c.eq(format!("{ctx}: flow_imbalance"), 0, f.flow_imbalance);
     for b in &f.blocks {
         let inflow: u64 = f
             .edges
