@@ -31,7 +31,13 @@ pub fn report(loaded: &Loaded) -> Value {
                 .enumerate()
                 .map(|(i, e)| {
                     let count = c.edges.as_ref().map(|v| v[i]);
-                    json!({"from": e.from.0, "to": e.to.0, "count": count})
+                    let mut edge = json!({"from": e.from.0, "to": e.to.0, "count": count});
+                    if e.resume {
+                        // After a call that returns more than once (fork,
+                        // setjmp): taken once per return.
+                        edge["resume"] = json!(true);
+                    }
+                    edge
                 })
                 .collect();
             let mut obj = json!({
