@@ -436,7 +436,11 @@ pub(crate) mod tests {
             .iter()
             .map(|(want, count)| (path_id_of(&dag, want), *count))
             .collect();
-        let layout = Layout::Path { dag, self_loops };
+        let layout = Layout::Path {
+            dag,
+            self_loops,
+            resumes: vec![],
+        };
         let counts = derive(&cfg, &layout, self_loop_counts, &paths).unwrap();
         let infos = (0..blocks as u32)
             .map(|b| BlockInfo {
@@ -621,6 +625,7 @@ pub(crate) mod tests {
         let layout = Layout::Path {
             dag: dag.clone(),
             self_loops: vec![],
+            resumes: vec![],
         };
         let counts = derive(&cfg, &layout, &[], &paths).unwrap();
         let mut l = loaded(4, &[(0, 1), (0, 2), (1, 3), (2, 3)], &[], &[]);
