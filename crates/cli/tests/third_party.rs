@@ -6,16 +6,21 @@
 //! 3·10^32 acyclic paths), and SQLite
 //! (`libsqlite3-sys`; a dozen functions beyond 2^64 paths). For each: the output
 //! equals the plain clang build's, block counts agree across modes, edge counts
-//! agree between edge and path mode, and `pathprof verify` passes.
+//! agree between edge and path mode, and `pathprof verify` passes. And every
+//! function's entry count equals gcov's "called N times" (`gcc --coverage -O0`,
+//! same workload): exactly at -O0, and never more at -O2 (see
+//! `entry_counts_equal_gcov`).
 //!
 //! Runs are made with address randomisation off (`setarch -R`): Lua and SQLite
 //! hash or cache by address, so only then are two runs the same run. Builds of
 //! different modes still lay out their data differently, so Lua's API string
 //! cache, indexed by address, is cut to one entry.
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
 
@@ -73,10 +78,10 @@ fn c_files(dir: &Path, except: &[&str]) -> Vec<PathBuf> {
     files
 }
 
-fn build(p: &Program, compiler: &[&str], exe: &Path) {
+fn build(p: &Program, compiler: &[&str], opt: &str, exe: &Path) {
     let status = Command::new(compiler[0])
         .args(&compiler[1..])
-        .args(["-O2", "-g"])
+        .args([opt, "-g"])
         .args(&p.cflags)
         .args(&p.sources)
         .arg("-o")
@@ -118,7 +123,11 @@ fn run(p: &Program, exe: &Path, profile: &Path) -> Vec<(Vec<u8>, i32)> {
 }
 
 /// function name → (block counts, edge counts)
-type Counts = std::collections::BTreeMap<String, (Vec<u64>, Vec<Option<u64>>)>;
+type Counts = BTreeMap<String, (Vec<u64>, Vec<Option<u64>>)>;
+
+/// A function as both reports name it: (linkage name, source file name without
+/// its directory, line of its name) → entry count.
+type Entries = BTreeMap<(String, String, u64), u64>;
 
 /// `pathprof report --format json` of a map and a profile.
 fn report_json(map: &Path, profile: &Path) -> serde_json::Value {
@@ -136,13 +145,38 @@ fn report_json(map: &Path, profile: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn counts(dir: &Path, mode: &str) -> Counts {
+fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Every function's `entry_count` in a JSON report (those with a source file).
+fn entries(report: &serde_json::Value) -> Entries {
+    report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| {
+            let key = (
+                f["name"].as_str().unwrap().to_string(),
+                file_name(f["file"].as_str()?),
+                f["line"].as_u64()?,
+            );
+            Some((key, f["entry_count"].as_u64().unwrap()))
+        })
+        .collect()
+}
+
+fn counts(dir: &Path, mode: &str) -> (Counts, Entries) {
     let report = report_json(
         &dir.join(format!("{mode}.ppmap")),
         &dir.join(format!("{mode}.pprof")),
     );
     let number = |v: &serde_json::Value| v["count"].as_u64();
-    report["functions"]
+    let counts = report["functions"]
         .as_array()
         .unwrap()
         .iter()
@@ -156,17 +190,27 @@ fn counts(dir: &Path, mode: &str) -> Counts {
             let edges = f["edges"].as_array().unwrap().iter().map(number).collect();
             (f["name"].as_str().unwrap().to_string(), (blocks, edges))
         })
-        .collect()
+        .collect();
+    (counts, entries(&report))
 }
 
-/// Builds and runs `p` plain and in every mode and checks that all agree.
-/// Returns the path-mode counts.
-fn check_all_modes(p: &Program) -> Counts {
+/// What the -O2 builds of a program counted, for the tests that look at them.
+struct Checked {
+    /// What each run of the plain clang build printed, and its status.
+    expected: Vec<(Vec<u8>, i32)>,
+    /// Path-mode block and edge counts.
+    path: Counts,
+    /// Entry counts in each mode.
+    entries: BTreeMap<&'static str, Entries>,
+}
+
+/// Builds and runs `p` plain and in every mode at -O2 and checks that all agree.
+fn check_all_modes(p: &Program) -> Checked {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir(d.join("plain")).unwrap();
     let plain = d.join("plain").join("prog");
-    build(p, &[CLANG], &plain);
+    build(p, &[CLANG], "-O2", &plain);
     let expected = run(p, &plain, &d.join("unused.pprof"));
     assert!(
         expected.iter().all(|(_, status)| *status == 0),
@@ -175,6 +219,7 @@ fn check_all_modes(p: &Program) -> Counts {
     );
     let pathprof = env!("CARGO_BIN_EXE_pathprof");
     let mut all = Vec::new();
+    let mut entries = BTreeMap::new();
     for mode in ["block", "edge", "path"] {
         std::fs::create_dir(d.join(mode)).unwrap();
         let exe = d.join(mode).join("prog");
@@ -186,6 +231,7 @@ fn check_all_modes(p: &Program) -> Counts {
                 &format!("--mode={mode}"),
                 &format!("--map={}", d.join(format!("{mode}.ppmap")).display()),
             ],
+            "-O2",
             &exe,
         );
         let got = run(p, &exe, &d.join(format!("{mode}.pprof")));
@@ -194,7 +240,9 @@ fn check_all_modes(p: &Program) -> Counts {
             "{} built in {mode} mode behaves differently from the plain build",
             p.name
         );
-        all.push(counts(d, mode));
+        let (c, e) = counts(d, mode);
+        all.push(c);
+        entries.insert(mode, e);
     }
     let blocks = |c: &Counts| {
         c.iter()
@@ -244,37 +292,53 @@ fn check_all_modes(p: &Program) -> Counts {
         "{}",
         String::from_utf8_lossy(&verify.stdout)
     );
-    all.pop().unwrap()
+    Checked {
+        expected,
+        path: all.pop().unwrap(),
+        entries,
+    }
+}
+
+fn lua() -> &'static Program {
+    static LUA: OnceLock<Program> = OnceLock::new();
+    LUA.get_or_init(|| {
+        let src = crate_dir("lua-src").join("lua-5.4.9");
+        let mut sources = vec![bench_file("lua/driver.c")];
+        sources.extend(c_files(&src, &["lua.c", "luac.c"]));
+        Program {
+            name: "lua",
+            sources,
+            // A fixed string-hash seed (Lua seeds from time and addresses), and a
+            // one-entry API string cache (it is indexed by address, and each build
+            // lays out its data differently).
+            cflags: vec![
+                "-DLUA_USE_LINUX".into(),
+                "-Dluai_makeseed(L)=12345u".into(),
+                "-DSTRCACHE_N=1".into(),
+                "-DSTRCACHE_M=1".into(),
+                format!("-I{}", src.display()),
+            ],
+            libs: vec!["-lm", "-ldl"],
+            runs: vec![(
+                vec![
+                    bench_file("lua/workload.lua").display().to_string(),
+                    "2".into(),
+                ],
+                Vec::new(),
+            )],
+        }
+    })
+}
+
+/// Lua's -O2 builds, made once for the tests that read them.
+fn lua_checked() -> &'static Checked {
+    static LUA: OnceLock<Checked> = OnceLock::new();
+    LUA.get_or_init(|| check_all_modes(lua()))
 }
 
 #[test]
 fn lua_interpreter() {
-    let src = crate_dir("lua-src").join("lua-5.4.9");
-    let mut sources = vec![bench_file("lua/driver.c")];
-    sources.extend(c_files(&src, &["lua.c", "luac.c"]));
-    let lua = Program {
-        name: "lua",
-        sources,
-        // A fixed string-hash seed (Lua seeds from time and addresses), and a
-        // one-entry API string cache (it is indexed by address, and each build
-        // lays out its data differently).
-        cflags: vec![
-            "-DLUA_USE_LINUX".into(),
-            "-Dluai_makeseed(L)=12345u".into(),
-            "-DSTRCACHE_N=1".into(),
-            "-DSTRCACHE_M=1".into(),
-            format!("-I{}", src.display()),
-        ],
-        libs: vec!["-lm", "-ldl"],
-        runs: vec![(
-            vec![
-                bench_file("lua/workload.lua").display().to_string(),
-                "2".into(),
-            ],
-            Vec::new(),
-        )],
-    };
-    let counts = check_all_modes(&lua);
+    let counts = &lua_checked().path;
     assert!(
         counts["luaV_execute"].0.iter().sum::<u64>() > 1_000_000,
         "the interpreter loop ran"
@@ -300,71 +364,324 @@ fn text(bytes: usize) -> Vec<u8> {
     out
 }
 
+fn bzip2() -> &'static Program {
+    static BZIP2: OnceLock<Program> = OnceLock::new();
+    BZIP2.get_or_init(|| {
+        let src = crate_dir("bzip2-sys").join("bzip2-1.0.8");
+        let input = text(300_000);
+        // The compressed form of `input`, made by the same bzip2 built plain.
+        let dir = tempfile::tempdir().unwrap();
+        let sources: Vec<PathBuf> = [
+            "blocksort.c",
+            "huffman.c",
+            "crctable.c",
+            "randtable.c",
+            "compress.c",
+            "decompress.c",
+            "bzlib.c",
+            "bzip2.c",
+        ]
+        .iter()
+        .map(|f| src.join(f))
+        .collect();
+        let plain = dir.path().join("bzip2");
+        let status = Command::new(CLANG)
+            .args(["-O2", "-D_FILE_OFFSET_BITS=64"])
+            .args(&sources)
+            .arg("-o")
+            .arg(&plain)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut child = Command::new(&plain)
+            .args(["-9", "-c"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let compressed = child.wait_with_output().unwrap().stdout;
+        Program {
+            name: "bzip2",
+            sources,
+            cflags: vec!["-D_FILE_OFFSET_BITS=64".into()],
+            libs: vec![],
+            // Compress, then decompress: two runs adding into one profile.
+            runs: vec![
+                (vec!["-9".into(), "-c".into()], input),
+                (vec!["-d".into(), "-c".into()], compressed),
+            ],
+        }
+    })
+}
+
+/// bzip2's -O2 builds, made once for the tests that read them.
+fn bzip2_checked() -> &'static Checked {
+    static BZIP2: OnceLock<Checked> = OnceLock::new();
+    BZIP2.get_or_init(|| check_all_modes(bzip2()))
+}
+
 #[test]
 fn bzip2_compressor() {
-    let src = crate_dir("bzip2-sys").join("bzip2-1.0.8");
-    let input = text(300_000);
-    // The compressed form of `input`, made by the same bzip2 built plain.
-    let dir = tempfile::tempdir().unwrap();
-    let sources: Vec<PathBuf> = [
-        "blocksort.c",
-        "huffman.c",
-        "crctable.c",
-        "randtable.c",
-        "compress.c",
-        "decompress.c",
-        "bzlib.c",
-        "bzip2.c",
-    ]
-    .iter()
-    .map(|f| src.join(f))
-    .collect();
-    let plain = dir.path().join("bzip2");
-    let status = Command::new(CLANG)
-        .args(["-O2", "-D_FILE_OFFSET_BITS=64"])
-        .args(&sources)
-        .arg("-o")
-        .arg(&plain)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let mut child = Command::new(&plain)
-        .args(["-9", "-c"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let compressed = child.wait_with_output().unwrap().stdout;
-    let bzip2 = Program {
-        name: "bzip2",
-        sources,
-        cflags: vec!["-D_FILE_OFFSET_BITS=64".into()],
-        libs: vec![],
-        // Compress, then decompress: two runs adding into one profile.
-        runs: vec![
-            (vec!["-9".into(), "-c".into()], input),
-            (vec!["-d".into(), "-c".into()], compressed),
-        ],
-    };
-    let counts = check_all_modes(&bzip2);
+    let counts = &bzip2_checked().path;
     // sendMTFValues (about 3e32 paths) is inlined here at -O2.
     assert!(counts["BZ2_compressBlock"].0[0] > 0, "the compressor ran");
     assert!(counts["BZ2_decompress"].0[0] > 0, "the decompressor ran");
 }
 
+fn sqlite() -> &'static Program {
+    static SQLITE: OnceLock<Program> = OnceLock::new();
+    SQLITE.get_or_init(|| {
+        let src = crate_dir("libsqlite3-sys").join("sqlite3");
+        Program {
+            name: "sqlite",
+            sources: vec![bench_file("sqlite/driver.c"), src.join("sqlite3.c")],
+            cflags: vec![format!("-I{}", src.display())],
+            libs: vec!["-lm", "-ldl", "-lpthread"],
+            runs: vec![(vec!["3000".into()], Vec::new())],
+        }
+    })
+}
+
+/// SQLite's -O2 builds, made once for the tests that read them.
+fn sqlite_checked() -> &'static Checked {
+    static SQLITE: OnceLock<Checked> = OnceLock::new();
+    SQLITE.get_or_init(|| check_all_modes(sqlite()))
+}
+
 #[test]
 fn sqlite_database() {
-    let src = crate_dir("libsqlite3-sys").join("sqlite3");
-    let sqlite = Program {
-        name: "sqlite",
-        sources: vec![bench_file("sqlite/driver.c"), src.join("sqlite3.c")],
-        cflags: vec![format!("-I{}", src.display())],
-        libs: vec!["-lm", "-ldl", "-lpthread"],
-        runs: vec![(vec!["3000".into()], Vec::new())],
-    };
-    let counts = check_all_modes(&sqlite);
+    let counts = &sqlite_checked().path;
     assert!(counts["sqlite3VdbeExec"].0[0] > 0, "the VDBE ran");
+}
+
+/// gcov's counts of a `gcc --coverage` build after its runs.
+struct Gcov {
+    /// Every function gcov reports, keyed like `Entries`, with its "called N
+    /// times" (functions of one name, file and line in several translation
+    /// units, which no report can tell apart, are left out).
+    called: Entries,
+    /// Per source file name: line → how often it ran (summed over units).
+    lines: BTreeMap<String, BTreeMap<u64, u64>>,
+}
+
+/// Reads every `.gcda` file in `dir` with `gcov --json-format --stdout`.
+fn gcov_counts(dir: &Path) -> Gcov {
+    let mut gcda: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "gcda"))
+        .collect();
+    gcda.sort();
+    assert!(!gcda.is_empty(), "the gcc build wrote no .gcda file");
+    let out = Command::new("gcov")
+        .args(["--json-format", "--stdout"])
+        .args(&gcda)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut called = Entries::new();
+    let mut twice = Vec::new();
+    let mut lines: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
+    // One JSON document per line, one per .gcda file.
+    for doc in String::from_utf8(out.stdout).unwrap().lines() {
+        if doc.trim().is_empty() {
+            continue;
+        }
+        let doc: serde_json::Value = serde_json::from_str(doc).unwrap();
+        for file in doc["files"].as_array().unwrap() {
+            let name = file_name(file["file"].as_str().unwrap());
+            for f in file["functions"].as_array().unwrap() {
+                let key = (
+                    f["name"].as_str().unwrap().to_string(),
+                    name.clone(),
+                    f["start_line"].as_u64().unwrap(),
+                );
+                let count = f["execution_count"].as_u64().unwrap();
+                if called.insert(key.clone(), count).is_some() {
+                    twice.push(key);
+                }
+            }
+            let per_line = lines.entry(name).or_default();
+            for l in file["lines"].as_array().unwrap() {
+                *per_line
+                    .entry(l["line_number"].as_u64().unwrap())
+                    .or_default() += l["count"].as_u64().unwrap();
+            }
+        }
+    }
+    for key in twice {
+        called.remove(&key);
+    }
+    Gcov { called, lines }
+}
+
+/// A function whose "called N times" gcov gets wrong. Its pathprof count is
+/// checked against gcov's own line counts instead: the sum of the counts of
+/// the lines of `file` that contain `call` (its call sites).
+struct GcovWrong {
+    function: &'static str,
+    file: PathBuf,
+    call: &'static str,
+}
+
+/// Entry counts equal gcov's. gcc's `--coverage -O0` build of `p` runs the same
+/// workload (and must print the same); gcov's "called N times" of each function
+/// is compared with pathprof's `entry_count` of the functions both name the
+/// same way (linkage name, source file name, line: gcc and clang keep slightly
+/// different sets of functions), in path and block mode built at -O0, which
+/// must be equal, and in every mode of the shared -O2 builds, which may only be
+/// smaller: at -O2 pathprof instruments the optimised program, where calls
+/// clang inlined are gone (a function inlined into some of its callers keeps
+/// only the others' calls). Functions gcov counts wrong are named in `wrong`.
+///
+/// What gcov cannot count: its "called" is the count of the function's entry
+/// block, solved from its arc counters, and gcc gives every block entered by an
+/// abnormal edge a fake arc from the entry block (abnormal edges cannot carry
+/// counters). So each entry into such a block counts as a call: the targets of
+/// a computed `goto` (Lua's `luaV_execute` dispatches every bytecode through
+/// `goto *disptab[op]`: gcov says it is called about 10^7 times, its own line
+/// counts say 57 calls from `ccall` in ldo.c, as pathprof does) and the resume
+/// point after `setjmp` (each `longjmp` back would count as a call; these
+/// workloads never `longjmp`: `luaD_throw` runs 0 times, so
+/// `luaD_rawrunprotected` agrees). A function left by `longjmp` or `exit` is
+/// counted right by both: gcov's counters and pathprof's block counters are
+/// updated on entry to a block.
+fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong: &[GcovWrong]) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("gcc")).unwrap();
+    let gcc = d.join("gcc").join("prog");
+    // .gcno files go beside the program, .gcda files there when it exits.
+    build(p, &["gcc", "--coverage"], "-O0", &gcc);
+    let printed = run(p, &gcc, &d.join("unused.pprof"));
+    assert!(
+        printed.iter().all(|(_, status)| *status == 0),
+        "{} built by gcc runs",
+        p.name
+    );
+    let gcov = gcov_counts(&d.join("gcc"));
+    let pathprof = env!("CARGO_BIN_EXE_pathprof");
+    let mut o0 = BTreeMap::new();
+    for mode in ["path", "block"] {
+        std::fs::create_dir(d.join(mode)).unwrap();
+        let exe = d.join(mode).join("prog");
+        let map = d.join(format!("{mode}.ppmap"));
+        let profile = d.join(format!("{mode}.pprof"));
+        build(
+            p,
+            &[
+                pathprof,
+                "cc",
+                &format!("--mode={mode}"),
+                &format!("--map={}", map.display()),
+            ],
+            "-O0",
+            &exe,
+        );
+        assert!(
+            run(p, &exe, &profile) == printed,
+            "{} built at -O0 in {mode} mode behaves differently from gcc's build",
+            p.name
+        );
+        o0.insert(mode, entries(&report_json(&map, &profile)));
+    }
+    let o2 = checked();
+    assert!(
+        o2.expected == printed,
+        "{}: the plain clang build and gcc's behave differently",
+        p.name
+    );
+    // Where gcov is wrong, the sum of its counts of the call sites' lines.
+    let from_lines = |w: &GcovWrong| -> u64 {
+        let per_line = &gcov.lines[&file_name(&w.file.display().to_string())];
+        std::fs::read_to_string(&w.file)
+            .unwrap()
+            .lines()
+            .zip(1..)
+            .filter(|(text, _)| text.contains(w.call))
+            .map(|(_, n)| per_line.get(&n).copied().unwrap_or(0))
+            .sum()
+    };
+    let mut differences = Vec::new();
+    for (level, modes) in [("-O0", &o0), ("-O2", &o2.entries)] {
+        for (mode, pp) in modes {
+            let (mut compared, mut fewer) = (0, 0);
+            for (key, &n) in pp {
+                let Some(&g) = gcov.called.get(key) else {
+                    continue;
+                };
+                compared += 1;
+                let (want, by) = match wrong.iter().find(|w| w.function == key.0) {
+                    Some(w) => (from_lines(w), "gcov's line counts of its calls"),
+                    None => (g, "gcov"),
+                };
+                if n < want && level == "-O2" {
+                    fewer += 1;
+                } else if n != want {
+                    differences.push(format!(
+                        "{level} {mode} mode: {} ({}:{}) entered {n} times, {by} says {want}",
+                        key.0, key.1, key.2
+                    ));
+                }
+            }
+            println!(
+                "{} {level} {mode} mode: {compared} functions compared with gcov \
+                 ({} in gcov's report, {} in pathprof's), {fewer} with fewer calls",
+                p.name,
+                gcov.called.len(),
+                pp.len()
+            );
+            if level == "-O0" {
+                // gcc and clang keep nearly the same functions unoptimised.
+                assert!(
+                    compared * 10 >= gcov.called.len() * 9,
+                    "{}: only {compared} of gcov's {} functions found in pathprof's report",
+                    p.name,
+                    gcov.called.len()
+                );
+            }
+        }
+    }
+    for w in wrong {
+        let key = gcov.called.keys().find(|k| k.0 == w.function);
+        assert!(key.is_some(), "gcov reports {}", w.function);
+    }
+    assert!(
+        differences.is_empty(),
+        "{}: entry counts differ from gcov's:\n{}",
+        p.name,
+        differences.join("\n")
+    );
+}
+
+#[test]
+fn lua_entry_counts_equal_gcov() {
+    let src = crate_dir("lua-src").join("lua-5.4.9");
+    entry_counts_equal_gcov(
+        lua(),
+        lua_checked,
+        &[GcovWrong {
+            function: "luaV_execute",
+            file: src.join("ldo.c"),
+            call: "luaV_execute(L, ci);",
+        }],
+    );
+}
+
+#[test]
+fn bzip2_entry_counts_equal_gcov() {
+    entry_counts_equal_gcov(bzip2(), bzip2_checked, &[]);
+}
+
+#[test]
+fn sqlite_entry_counts_equal_gcov() {
+    entry_counts_equal_gcov(sqlite(), sqlite_checked, &[]);
 }
 
 /// bzip2's own Makefile with `CC="pathprof cc"`: separate compile steps, `ar` +
