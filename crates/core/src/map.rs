@@ -4,11 +4,20 @@
 //! On disk: one header line `pathprof-map <version> <fnv64 of the body, 16 hex>`,
 //! then the body, a JSON [`MapFile`]. The checksum catches truncation and edits;
 //! the `build_id` ties profiles to the build that made them.
+//!
+//! Reading never panics and never allocates more than the file's size
+//! justifies: before the body is parsed, every block count it declares must be
+//! backed by as many block records in it; after, every index it holds (files,
+//! blocks, edges, counter slots, DAG nodes) must be in range and each layout
+//! must fit its function's CFG, so that no report meets a map it cannot use.
 
 use crate::cfg::Cfg;
+use crate::dag::{Dag, DagEdge, DagEdgeKind};
 use crate::hash::{fnv64, Fnv64};
-use crate::layout::Layout;
+use crate::ids::{BlockId, EdgeId};
+use crate::layout::{FlowEdge, Layout};
 use crate::plan::Mode;
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -141,10 +150,44 @@ impl MapFile {
         if sum != Some(fnv64(body)) {
             return Err(MapError::Checksum { path: path_s() });
         }
-        serde_json::from_slice(body).map_err(|e| MapError::Malformed {
+        let malformed = |detail: String| MapError::Malformed {
             path: path_s(),
-            detail: e.to_string(),
-        })
+            detail,
+        };
+        check_sizes(body).map_err(malformed)?;
+        let map: MapFile = serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;
+        map.check().map_err(malformed)?;
+        Ok(map)
+    }
+
+    /// Checks what the types alone do not: file indices in range, one block
+    /// record per block, and each function's layout fitting its CFG.
+    fn check(&self) -> Result<(), String> {
+        let files = self.files.len();
+        for (i, f) in self.functions.iter().enumerate() {
+            let blocks = f.cfg.num_blocks();
+            let file_ok = |file: &u32| (*file as usize) < files;
+            let problem = if f.blocks.len() != blocks {
+                Some(format!(
+                    "{} block records for {blocks} blocks",
+                    f.blocks.len()
+                ))
+            } else if !f.file.iter().all(file_ok)
+                || !f
+                    .blocks
+                    .iter()
+                    .flat_map(|b| &b.lines)
+                    .all(|l| file_ok(&l.file))
+            {
+                Some(format!("a source file index beyond its {files} files"))
+            } else {
+                check_layout(&f.cfg, &f.layout).err()
+            };
+            if let Some(p) = problem {
+                return Err(format!("function #{i} ({:?}) has {p}", f.name));
+            }
+        }
+        Ok(())
     }
 
     /// Writes the map to `path`.
@@ -166,4 +209,147 @@ impl MapFile {
         file.and_then(|f| self.files.get(f as usize))
             .map(String::as_str)
     }
+}
+
+/// The block counts a map body declares, read before anything is built from
+/// them: a CFG and its DAG allocate per block, so a function may declare no
+/// more blocks than it has block records (each at least
+/// `{"instructions":0,"lines":[]}`), and a crafted `num_blocks` of 2^31 is
+/// refused before it allocates gigabytes.
+#[derive(Deserialize)]
+struct DeclaredSizes {
+    functions: Vec<DeclaredFunction>,
+}
+
+#[derive(Deserialize)]
+struct DeclaredFunction {
+    cfg: DeclaredBlocks,
+    blocks: Vec<BlockRecord>,
+    layout: DeclaredLayout,
+}
+
+#[derive(Deserialize)]
+struct DeclaredBlocks {
+    num_blocks: u64,
+}
+
+#[derive(Deserialize)]
+struct DeclaredLayout {
+    #[serde(default)]
+    dag: Option<DeclaredBlocks>,
+}
+
+/// A [`BlockInfo`] skipped over, only counted (zero-sized: a `Vec` of them
+/// allocates nothing).
+#[derive(Deserialize)]
+struct BlockRecord {
+    #[serde(rename = "instructions")]
+    _instructions: IgnoredAny,
+    #[serde(rename = "lines")]
+    _lines: IgnoredAny,
+}
+
+fn check_sizes(body: &[u8]) -> Result<(), String> {
+    let sizes: DeclaredSizes = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    for (i, f) in sizes.functions.iter().enumerate() {
+        let records = f.blocks.len() as u64;
+        let dag = f.layout.dag.as_ref().map_or(0, |d| d.num_blocks);
+        let declared = f.cfg.num_blocks.max(dag);
+        if declared > records {
+            return Err(format!(
+                "function #{i} declares {declared} blocks but has {records} block records"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `layout` fits `cfg`: as many entries as blocks, counters, edges and
+/// blocks in range, and a DAG over the same blocks whose every edge joins the
+/// nodes its kind says (so reports and [`crate::derive`] index safely).
+fn check_layout(cfg: &Cfg, layout: &Layout) -> Result<(), String> {
+    let blocks = cfg.num_blocks();
+    let edges = cfg.edges().len();
+    let edge_ok = |e: EdgeId| e.index() < edges;
+    let block_ok = |b: BlockId| b.index() < blocks;
+    match layout {
+        Layout::Block {
+            slot_of_block,
+            calls_slot,
+        } => {
+            if slot_of_block.len() != blocks {
+                return Err(format!(
+                    "a block layout of {} entries for {blocks} blocks",
+                    slot_of_block.len()
+                ));
+            }
+            let slots = slot_of_block.iter().flatten().count() + usize::from(calls_slot.is_some());
+            if let Some(k) = slot_of_block
+                .iter()
+                .flatten()
+                .chain(calls_slot)
+                .find(|&&k| k as usize >= slots)
+            {
+                return Err(format!("a block counter {k} beyond its {slots}"));
+            }
+        }
+        Layout::Edge { counted } => {
+            if let Some(fe) = counted.iter().find(|fe| match **fe {
+                FlowEdge::Cfg(e) => !edge_ok(e),
+                FlowEdge::Exit(b) => !block_ok(b),
+                FlowEdge::Entry => false,
+            }) {
+                return Err(format!(
+                    "a counted edge {fe:?} beyond its {blocks} blocks and {edges} edges"
+                ));
+            }
+        }
+        Layout::Path {
+            dag,
+            self_loops,
+            resumes,
+        } => {
+            if dag.num_blocks() != blocks || dag.classes().len() != edges {
+                return Err(format!(
+                    "a path DAG over {} blocks and {} edges, but {blocks} blocks and {edges} edges",
+                    dag.num_blocks(),
+                    dag.classes().len()
+                ));
+            }
+            if let Some(e) = self_loops.iter().chain(resumes).find(|&&e| !edge_ok(e)) {
+                return Err(format!("a counter for edge {e}, beyond its {edges} edges"));
+            }
+            if let Some((d, de)) = dag
+                .edge_ids()
+                .zip(dag.edges())
+                .find(|(_, de)| !dag_edge_fits(cfg, dag, de))
+            {
+                return Err(format!(
+                    "DAG edge {d} {:?} from {} to {}, which its CFG does not have",
+                    de.kind, de.from, de.to
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `e` joins the nodes its kind names in `cfg` (`dag` has `cfg`'s blocks).
+fn dag_edge_fits(cfg: &Cfg, dag: &Dag, e: &DagEdge) -> bool {
+    let cfg_edge = |ce: EdgeId| cfg.edges().get(ce.index());
+    let block = |b: BlockId| (b.index() < cfg.num_blocks()).then(|| dag.node(b));
+    let (from, to) = match e.kind {
+        DagEdgeKind::Entry => (Some(dag.entry()), Some(dag.node(cfg.entry()))),
+        DagEdgeKind::Cfg(ce) => (
+            cfg_edge(ce).map(|c| dag.node(c.from)),
+            cfg_edge(ce).map(|c| dag.node(c.to)),
+        ),
+        DagEdgeKind::BackEntry(ce) => (Some(dag.entry()), cfg_edge(ce).map(|c| dag.node(c.to))),
+        DagEdgeKind::BackExit(ce) => (cfg_edge(ce).map(|c| dag.node(c.from)), Some(dag.exit())),
+        DagEdgeKind::UnsplitEntry(b) => (Some(dag.entry()), block(b)),
+        DagEdgeKind::Exit(b) | DagEdgeKind::UnsplitExit(b) | DagEdgeKind::CallExit(b, _) => {
+            (block(b), Some(dag.exit()))
+        }
+    };
+    from == Some(e.from) && to == Some(e.to)
 }
