@@ -109,17 +109,10 @@ impl<'a> Evaluator<'a> {
         self.call_ending(cfg, walk, None);
     }
 
-    /// A second return from the call that ends the source of resume edge `e`
-    /// (a `fork` child, or a `longjmp` back to a `setjmp`): `r` holds whatever
-    /// it held (here: junk), then the walk goes on from `e` along `rest` (edges
-    /// from `e`'s target to an exit block).
-    pub fn resume(&mut self, cfg: &Cfg, e: EdgeId, rest: &[EdgeId]) {
-        assert!(cfg.edge(e).resume, "{e} is not a resume edge");
-        self.r = 0x5eed_5eed_5eed;
-        self.run(ProbeSite::Edge(e));
-        let mut at = cfg.edge(e).to;
-        self.run(ProbeSite::BlockStart(at));
-        for &e in rest {
+    /// Runs `walk` (connected edges from block `at`), each block's calls
+    /// returning; returns the block it ends in.
+    fn follow(&mut self, cfg: &Cfg, mut at: BlockId, walk: &[EdgeId]) -> BlockId {
+        for &e in walk {
             assert!(!self.calls(cfg, at, None));
             let ce = cfg.edge(e);
             assert_eq!(ce.from, at, "walk is connected");
@@ -128,6 +121,19 @@ impl<'a> Evaluator<'a> {
             self.run(ProbeSite::BlockStart(ce.to));
             at = ce.to;
         }
+        at
+    }
+
+    /// A second return from the call that ends the source of resume edge `e`
+    /// (a `fork` child, or a `longjmp` back to a `setjmp`): `r` holds whatever
+    /// it held (here: junk), then the walk goes on from `e` along `rest` (edges
+    /// from `e`'s target to an exit block).
+    pub fn resume(&mut self, cfg: &Cfg, e: EdgeId, rest: &[EdgeId]) {
+        assert!(cfg.edge(e).resume, "{e} is not a resume edge");
+        self.r = 0x5eed_5eed_5eed;
+        self.run(ProbeSite::Edge(e));
+        self.run(ProbeSite::BlockStart(cfg.edge(e).to));
+        let at = self.follow(cfg, cfg.edge(e).to, rest);
         assert!(!self.calls(cfg, at, None));
         assert!(cfg.is_exit(at), "walk ends at an exit");
         self.run(ProbeSite::BlockEnd(at));
@@ -139,16 +145,7 @@ impl<'a> Evaluator<'a> {
         self.r = 0;
         self.run(ProbeSite::FunctionEntry);
         self.run(ProbeSite::BlockStart(cfg.entry()));
-        let mut at = cfg.entry();
-        for &e in walk {
-            assert!(!self.calls(cfg, at, None));
-            let ce = cfg.edge(e);
-            assert_eq!(ce.from, at, "walk is connected");
-            self.run(ProbeSite::BlockEnd(ce.from));
-            self.run(ProbeSite::Edge(e));
-            self.run(ProbeSite::BlockStart(ce.to));
-            at = ce.to;
-        }
+        let at = self.follow(cfg, cfg.entry(), walk);
         if self.calls(cfg, at, dies_in) {
             return;
         }
