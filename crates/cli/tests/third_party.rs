@@ -154,20 +154,40 @@ fn file_name(path: &str) -> String {
 }
 
 /// Every function's `entry_count` in a JSON report (those with a source file).
+/// A suffix `.N` is dropped from names: linking all units into one module
+/// renames functions of one name that way (bzip2's external `myfeof` in
+/// bzip2.c becomes `myfeof.59` beside bzlib.c's static `myfeof`, as it is in
+/// the instrumented program, where both end up local); file and line still tell
+/// them apart. Names that still collide are left out.
 fn entries(report: &serde_json::Value) -> Entries {
-    report["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| {
-            let key = (
-                f["name"].as_str().unwrap().to_string(),
-                file_name(f["file"].as_str()?),
-                f["line"].as_u64()?,
-            );
-            Some((key, f["entry_count"].as_u64().unwrap()))
-        })
-        .collect()
+    let unsuffixed = |name: &str| match name.rsplit_once('.') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            base.to_string()
+        }
+        _ => name.to_string(),
+    };
+    let mut entries = Entries::new();
+    let mut twice = Vec::new();
+    for f in report["functions"].as_array().unwrap() {
+        let (Some(file), Some(line)) = (f["file"].as_str(), f["line"].as_u64()) else {
+            continue;
+        };
+        let key = (
+            unsuffixed(f["name"].as_str().unwrap()),
+            file_name(file),
+            line,
+        );
+        if entries
+            .insert(key.clone(), f["entry_count"].as_u64().unwrap())
+            .is_some()
+        {
+            twice.push(key);
+        }
+    }
+    for key in twice {
+        entries.remove(&key);
+    }
+    entries
 }
 
 fn counts(dir: &Path, mode: &str) -> (Counts, Entries) {
@@ -611,7 +631,7 @@ fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong
     let mut differences = Vec::new();
     for (level, modes) in [("-O0", &o0), ("-O2", &o2.entries)] {
         for (mode, pp) in modes {
-            let (mut compared, mut fewer) = (0, 0);
+            let (mut compared, mut fewer) = (0, Vec::new());
             for (key, &n) in pp {
                 let Some(&g) = gcov.called.get(key) else {
                     continue;
@@ -622,7 +642,7 @@ fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong
                     None => (g, "gcov"),
                 };
                 if n < want && level == "-O2" {
-                    fewer += 1;
+                    fewer.push(format!("{} {n}<{want}", key.0));
                 } else if n != want {
                     differences.push(format!(
                         "{level} {mode} mode: {} ({}:{}) entered {n} times, {by} says {want}",
@@ -632,10 +652,12 @@ fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong
             }
             println!(
                 "{} {level} {mode} mode: {compared} functions compared with gcov \
-                 ({} in gcov's report, {} in pathprof's), {fewer} with fewer calls",
+                 ({} in gcov's report, {} in pathprof's), {} with fewer calls: {}",
                 p.name,
                 gcov.called.len(),
-                pp.len()
+                pp.len(),
+                fewer.len(),
+                fewer.join(", ")
             );
             if level == "-O0" {
                 // gcc and clang keep nearly the same functions unoptimised.
