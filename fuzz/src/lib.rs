@@ -120,7 +120,11 @@ pub fn check_profile(bytes: &[u8]) {
         (a, b) => panic!("decode and view disagree: {:?} / {:?}", a.err(), b.err()),
     };
     assert!(p.is_canonical(), "a decoded profile keeps the invariants");
-    assert_eq!(p.encode(), bytes, "a decoded profile re-encodes to its bytes");
+    assert_eq!(
+        p.encode(),
+        bytes,
+        "a decoded profile re-encodes to its bytes"
+    );
     assert_eq!((v.build_id(), v.mode()), (p.build_id, p.mode));
     assert_eq!(v.facts(), p.facts());
     assert_eq!(v.num_functions(), p.functions.len() as u64);

@@ -13,11 +13,7 @@ use std::path::Path;
 fn cfgs() -> Vec<Cfg> {
     let mut out = vec![
         Cfg::from_edge_list(1, &[]).unwrap(),
-        Cfg::from_edge_list(
-            6,
-            &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5)],
-        )
-        .unwrap(),
+        Cfg::from_edge_list(6, &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5)]).unwrap(),
         Cfg::from_edge_list(4, &[(0, 1), (1, 1), (1, 2), (0, 2), (3, 2)]).unwrap(),
     ];
     // Unsplittable edges (an `invoke`'s unwind edge) are written as JSON so
@@ -122,7 +118,11 @@ fn main() {
     for (name, m) in &maps {
         let read = MapFile::from_bytes(&m.to_bytes(), name).expect("a written map reads back");
         assert_eq!(&read, m);
-        write(&root.join("map"), name, pathprof_fuzz::map_body(&m.to_bytes()));
+        write(
+            &root.join("map"),
+            name,
+            pathprof_fuzz::map_body(&m.to_bytes()),
+        );
     }
     let profiles = profiles();
     for (i, p) in profiles.iter().enumerate() {
