@@ -150,9 +150,16 @@ impl MapFile {
         if sum != Some(fnv64(body)) {
             return Err(MapError::Checksum { path: path_s() });
         }
+        // serde quotes the offending text, which may hold a decoded "\n".
         let malformed = |detail: String| MapError::Malformed {
             path: path_s(),
-            detail,
+            detail: detail
+                .chars()
+                .map(|c| match c.is_control() {
+                    true => c.escape_default().to_string(),
+                    false => c.to_string(),
+                })
+                .collect(),
         };
         check_sizes(body).map_err(malformed)?;
         let map: MapFile = serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;

@@ -351,6 +351,9 @@ fn crafted_maps_are_refused() {
     // A DAG edge whose kind names another CFG edge than it joins.
     let d = malformed(&edited(2, r#"{"Exit":0}"#, r#"{"UnsplitEntry":0}"#));
     assert!(d.contains("DAG edge"), "{d}");
+    // Text that serde quotes back stays on one line (found by fuzzing).
+    let d = malformed(&edited(2, r#"{"Exit":0}"#, r#"{"\nExit":0}"#));
+    assert!(d.contains(r"unknown variant `\nExit`"), "{d}");
     // Deep nesting is an error, not a stack overflow.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let _ = malformed(&with_header(deep.as_bytes()));
