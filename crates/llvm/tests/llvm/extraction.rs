@@ -268,6 +268,16 @@ fn calls(f: &ExtractedFunction) -> Vec<u32> {
     f.cfg.blocks().map(|b| f.cfg.calls(b)).collect()
 }
 
+/// `(from, to)` of the resume edges (after calls that return more than once).
+fn resume_edges(f: &ExtractedFunction) -> Vec<(u32, u32)> {
+    f.cfg
+        .edges()
+        .iter()
+        .filter(|e| e.resume)
+        .map(|e| (e.from.0, e.to.0))
+        .collect()
+}
+
 #[test]
 fn counted_calls_of_c_code() {
     for variant in Variant::ALL {
@@ -286,8 +296,12 @@ fn counted_calls_of_c_code() {
         };
         assert!(line(1).contains(&line_of("calls.c", "longjmp(env, 1);")));
         assert!(line(3).contains(&line_of("calls.c", "exit(x);")));
-        // b0: setjmp (returns_twice) does not count; puts and mixed do.
-        assert_eq!(calls(function(&ex, "main")), [0, 1, 1, 0], "{variant:?}");
+        // setjmp (returns_twice) ends b0 and is not a counted call: the rest
+        // of that block is b1, after the resume edge b0 -> b1; puts and mixed
+        // count in the blocks after it.
+        let main = function(&ex, "main");
+        assert_eq!(calls(main), [0, 0, 1, 1, 0], "{variant:?}");
+        assert_eq!(resume_edges(main), [(0, 1)], "{variant:?}");
         assert_eq!(calls(function(&ex, "twice")), [0], "{variant:?}");
     }
     // Functions without calls record none (and serialise as before).
@@ -349,8 +363,13 @@ attributes #0 = { returns_twice }
     assert_eq!(calls(function(&ex, "target")), [0]);
     // The call before a musttail call counts, the musttail call does not.
     assert_eq!(calls(function(&ex, "tail")), [1]);
-    // entry: the indirect call and the plain call (not willreturn, pathprof,
-    // asm, returns_twice on the callee or the call site, intrinsic, invoke);
-    // next: none (`exit` right before `unreachable` is its block's end).
-    assert_eq!(calls(function(&ex, "f")), [2, 0, 2]);
+    // entry ends with the setjmp (returns_twice on the callee), the block
+    // after it with the call returns_twice on the call site: neither counts,
+    // and each is followed by a resume edge. The block after them holds the
+    // indirect call and the plain call (not willreturn, pathprof, asm,
+    // intrinsic, invoke); next: none (`exit` right before `unreachable` is its
+    // block's end); pad: two.
+    let f = function(&ex, "f");
+    assert_eq!(calls(f), [0, 0, 2, 0, 2]);
+    assert_eq!(resume_edges(f), [(0, 1), (1, 2)]);
 }
