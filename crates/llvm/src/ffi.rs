@@ -171,14 +171,14 @@ unsafe fn bytes_to_string(ptr: *const c_char, len: usize) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Rebuilds `phi` with incoming block number `index` replaced by `new_block`
-/// (LLVM-C has no setter for a phi's incoming block). The new phi takes the old
-/// one's place, name, debug location, fast-math flags and uses; the old one is
-/// erased.
+/// Rebuilds `phi` with the incoming blocks of the entries `moves(index, block)`
+/// picks replaced by `new_block` (LLVM-C has no setter for a phi's incoming
+/// block). The new phi takes the old one's place, name, debug location,
+/// fast-math flags and uses; the old one is erased.
 pub(crate) fn retarget_phi_incoming(
     builder: &Builder<'_>,
     phi: InstructionValue<'_>,
-    index: u32,
+    moves: impl Fn(u32, LLVMBasicBlockRef) -> bool,
     new_block: BasicBlock<'_>,
 ) {
     assert_eq!(phi.get_opcode(), InstructionOpcode::Phi, "not a phi");
@@ -191,15 +191,15 @@ pub(crate) fn retarget_phi_incoming(
     // no longer has uses. The builder's raw pointer is live for the call.
     unsafe {
         let count = llc::LLVMCountIncoming(old);
-        assert!(index < count, "phi incoming index out of range");
         let mut values: Vec<LLVMValueRef> = Vec::with_capacity(count as usize);
         let mut blocks: Vec<LLVMBasicBlockRef> = Vec::with_capacity(count as usize);
         for i in 0..count {
             values.push(llc::LLVMGetIncomingValue(old, i));
-            blocks.push(if i == index {
+            let block = llc::LLVMGetIncomingBlock(old, i);
+            blocks.push(if moves(i, block) {
                 new_block.as_mut_ptr()
             } else {
-                llc::LLVMGetIncomingBlock(old, i)
+                block
             });
         }
         let new = llc::LLVMBuildPhi(builder.as_mut_ptr(), llc::LLVMTypeOf(old), c"".as_ptr());

@@ -87,20 +87,9 @@ fn retarget_successor_phis<'ctx>(
             .take_while(|i| i.get_opcode() == InstructionOpcode::Phi)
             .collect();
         for phi in phis {
-            let mut phi = phi;
             // Every entry from `old` (one per successor slot that reaches `succ`).
-            while let Some(index) = ffi::phi_incoming_blocks(phi)
-                .iter()
-                .position(|&b| b == old.as_mut_ptr())
-            {
-                let next = phi.get_previous_instruction();
-                ffi::retarget_phi_incoming(builder, phi, index as u32, new);
-                // The rebuilt phi took the old one's place.
-                phi = match next {
-                    Some(prev) => prev.get_next_instruction(),
-                    None => succ.get_first_instruction(),
-                }
-                .expect("the rebuilt phi is in its block");
+            if ffi::phi_incoming_blocks(phi).contains(&old.as_mut_ptr()) {
+                ffi::retarget_phi_incoming(builder, phi, |_, b| b == old.as_mut_ptr(), new);
             }
         }
     }

@@ -227,7 +227,7 @@ pub(crate) fn read_cfg(body: &Body<'_>) -> Result<Cfg, LlvmError> {
                 to: BlockId(to),
                 slot,
                 splittable: !whole_terminator_unsplittable && !unwind && !is_pad_block(to_block),
-                resume: opcode == InstructionOpcode::Br && ends_in_returns_twice_call(term),
+                resume: ends_in_returns_twice_call(term),
             });
         }
     }

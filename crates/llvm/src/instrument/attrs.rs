@@ -9,8 +9,9 @@
 
 use crate::walk::Body;
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::Module;
-use inkwell::values::{AsValueRef, CallSiteValue, FunctionValue, InstructionValue};
+use inkwell::values::{AsValueRef, CallSiteValue};
 use std::collections::HashSet;
 
 /// Function attributes that probe code contradicts: memory effects (the
@@ -42,7 +43,8 @@ fn untrue_kinds() -> Vec<u32> {
 /// every call in `module` that may reach one of them.
 pub(crate) fn drop_untrue_attributes(module: &Module<'_>, bodies: &[Body<'_>]) {
     let kinds = untrue_kinds();
-    let profiled: HashSet<_> = bodies.iter().map(|b| b.function.as_value_ref()).collect();
+    let profiled: HashSet<LLVMValueRef> =
+        bodies.iter().map(|b| b.function.as_value_ref()).collect();
     for body in bodies {
         for &kind in &kinds {
             body.function
@@ -51,8 +53,15 @@ pub(crate) fn drop_untrue_attributes(module: &Module<'_>, bodies: &[Body<'_>]) {
     }
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {
-            for inst in block.get_instructions() {
-                if let Some(call) = call_reaching(inst, &profiled) {
+            for call in block
+                .get_instructions()
+                .filter_map(|i| CallSiteValue::try_from(i).ok())
+            {
+                // An indirect call may reach a profiled function.
+                let reaches = call
+                    .get_called_fn_value()
+                    .is_none_or(|callee| profiled.contains(&callee.as_value_ref()));
+                if reaches {
                     for &kind in &kinds {
                         call.remove_enum_attribute(AttributeLoc::Function, kind);
                     }
@@ -60,24 +69,4 @@ pub(crate) fn drop_untrue_attributes(module: &Module<'_>, bodies: &[Body<'_>]) {
             }
         }
     }
-}
-
-/// `inst` as a call site, when it may call a profiled function.
-fn call_reaching<'ctx>(
-    inst: InstructionValue<'ctx>,
-    profiled: &HashSet<inkwell::llvm_sys::prelude::LLVMValueRef>,
-) -> Option<CallSiteValue<'ctx>> {
-    let call = CallSiteValue::try_from(inst).ok()?;
-    let reaches = match call.get_called_fn_value() {
-        Some(callee) => is_profiled(callee, profiled),
-        None => true,
-    };
-    reaches.then_some(call)
-}
-
-fn is_profiled(
-    callee: FunctionValue<'_>,
-    profiled: &HashSet<inkwell::llvm_sys::prelude::LLVMValueRef>,
-) -> bool {
-    profiled.contains(&callee.as_value_ref())
 }

@@ -39,7 +39,8 @@
 //! must stay next to the `ret`, and in a block ending `call; unreachable` (a
 //! call to `exit`, `abort`...) it is before that call, the last point control
 //! reaches, and in a block ending `call; br` where the call returns more than
-//! once (`fork`, `setjmp`: a resume edge follows) it is before that call too. A block that is only a `catchswitch` has neither.
+//! once (`fork`, `setjmp`: a resume edge follows) it is before that call too.
+//! A block that is only a `catchswitch` has neither.
 
 use super::abi::{Counters, PathCounters};
 use super::place::Placement;

@@ -59,7 +59,7 @@ pub(crate) fn split_edge<'ctx>(
                     body.name, edge.to, edge.from
                 ),
             })?;
-        ffi::retarget_phi_incoming(builder, phi, index as u32, new);
+        ffi::retarget_phi_incoming(builder, phi, |i, _| i as usize == index, new);
     }
     Ok(new)
 }
