@@ -27,9 +27,9 @@ use crate::mem::MapVec;
 use crate::msg::{Errno, Line};
 use crate::names;
 use crate::output::{self, Outcome, WriteError};
-use crate::process;
 use crate::registry::{self, Config, Node};
 use crate::snapshot::{self, SnapshotError};
+use crate::{os, process};
 use pathprof_format::ProfileView;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
@@ -68,32 +68,15 @@ fn thread_id() -> u64 {
     (unsafe { libc::pthread_self() } as u64).max(1)
 }
 
-/// Blocks every signal in the calling thread; the old mask.
-fn block_signals() -> libc::sigset_t {
-    // Safety: sigfillset and pthread_sigmask on signal sets of ours.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        old
-    }
-}
-
-fn restore_signals(old: &libc::sigset_t) {
-    // Safety: restoring a mask pthread_sigmask gave us.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
-}
-
 /// Writes every registered module's new counts now (see the module doc for
 /// what happens when a dump is already running).
 pub(crate) fn dump(trigger: Trigger) {
     if !process::is_ours() {
         return;
     }
-    let old = block_signals();
+    let old = os::block_all_signals();
     dump_locked(trigger);
-    restore_signals(&old);
+    os::restore_signals(&old);
 }
 
 fn dump_locked(trigger: Trigger) {
@@ -109,7 +92,7 @@ fn dump_locked(trigger: Trigger) {
                 PENDING.store(true, SeqCst);
                 return;
             }
-            Err(_) => crate::os::sleep_us(200),
+            Err(_) => os::sleep_us(200),
         }
     }
     let last = trigger.is_final();

@@ -92,17 +92,9 @@ extern "C" fn on_exit() {
 extern "C" fn on_fatal(sig: libc::c_int) {
     let saved = os::errno();
     let _ = catch_unwind(|| dump::dump(Trigger::Final));
-    // Safety: restoring the default action and raising the signal again;
-    // it is blocked while its handler runs, so it stays pending until it is
-    // unblocked here, and then its default action ends the process.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-    }
+    // It is blocked while its handler runs: pending until the unblock, then
+    // its default action ends the process.
+    os::raise_with_default_action(sig);
     // Still alive (the signal was blocked elsewhere, or is handled now):
     // go on as a handler that returns.
     os::set_errno(saved);
@@ -134,13 +126,9 @@ fn start_interval_thread() {
 
 extern "C" fn interval_main(_: *mut c_void) -> *mut c_void {
     let _ = catch_unwind(|| {
-        // Safety: blocking every signal in this thread of ours, so the
-        // program's signals go to its own threads.
-        unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-        }
+        // Every signal blocked in this thread of ours, so the program's
+        // signals go to its own threads.
+        os::block_all_signals();
         let Some(cfg) = registry::config() else {
             return;
         };

@@ -214,17 +214,11 @@ unsafe extern "C" fn hook_fexecve(
 extern "C" fn hook_abort() -> ! {
     final_dump();
     match real(ABORT) {
-        // Safety: SIGABRT's default action, unblocked, then raised: the
-        // process dies by SIGABRT as abort's callers expect.
-        0 => unsafe {
-            libc::signal(libc::SIGABRT, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGABRT);
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            libc::raise(libc::SIGABRT);
+        // The process dies by SIGABRT as abort's callers expect.
+        0 => {
+            os::raise_with_default_action(libc::SIGABRT);
             os::exit_group(127)
-        },
+        }
         // Safety: the C library's `abort`.
         f => unsafe { std::mem::transmute::<usize, AbortFn>(f)() },
     }

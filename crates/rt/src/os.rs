@@ -294,6 +294,41 @@ pub(crate) fn pid() -> u32 {
     unsafe { libc::getpid() as u32 }
 }
 
+/// Blocks every signal in the calling thread; returns the mask it had.
+pub(crate) fn block_all_signals() -> libc::sigset_t {
+    // Safety: sigfillset and pthread_sigmask on signal sets of ours.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        old
+    }
+}
+
+/// Gives the calling thread back a mask [`block_all_signals`] returned.
+pub(crate) fn restore_signals(old: &libc::sigset_t) {
+    // Safety: restoring a mask pthread_sigmask gave us.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
+}
+
+/// Raises `sig` with its default action restored and unblocked in this
+/// thread, so a signal whose default ends the process ends it, by `sig`
+/// (exit status, core dump) as it would have without pathprof. Returns only
+/// if the process survived it (a handler the program installed meanwhile).
+pub(crate) fn raise_with_default_action(sig: c_int) {
+    // Safety: restoring the default action and raising the signal; if it is
+    // blocked (as inside its own handler) it stays pending until the unblock.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Ends the process at once with `status`, like `_exit` (the raw system call).
 pub(crate) fn exit_group(status: c_int) -> ! {
     loop {
