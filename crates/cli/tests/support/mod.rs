@@ -438,6 +438,15 @@ impl Function {
     }
 
     /// Summed edge counts per `(from, to)` pair (multi-edges added up).
+    /// Returns along resume edges (after `fork`, `setjmp`): their counts.
+    pub fn resume_returns(&self) -> u64 {
+        self.edges
+            .iter()
+            .filter(|e| e.resume)
+            .filter_map(|e| e.count)
+            .sum()
+    }
+
     pub fn edge_sums(&self) -> BTreeMap<(u32, u32), u64> {
         let mut m = BTreeMap::new();
         for e in &self.edges {
@@ -1229,7 +1238,7 @@ fn check_flow(ctx: &str, mode: Mode, f: &Function, c: &mut Checks) {
     if mode == Mode::Block && !resumes.is_empty() {
         return;
     }
-    let returns: u64 = resumes.iter().filter_map(|e| e.count).sum();
+    let returns = f.resume_returns();
     let before_calls: u64 = resumes
         .iter()
         .map(|e| f.blocks[e.from as usize].count)
