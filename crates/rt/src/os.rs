@@ -165,60 +165,6 @@ pub(crate) fn unlink(path: &[u8]) {
     }
 }
 
-/// Opens a directory for [`read_dir`].
-pub(crate) fn open_dir(path: &[u8]) -> Result<Fd, c_int> {
-    if path.last() != Some(&0) {
-        return Err(libc::EINVAL);
-    }
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
-    // Safety: `path` is NUL-terminated.
-    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags) }).map(Fd)
-}
-
-/// Calls `f` with the name of every entry of the open directory `dir`,
-/// allocation-free (`getdents64` into a buffer on the stack).
-pub(crate) fn read_dir(dir: &Fd, mut f: impl FnMut(&[u8])) {
-    let mut buf = [0u64; 1024];
-    loop {
-        // Safety: getdents64 fills at most the buffer's size of our buffer.
-        let n = retry(|| unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                dir.0,
-                buf.as_mut_ptr(),
-                std::mem::size_of_val(&buf),
-            )
-        });
-        let n = match n {
-            Ok(n) if n > 0 => n as usize,
-            _ => return,
-        };
-        // Safety: u64s viewed as the bytes the kernel wrote.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
-        let mut at = 0;
-        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
-        while at + 19 < n {
-            let reclen = u16::from_ne_bytes([bytes[at + 16], bytes[at + 17]]) as usize;
-            if reclen == 0 || at + reclen > n {
-                return;
-            }
-            let name = &bytes[at + 19..at + reclen];
-            let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
-            f(&name[..len]);
-            at += reclen;
-        }
-    }
-}
-
-/// Whether process `pid` certainly no longer exists.
-pub(crate) fn process_gone(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // Safety: signal 0 only checks that the process exists.
-    pid > 0 && unsafe { libc::kill(pid, 0) } != 0 && errno() == libc::ESRCH
-}
-
 /// Fills `buf` from offset 0; returns how much was read (less at end of file).
 pub(crate) fn read_at0(fd: &Fd, buf: &mut [u8]) -> Result<usize, c_int> {
     let mut done = 0;

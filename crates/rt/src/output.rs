@@ -18,16 +18,16 @@
 //!    Anything else (another build, an older format version, damaged,
 //!    unreadable): leave it untouched and report it; the caller writes to a
 //!    side file instead.
-//! 4. Remove stale temporary files of this profile (`<name>.tmp.<pid>` of a
-//!    process that no longer exists: a writer killed before its rename; while
-//!    we hold the lock nobody else can be writing one).
-//! 5. Write the new contents to `<name>.tmp.<our pid>` in the same directory
-//!    (with the old file's permissions and, where allowed, owner), `rename`
-//!    it over the name, close the profile (which drops the lock).
+//! 4. Write the new contents to `<name>.tmp` in the same directory (with the
+//!    old file's permissions and, where allowed, owner), `rename` it over the
+//!    name, close the profile (which drops the lock). One temporary name is
+//!    enough: only the holder of the lock writes it, and a file a killed
+//!    writer left there is truncated and reused by the next.
 //!
 //! A process killed (even by SIGKILL) at any point leaves either the old
 //! file or the new one under the name, never a mix; the kernel drops its
-//! lock; its temporary file is removed by the next writer. Running out of
+//! lock; its temporary file is overwritten, then renamed away, by the next
+//! writer. Running out of
 //! space fails the temporary file, not the profile. There is no `fsync`: a
 //! power failure right after a write may lose it (the rename is not
 //! durable until the file system commits), a killed process cannot.
@@ -45,7 +45,6 @@
 use crate::mem::MapVec;
 use crate::os::{self, Fd};
 use pathprof_format::{merge_into, FormatError, ProfileView};
-use std::fmt::Write;
 
 /// How a write went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,8 +75,8 @@ const LOCK_PATIENCE_US: u64 = 30_000_000;
 /// How often the name may be replaced under us before we give up.
 const MAX_REOPENS: u32 = 10_000;
 
-/// The suffix of temporary files, before the writer's pid.
-const TMP: &[u8] = b".tmp.";
+/// The suffix of the temporary file.
+const TMP: &[u8] = b".tmp";
 
 fn io(op: &'static str) -> impl Fn(i32) -> WriteError {
     move |errno| WriteError::Io { op, errno }
@@ -142,49 +141,11 @@ fn resolve_links(path: &[u8], out: &mut MapVec<u8>) -> bool {
     true
 }
 
-/// `<path>.tmp.<pid>`, NUL-terminated, into `out`.
-fn temp_name(path: &[u8], pid: u32, out: &mut MapVec<u8>) -> bool {
+/// `<path>.tmp`, NUL-terminated, into `out`.
+fn temp_name(path: &[u8], out: &mut MapVec<u8>) -> bool {
     out.clear();
     let path = path.strip_suffix(&[0]).unwrap_or(path);
-    out.extend_from_slice(path) && out.extend_from_slice(TMP) && write!(out, "{pid}\0").is_ok()
-}
-
-/// Removes `<path>.tmp.<pid>` files whose process no longer exists (or is
-/// us: a file of ours from an earlier, failed attempt).
-fn remove_stale_temps(path: &[u8]) {
-    let path = path.strip_suffix(&[0]).unwrap_or(path);
-    let dir = dir_part(path);
-    let base = &path[dir.len()..];
-    let mut dir_name: MapVec<u8> = MapVec::new();
-    let ok = if dir.is_empty() {
-        dir_name.extend_from_slice(b".\0")
-    } else {
-        dir_name.extend_from_slice(dir) && dir_name.push(0)
-    };
-    if !ok {
-        return;
-    }
-    let Ok(d) = os::open_dir(dir_name.as_slice()) else {
-        return;
-    };
-    let me = os::pid();
-    let mut victim: MapVec<u8> = MapVec::new();
-    os::read_dir(&d, |name| {
-        let Some(rest) = name.strip_prefix(base).and_then(|r| r.strip_prefix(TMP)) else {
-            return;
-        };
-        if rest.is_empty() || rest.len() > 10 || !rest.iter().all(u8::is_ascii_digit) {
-            return;
-        }
-        let pid = rest.iter().fold(0u64, |n, &c| n * 10 + u64::from(c - b'0'));
-        let Ok(pid) = u32::try_from(pid) else { return };
-        if pid == me || os::process_gone(pid) {
-            victim.clear();
-            if victim.extend_from_slice(dir) && victim.extend_from_slice(name) && victim.push(0) {
-                os::unlink(victim.as_slice());
-            }
-        }
-    });
+    out.extend_from_slice(path) && out.extend_from_slice(TMP) && out.push(0)
 }
 
 /// Merges the encoded profile `ours` into the file at `path`
@@ -239,9 +200,8 @@ pub(crate) fn write_merged(path: &[u8], ours: &[u8], delay_us: u64) -> Result<Ou
         };
         (merged.as_slice(), Outcome::Merged)
     };
-    remove_stale_temps(path);
     let mut temp: MapVec<u8> = MapVec::new();
-    if !temp_name(path, os::pid(), &mut temp) {
+    if !temp_name(path, &mut temp) {
         return Err(WriteError::Memory);
     }
     let tfd = match os::create(temp.as_slice()) {
@@ -283,8 +243,8 @@ mod tests {
         assert_eq!(dir_part(b"c"), b"");
         assert_eq!(dir_part(b"/c"), b"/");
         let mut out = MapVec::new();
-        assert!(temp_name(b"d/p.pprof\0", 42, &mut out));
-        assert_eq!(out.as_slice(), b"d/p.pprof.tmp.42\0");
+        assert!(temp_name(b"d/p.pprof\0", &mut out));
+        assert_eq!(out.as_slice(), b"d/p.pprof.tmp\0");
     }
 
     #[test]

@@ -807,15 +807,15 @@ fn writers_killed_mid_write_lose_nothing_already_on_disk() {
         rounds * per_round
     );
     assert!(landed_at_least < rounds * per_round, "nothing was killed");
-    // No lock is left held, and the next writer removes the killed writers'
-    // temporary files.
+    // No lock is left held, and the next writer reuses the killed writers'
+    // temporary file and renames it away.
     let out = run(&exe, &dir, "k.pprof", &["99999"]);
     assert!(out.status.success());
     assert_quiet(&out);
     let temps: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp."))
+        .filter(|n| n.contains(".tmp"))
         .collect();
     assert!(temps.is_empty(), "stale temporary files: {temps:?}");
 }
