@@ -28,17 +28,12 @@ const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
 /// `bench/thirdparty/Cargo.toml`, which nothing builds).
 fn crate_dir(name: &str) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/thirdparty/Cargo.toml");
-    let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(&manifest)
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = stdout_of(
+        Command::new(env!("CARGO"))
+            .args(["metadata", "--format-version", "1", "--manifest-path"])
+            .arg(&manifest),
     );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let pkg = meta["packages"]
         .as_array()
         .unwrap()
@@ -129,20 +124,26 @@ type Counts = BTreeMap<String, (Vec<u64>, Vec<Option<u64>>)>;
 /// its directory, line of its name) → entry count.
 type Entries = BTreeMap<(String, String, u64), u64>;
 
-/// `pathprof report --format json` of a map and a profile.
-fn report_json(map: &Path, profile: &Path) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
-        .args(["report", "--format", "json", "--map"])
-        .arg(map)
-        .arg(profile)
-        .output()
-        .unwrap();
+/// What `cmd` prints on stdout; it must succeed (else its stderr is shown).
+fn stdout_of(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "{}",
+        "{cmd:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
+}
+
+/// `pathprof report --format json` of a map and a profile.
+fn report_json(map: &Path, profile: &Path) -> serde_json::Value {
+    let out = stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_pathprof"))
+            .args(["report", "--format", "json", "--map"])
+            .arg(map)
+            .arg(profile),
+    );
+    serde_json::from_slice(&out).unwrap()
 }
 
 fn file_name(path: &str) -> String {
@@ -494,22 +495,17 @@ fn gcov_counts(dir: &Path) -> Gcov {
         .collect();
     gcda.sort();
     assert!(!gcda.is_empty(), "the gcc build wrote no .gcda file");
-    let out = Command::new("gcov")
-        .args(["--json-format", "--stdout"])
-        .args(&gcda)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = stdout_of(
+        Command::new("gcov")
+            .args(["--json-format", "--stdout"])
+            .args(&gcda)
+            .current_dir(dir),
     );
     let mut called = Entries::new();
     let mut twice = Vec::new();
     let mut lines: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
     // One JSON document per line, one per .gcda file.
-    for doc in String::from_utf8(out.stdout).unwrap().lines() {
+    for doc in String::from_utf8(out).unwrap().lines() {
         if doc.trim().is_empty() {
             continue;
         }
