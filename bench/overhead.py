@@ -8,6 +8,11 @@ same workload, and the median CPU time (user + system of the child) of each is
 reported with its ratio to the plain build. Run on purpose, not in CI:
 
     bench/overhead.py [--runs 7] [--scale 50] [--out bench/results.md]
+
+With --baseline DIR (another pathprof checkout, built with `cargo build
+--release -p pathprof -p pathprof-rt`), every pathprof variant is also built
+by that checkout's pathprof, as `before:<variant>`, and measured in the same
+interleaved rounds: a before/after comparison from one run.
 """
 import argparse
 import json
@@ -94,8 +99,11 @@ PATHPROF_VARIANTS = {
 }
 
 
-def build(variant, prog, out, pathprof):
-    exe = str(out / f"{prog['name']}-{variant}")
+BEFORE = "before:"
+
+
+def build(variant, prog, out, pathprof, baseline):
+    exe = str(out / f"{prog['name']}-{variant.replace(':', '-')}")
     common = ["-O2", "-g"] + prog["cflags"] + prog["sources"] + ["-o", exe] + prog["libs"]
     if variant == "plain":
         cmd = [CLANG] + common
@@ -103,6 +111,8 @@ def build(variant, prog, out, pathprof):
         cmd = [CLANG, "-fprofile-instr-generate"] + common
     elif variant == "gcc-coverage":
         cmd = ["gcc", "--coverage"] + common
+    elif variant.startswith(BEFORE):
+        cmd = [baseline, "cc"] + PATHPROF_VARIANTS[variant[len(BEFORE):]] + common
     else:
         cmd = [pathprof, "cc"] + PATHPROF_VARIANTS[variant] + common
     subprocess.run(cmd, check=True, cwd=out)
@@ -124,10 +134,19 @@ def main():
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", choices=["lua", "bzip2", "sqlite"], action="append",
                     help="measure only these programs (repeatable)")
+    ap.add_argument("--baseline", type=Path,
+                    help="another pathprof checkout (release build) to compare with")
     args = ap.parse_args()
+    baseline = None
+    if args.baseline:
+        baseline = str(args.baseline.resolve() / "target/release/pathprof")
+        if not os.access(baseline, os.X_OK):
+            sys.exit(f"no {baseline}: run `cargo build --release -p pathprof -p pathprof-rt` there")
     subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt"], check=True, cwd=ROOT)
     pathprof = str(ROOT / "target/release/pathprof")
     variants = ["plain", "clang-instr", "gcc-coverage"] + list(PATHPROF_VARIANTS)
+    if baseline:
+        variants += [BEFORE + v for v in PATHPROF_VARIANTS]
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
@@ -136,12 +155,13 @@ def main():
             if args.only and name not in args.only:
                 continue
             prog = make()
-            exes = {v: build(v, prog, out, pathprof) for v in variants}
+            exes = {v: build(v, prog, out, pathprof, baseline) for v in variants}
             times = {v: [] for v in variants}
             for _ in range(args.runs):
                 for v in variants:
-                    env = dict(os.environ, PATHPROF_FILE=str(out / f"{prog['name']}-{v}.pprof"),
-                               LLVM_PROFILE_FILE=str(out / f"{prog['name']}-{v}.profraw"))
+                    name = f"{prog['name']}-{v.replace(':', '-')}"
+                    env = dict(os.environ, PATHPROF_FILE=str(out / f"{name}.pprof"),
+                               LLVM_PROFILE_FILE=str(out / f"{name}.profraw"))
                     cmd, _ = prog["run"](exes[v], args.scale, out)
                     times[v].append(cpu_time(cmd, env))
             base = statistics.median(times["plain"])
