@@ -366,6 +366,19 @@ fn lua_interpreter() {
     );
 }
 
+/// `input` compressed by the bzip2 tool `cmd` (`-9 -c`, standard input to
+/// standard output).
+fn compress(cmd: &mut Command, input: &[u8]) -> Vec<u8> {
+    let mut child = cmd
+        .args(["-9", "-c"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap().stdout
+}
+
 /// Deterministic text with repeats, so that bzip2 has work to do.
 fn text(bytes: usize) -> Vec<u8> {
     let words = [
@@ -414,14 +427,7 @@ fn bzip2() -> &'static Program {
             .status()
             .unwrap();
         assert!(status.success());
-        let mut child = Command::new(&plain)
-            .args(["-9", "-c"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(&input).unwrap();
-        let compressed = child.wait_with_output().unwrap().stdout;
+        let compressed = compress(&mut Command::new(&plain), &input);
         Program {
             name: "bzip2",
             sources,
@@ -730,15 +736,10 @@ fn bzip2_builds_with_its_own_makefile() {
     );
     assert!(d.join("libbz2.a").exists() && d.join("bzip2.ppmap").exists());
     let input = text(50_000);
-    let mut child = Command::new(d.join("bzip2"))
-        .args(["-9", "-c"])
-        .env("PATHPROF_FILE", d.join("b.pprof"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let compressed = child.wait_with_output().unwrap().stdout;
+    let compressed = compress(
+        Command::new(d.join("bzip2")).env("PATHPROF_FILE", d.join("b.pprof")),
+        &input,
+    );
     assert!(compressed.starts_with(b"BZh9"));
     let report = report_json(&d.join("bzip2.ppmap"), &d.join("b.pprof"));
     let compress = report["functions"]
