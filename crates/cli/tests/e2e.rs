@@ -100,6 +100,25 @@ const EXIT_EARLY: Program = Program {
     cut_short: &["main", "level1", "level2"],
 };
 
+const INVOKE: Program = Program {
+    name: "invoke",
+    sources: &["invoke.cpp"],
+    flags: &["-lstdc++"],
+    pathprof_flags: &[],
+    status: 7,
+    cut_short: &["main", "_Z3runi", "_Z4stepi"],
+};
+/// The same program built with `--early-exit`: the count made around the
+/// `invoke` is undone on its normal edge and in its landing pad, so it survives
+/// only where `exit()` ended the process inside it.
+const INVOKE_EARLY: Program = Program {
+    name: "invoke-early",
+    sources: &["invoke.cpp"],
+    flags: &["-lstdc++"],
+    pathprof_flags: &["--early-exit"],
+    status: 7,
+    cut_short: &["main", "_Z3runi", "_Z4stepi"],
+};
 const FORK: Program = Program {
     name: "fork",
     sources: &["fork.c"],
@@ -504,6 +523,33 @@ fn exit_from_nested_function_with_early_exit_counting() {
     p.expect_line(AT_O0, "level1", "@l1tail", 6);
     p.expect_line(AT_O0, "main", "@mainbody", 7);
     p.finish();
+}
+
+/// exit() inside a C++ `invoke` whose landing pad two exceptions also reach:
+/// with `--early-exit` every mode counts the activations it cut short exactly;
+/// without it, path mode reports the loss.
+#[test]
+fn exit_inside_an_invoke() {
+    for (prog, early) in [(&INVOKE_EARLY, true), (&INVOKE, false)] {
+        let mut p = profile(prog, &OPTS);
+        assert_eq!(p.reference.stdout, "exit at 7 total 5 released 7\n");
+        p.expect_calls(ALL, "_Z4stepi", 8);
+        p.expect_calls(ALL, "_ZN5GuardD2Ev", 7);
+        p.expect_line(AT_O0, "_ZN5GuardD2Ev", "@dtor", 7);
+        p.expect_calls(ALL, "_Z6caughti", 2);
+        if early {
+            p.expect_calls(ALL, "main", 1);
+            p.expect_calls(ALL, "_Z3runi", 1);
+        } else {
+            p.expect_calls(BLOCK_MODE, "_Z3runi", 1);
+        }
+        for Seen { ctx, f, .. } in p.functions(PATH_MODE, "_Z3runi") {
+            let lost = if early { 0 } else { 1 };
+            p.checks
+                .eq(format!("{ctx}: lost paths"), lost, f.lost_paths);
+        }
+        p.finish();
+    }
 }
 
 #[test]

@@ -10,6 +10,12 @@
 //! `fork` returns in two processes, a `setjmp` again on every `longjmp`). Flow is
 //! not conserved across it: paths end before the call and start after it.
 //!
+//! A block's *counted calls* ([`Cfg::calls`]) are the calls it makes that might
+//! not return (to `exit`, `longjmp`...), the sites of early-termination
+//! counting. Usually they come before the terminator; in a block whose
+//! terminator is itself such a call (an `invoke`, [`Cfg::ends_in_call`]) the
+//! last of them is the terminator, which runs after the block's end code.
+//!
 //! Invariants: blocks are `0..num_blocks`, the entry is a block, edges are dense
 //! `0..edges.len()` in the order given. Blocks unreachable from the entry are kept
 //! (ids stay those of the function as linked) but every analysis ignores them.
@@ -52,6 +58,10 @@ pub enum CfgError {
     BadResume(EdgeId),
     #[error("call counts are given for {found} blocks, but the function has {num_blocks}")]
     BadCalls { found: usize, num_blocks: usize },
+    #[error(
+        "block {0} is said to end in a counted call, but it has none, or no unsplittable out-edge"
+    )]
+    BadTerminatorCall(BlockId),
     #[error("the function has {0} blocks or edges, more than the 2^31 pathprof supports")]
     TooLarge(usize),
 }
@@ -68,6 +78,8 @@ pub struct Cfg {
     preds: Vec<Vec<EdgeId>>,
     reachable: Vec<bool>,
     calls: Vec<u32>,
+    /// Per block: whether its terminator is its last counted call.
+    terminator_calls: Vec<bool>,
 }
 
 /// The serialized form of a [`Cfg`]: just what defines it.
@@ -78,6 +90,9 @@ struct CfgData {
     edges: Vec<CfgEdge>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     calls: Vec<u32>,
+    /// Blocks whose terminator is a counted call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    terminator_calls: Vec<BlockId>,
 }
 
 impl TryFrom<CfgData> for Cfg {
@@ -87,6 +102,7 @@ impl TryFrom<CfgData> for Cfg {
         if !d.calls.is_empty() {
             cfg.set_calls(d.calls)?;
         }
+        cfg.set_terminator_calls(&d.terminator_calls)?;
         Ok(cfg)
     }
 }
@@ -98,11 +114,16 @@ impl From<Cfg> for CfgData {
         } else {
             c.calls
         };
+        let terminator_calls = (0..c.num_blocks)
+            .filter(|&b| c.terminator_calls[b])
+            .map(BlockId::new)
+            .collect();
         CfgData {
             num_blocks: c.num_blocks,
             entry: c.entry,
             edges: c.edges,
             calls,
+            terminator_calls,
         }
     }
 }
@@ -158,11 +179,13 @@ impl Cfg {
             preds,
             reachable,
             calls: vec![0; num_blocks],
+            terminator_calls: vec![false; num_blocks],
         })
     }
 
     /// Records, per block, how many calls it makes that might not return (to
-    /// `exit`, `longjmp`, ...): the sites of early-termination counting.
+    /// `exit`, `longjmp`, ...): the sites of early-termination counting. Clears
+    /// the record of [`set_terminator_calls`](Self::set_terminator_calls).
     pub fn set_calls(&mut self, calls: Vec<u32>) -> Result<(), CfgError> {
         if calls.len() != self.num_blocks {
             return Err(CfgError::BadCalls {
@@ -171,12 +194,45 @@ impl Cfg {
             });
         }
         self.calls = calls;
+        self.terminator_calls = vec![false; self.num_blocks];
         Ok(())
     }
 
     /// Calls in block `b` that might not return.
     pub fn calls(&self, b: BlockId) -> u32 {
         self.calls[b.index()]
+    }
+
+    /// Records the blocks whose terminator is their last counted call (an
+    /// `invoke`). Such a block must have a counted call and an unsplittable
+    /// out-edge (its paths end before the terminator); set after
+    /// [`set_calls`](Self::set_calls). Replaces any earlier record.
+    pub fn set_terminator_calls(&mut self, blocks: &[BlockId]) -> Result<(), CfgError> {
+        let mut ends = vec![false; self.num_blocks];
+        for &b in blocks {
+            let ok = b.index() < self.num_blocks
+                && self.calls[b.index()] > 0
+                && self.succs[b.index()]
+                    .iter()
+                    .any(|&e| !self.edges[e.index()].splittable);
+            if !ok {
+                return Err(CfgError::BadTerminatorCall(b));
+            }
+            ends[b.index()] = true;
+        }
+        self.terminator_calls = ends;
+        Ok(())
+    }
+
+    /// Whether `b`'s terminator is its last counted call (call number
+    /// `calls(b) - 1`), which runs after the block's end code.
+    pub fn ends_in_call(&self, b: BlockId) -> bool {
+        self.terminator_calls[b.index()]
+    }
+
+    /// Counted calls of `b` before its terminator.
+    pub fn inner_calls(&self, b: BlockId) -> u32 {
+        self.calls(b) - u32::from(self.ends_in_call(b))
     }
 
     /// Builds a CFG from `(from, to)` pairs with block 0 as entry, every edge

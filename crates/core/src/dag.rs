@@ -59,7 +59,9 @@ pub enum DagEdgeKind {
     UnsplitExit(BlockId),
     /// Block → EXIT inside its `k`-th call that might not return: a path cut short
     /// by early termination (`exit`, `longjmp`). Only with
-    /// [`DagOptions::early_exit`].
+    /// [`DagOptions::early_exit`], and only for calls before the terminator
+    /// ([`Cfg::inner_calls`]): the path through a block whose terminator is a
+    /// call (an `invoke`) has ended before it.
     CallExit(BlockId, u32),
 }
 
@@ -491,7 +493,9 @@ fn dag_edges(cfg: &Cfg, classes: &[EdgeClass], early_exit: bool) -> Vec<DagEdge>
             has_out = true;
         }
         if early_exit {
-            for k in 0..cfg.calls(b) {
+            // A terminator call runs after the path has ended (before the
+            // terminator, see `UnsplitExit`): no path of its own.
+            for k in 0..cfg.inner_calls(b) {
                 edges.push(DagEdge {
                     from: node(b),
                     to: exit,

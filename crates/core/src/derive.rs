@@ -31,6 +31,10 @@ pub struct FunctionCounts {
     pub blocks: Vec<u64>,
     /// Per CFG edge; `None` in block mode.
     pub edges: Option<Vec<u64>>,
+    /// Per block, how often control left the function from it: returns (and
+    /// `unreachable`, `resume`), and, with early-exit counting, activations
+    /// that ended inside one of its calls. `None` in block mode.
+    pub exits: Option<Vec<u64>>,
     /// Executed paths by id (path mode), sorted by id.
     pub paths: Vec<PathCount>,
     /// Path mode: executions whose path in progress was never counted because
@@ -68,8 +72,9 @@ pub fn derive(
         Layout::Path {
             self_loops,
             resumes,
+            call_exits,
             ..
-        } => self_loops.len() + resumes.len(),
+        } => self_loops.len() + resumes.len() + call_exits.len(),
     };
     // An all-zero function may be written without its slots.
     let zeros;
@@ -98,6 +103,7 @@ pub fn derive(
                 entry: calls_slot.map_or(blocks[cfg.entry().index()], |k| slots[k as usize]),
                 blocks,
                 edges: None,
+                exits: None,
                 paths: Vec::new(),
                 lost: 0,
                 imbalance: Imbalance::default(),
@@ -117,6 +123,7 @@ pub fn derive(
             dag,
             self_loops,
             resumes,
+            call_exits,
         } => {
             let mut flow = FlowCounts::unknown(cfg);
             flow.entry = Some(0);
@@ -175,6 +182,13 @@ pub fn derive(
             for (&e, &c) in resumes.iter().zip(&slots[self_loops.len()..]) {
                 flow.set(FlowEdge::Cfg(e), c);
             }
+            // Activations that ended inside a terminator call: their path
+            // ended before it and went on along no edge.
+            let ended_in = &slots[self_loops.len() + resumes.len()..];
+            for (&b, &c) in call_exits.iter().zip(ended_in) {
+                add(&mut flow.exits[b.index()], c);
+                unsplit_out[b.index()] = unsplit_out[b.index()].saturating_sub(c);
+            }
             // Paths ending before a terminator went on along a sibling or an
             // unsplittable edge (more siblings than such paths: unbalanced,
             // which the check below reports).
@@ -208,6 +222,7 @@ fn finish(
         entry: flow.entry.unwrap_or(0),
         blocks,
         edges: Some(flow.edges.iter().map(|c| c.unwrap_or(0)).collect()),
+        exits: Some(flow.exits.iter().map(|c| c.unwrap_or(0)).collect()),
         paths,
         lost: solution.lost,
         imbalance: solution.imbalance,

@@ -20,6 +20,9 @@ pub enum FlowEdge {
 /// The counter layout of one function.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
+// One per function, held in the map's vector: boxing the DAG would save a few
+// dozen bytes per block- or edge-mode function and cost every path-mode access.
+#[allow(clippy::large_enum_variant)]
 pub enum Layout {
     /// Slot `k` counts the block whose `slot_of_block` is `Some(k)`; unreachable
     /// blocks have no slot. `calls_slot` counts calls when the entry block has
@@ -33,13 +36,18 @@ pub enum Layout {
     /// conservation.
     Edge { counted: Vec<FlowEdge> },
     /// Path counters are indexed by Ball-Larus path id over `dag`; slot `k`
-    /// counts self loop `self_loops[k]` (section 4.1), and slot
-    /// `self_loops.len() + k` the returns along resume edge `resumes[k]`.
+    /// counts self loop `self_loops[k]` (section 4.1), slot
+    /// `self_loops.len() + k` the returns along resume edge `resumes[k]`, and
+    /// slot `self_loops.len() + resumes.len() + k` the activations that ended
+    /// inside the call that terminates block `call_exits[k]` (early-exit
+    /// counting of an `invoke`).
     Path {
         dag: Dag,
         self_loops: Vec<EdgeId>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         resumes: Vec<EdgeId>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        call_exits: Vec<BlockId>,
     },
 }
 

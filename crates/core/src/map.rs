@@ -315,6 +315,7 @@ fn check_layout(cfg: &Cfg, layout: &Layout) -> Result<(), String> {
             dag,
             self_loops,
             resumes,
+            call_exits,
         } => {
             if dag.num_blocks() != blocks || dag.classes().len() != edges {
                 return Err(format!(
@@ -325,6 +326,11 @@ fn check_layout(cfg: &Cfg, layout: &Layout) -> Result<(), String> {
             }
             if let Some(e) = self_loops.iter().chain(resumes).find(|&&e| !edge_ok(e)) {
                 return Err(format!("a counter for edge {e}, beyond its {edges} edges"));
+            }
+            if let Some(b) = call_exits.iter().find(|&&b| !block_ok(b)) {
+                return Err(format!(
+                    "a call-exit counter for block {b}, beyond its {blocks} blocks"
+                ));
             }
             if let Some((d, de)) = dag
                 .edge_ids()

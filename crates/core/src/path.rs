@@ -11,11 +11,14 @@
 //! that returns more than once) and its path-starting part on the edge (after
 //! the call); the edge also counts its returns on a slot of its own, so a path
 //! lost after a return (a fork child that ends inside a call) shows as
-//! imbalance instead of vanishing.
+//! imbalance instead of vanishing. With early-exit counting, a block whose
+//! terminator is a call (an `invoke`; its path ended before it) counts the
+//! activations that end inside that call on a slot of its own, undone when the
+//! call returns or unwinds, so its flow still balances.
 
 use crate::cfg::Cfg;
 use crate::dag::{Dag, DagEdgeKind, DagError, DagOptions, EdgeClass};
-use crate::ids::{DagEdgeId, EdgeId};
+use crate::ids::{BlockId, DagEdgeId, EdgeId};
 use crate::increments::ChordIncrements;
 use crate::layout::Layout;
 use crate::placement::place;
@@ -151,13 +154,22 @@ pub fn transcribe(
         let slot = (self_loops.len() + k) as u32;
         ops.push((ProbeSite::Edge(e), Op::CountSlot(slot)));
     }
+    let call_exits: Vec<BlockId> = if options.dag.early_exit {
+        cfg.blocks().filter(|&b| cfg.ends_in_call(b)).collect()
+    } else {
+        Vec::new()
+    };
+    for (k, &b) in call_exits.iter().enumerate() {
+        let slot = (self_loops.len() + resumes.len() + k) as u32;
+        ops.push((ProbeSite::Call(b, cfg.calls(b) - 1), Op::CountSlot(slot)));
+    }
     let num_paths = dag.num_paths();
     let storage = if num_paths <= options.array_limit {
         PathStorage::Array { len: num_paths }
     } else {
         PathStorage::Hash { num_paths }
     };
-    let num_slots = (self_loops.len() + resumes.len()) as u32;
+    let num_slots = (self_loops.len() + resumes.len() + call_exits.len()) as u32;
     let plan = FunctionPlan::from_ops(num_slots, storage, ops);
     (
         plan,
@@ -165,6 +177,7 @@ pub fn transcribe(
             dag,
             self_loops,
             resumes,
+            call_exits,
         },
     )
 }

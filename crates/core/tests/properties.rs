@@ -17,8 +17,9 @@ use proptest::prelude::*;
 /// A random CFG: up to 10 blocks with 0–4 successors each (any target, so loops,
 /// self loops, multi-edges and irreducible regions all occur). Unsplittable edges
 /// come as real code has them: one `indirectbr`-like block whose distinct targets
-/// are all unsplittable, and `invoke`-like blocks whose last edge is. A quarter
-/// of the blocks make calls that might not return.
+/// are all unsplittable, and `invoke`-like blocks whose last edge is (and whose
+/// terminator is a call that might not return, after any others the block
+/// makes). A quarter of the blocks make calls that might not return.
 fn arb_cfg() -> impl Strategy<Value = Cfg> {
     (1usize..10).prop_flat_map(|n| {
         (
@@ -33,8 +34,9 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
             prop::collection::vec(prop_oneof![3 => Just(0u32), 1 => 1u32..3], n),
             prop::collection::vec(prop::bool::weighted(0.3), n),
         )
-            .prop_map(move |(succs, indirect, calls, resumes)| {
+            .prop_map(move |(succs, indirect, mut calls, resumes)| {
                 let mut edges = Vec::new();
+                let mut invokes = Vec::new();
                 for (from, (list, invoke)) in succs.into_iter().enumerate() {
                     let mut list = list;
                     let is_indirect = indirect == Some(from);
@@ -43,6 +45,10 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
                         list.dedup();
                     }
                     let len = list.len();
+                    if invoke && len >= 2 && !is_indirect {
+                        calls[from] += 1;
+                        invokes.push(BlockId(from as u32));
+                    }
                     for (slot, to) in list.into_iter().enumerate() {
                         let unwind = invoke && len >= 2 && slot == len - 1;
                         edges.push(CfgEdge {
@@ -67,6 +73,7 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
                 }
                 let mut cfg = Cfg::new(n, BlockId(0), edges).unwrap();
                 cfg.set_calls(calls).unwrap();
+                cfg.set_terminator_calls(&invokes).unwrap();
                 cfg
             })
     })

@@ -12,7 +12,9 @@ use inkwell::llvm_sys::core as llc;
 use inkwell::llvm_sys::debuginfo as lld;
 use inkwell::llvm_sys::prelude::{LLVMBasicBlockRef, LLVMMetadataRef, LLVMValueRef};
 use inkwell::types::{ArrayType, AsTypeRef, BasicTypeEnum, IntType};
-use inkwell::values::{ArrayValue, AsValueRef, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{
+    ArrayValue, AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue,
+};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 /// The name of any value (function, block, global), lossily as UTF-8.
@@ -68,10 +70,28 @@ pub(crate) fn is_debug_intrinsic(inst: InstructionValue<'_>) -> bool {
     unsafe { !llc::LLVMIsADbgInfoIntrinsic(inst.as_value_ref()).is_null() }
 }
 
-/// Whether a call instruction calls inline assembly.
+/// `inst` as a call site when it is a `call` or an `invoke` (inkwell's own
+/// conversion takes only `call`s).
+pub(crate) fn call_site(inst: InstructionValue<'_>) -> Option<CallSiteValue<'_>> {
+    // Safety: both opcodes are LLVM `CallBase` instructions, which every
+    // `CallSiteValue` method used here (called value, attributes) accepts.
+    matches!(
+        inst.get_opcode(),
+        InstructionOpcode::Call | InstructionOpcode::Invoke
+    )
+    .then(|| unsafe { CallSiteValue::new(inst.as_value_ref()) })
+}
+
+/// Whether a call or invoke instruction calls inline assembly.
 pub(crate) fn calls_inline_asm(call: InstructionValue<'_>) -> bool {
-    assert_eq!(call.get_opcode(), InstructionOpcode::Call, "not a call");
-    // Safety: `call` is a live `call` instruction (asserted), whose called operand
+    assert!(
+        matches!(
+            call.get_opcode(),
+            InstructionOpcode::Call | InstructionOpcode::Invoke
+        ),
+        "not a call or invoke"
+    );
+    // Safety: `call` is a live call or invoke (asserted), whose called operand
     // LLVMGetCalledValue returns (never null for a valid call); LLVMIsA* only
     // inspects that value's class.
     unsafe {

@@ -142,7 +142,9 @@ pub(crate) fn resume_call_before(term: InstructionValue<'_>) -> Option<Instructi
 /// Whether `inst` is a *counted call* (CONTRACTS.md §1): a call that might not
 /// return, around which early-termination probes (`ProbeSite::Call`) go.
 ///
-/// It is a `call` instruction (never an `invoke` or `callbr`) that is not
+/// It is a `call`, or an `invoke` whose unwind destination is a `landingpad`
+/// block (it then terminates its block: [`Cfg::ends_in_call`]; never a
+/// `callbr`), that is not
 /// - `musttail` (nothing may come between it and its `ret`),
 /// - inline assembly,
 /// - a call that returns more than once ([`returns_more_than_once`]: `setjmp`,
@@ -155,11 +157,17 @@ pub(crate) fn resume_call_before(term: InstructionValue<'_>) -> Option<Instructi
 /// function of the call's own type); an indirect call counts unless it is asm or
 /// `returns_twice` on the call site.
 pub(crate) fn is_counted_call(inst: InstructionValue<'_>) -> bool {
-    let Ok(call) = CallSiteValue::try_from(inst) else {
+    let Some(call) = ffi::call_site(inst) else {
         return false;
     };
-    if inst.get_opcode() != InstructionOpcode::Call
-        || call.get_tail_call_kind() == LLVMTailCallKind::LLVMTailCallKindMustTail
+    let counted_kind = match inst.get_opcode() {
+        InstructionOpcode::Call => true,
+        InstructionOpcode::Invoke => unwinds_to_landing_pad(inst),
+        _ => false,
+    };
+    if !counted_kind
+        || (inst.get_opcode() == InstructionOpcode::Call
+            && call.get_tail_call_kind() == LLVMTailCallKind::LLVMTailCallKindMustTail)
         || ends_block_for_good(inst)
         || ffi::calls_inline_asm(inst)
         || returns_more_than_once(inst)
@@ -181,6 +189,13 @@ pub(crate) fn is_counted_call(inst: InstructionValue<'_>) -> bool {
             .to_bytes()
             .starts_with(RESERVED_PREFIX.as_bytes())
         && !has(willreturn)
+}
+
+/// Whether `invoke`'s unwind destination starts with a `landingpad` (not a
+/// funclet pad), where the undo of its probe can go (`instrument::unwind`).
+fn unwinds_to_landing_pad(invoke: InstructionValue<'_>) -> bool {
+    first_non_phi(ffi::successor(invoke, 1))
+        .is_some_and(|i| i.get_opcode() == InstructionOpcode::LandingPad)
 }
 
 /// Whether `inst` is a call right before an `unreachable` terminator (a call to
@@ -240,7 +255,16 @@ pub(crate) fn read_cfg(body: &Body<'_>) -> Result<Cfg, LlvmError> {
         function: body.name.clone(),
         source,
     };
+    let ends_in_call: Vec<BlockId> = (0..body.blocks.len())
+        .filter(|&b| {
+            body.blocks[b]
+                .get_terminator()
+                .is_some_and(|t| t.get_opcode() == InstructionOpcode::Invoke && is_counted_call(t))
+        })
+        .map(|b| BlockId(b as u32))
+        .collect();
     let mut cfg = Cfg::new(body.blocks.len(), BlockId(0), edges).map_err(cfg_error)?;
     cfg.set_calls(calls).map_err(cfg_error)?;
+    cfg.set_terminator_calls(&ends_in_call).map_err(cfg_error)?;
     Ok(cfg)
 }

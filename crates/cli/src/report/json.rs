@@ -22,7 +22,15 @@ pub fn report(loaded: &Loaded) -> Value {
                 .blocks
                 .iter()
                 .enumerate()
-                .map(|(i, b)| json!({"id": i, "line": b.line, "instructions": b.instructions, "count": c.blocks[i]}))
+                .map(|(i, b)| {
+                    let mut block = json!({"id": i, "line": b.line, "instructions": b.instructions, "count": c.blocks[i]});
+                    if let Some(exits) = &c.exits {
+                        // Returns, and activations that ended inside its calls
+                        // (counted with --early-exit).
+                        block["exits"] = json!(exits[i]);
+                    }
+                    block
+                })
                 .collect();
             let edges: Vec<Value> = f
                 .cfg

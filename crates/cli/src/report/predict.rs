@@ -440,6 +440,7 @@ pub(crate) mod tests {
             dag,
             self_loops,
             resumes: vec![],
+            call_exits: vec![],
         };
         let counts = derive(&cfg, &layout, self_loop_counts, &paths).unwrap();
         let infos = (0..blocks as u32)
@@ -626,6 +627,7 @@ pub(crate) mod tests {
             dag: dag.clone(),
             self_loops: vec![],
             resumes: vec![],
+            call_exits: vec![],
         };
         let counts = derive(&cfg, &layout, &[], &paths).unwrap();
         let mut l = loaded(4, &[(0, 1), (0, 2), (1, 3), (2, 3)], &[], &[]);

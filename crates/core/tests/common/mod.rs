@@ -93,7 +93,7 @@ impl<'a> Evaluator<'a> {
     /// The calls of block `b`: each counts and, when it returns, uncounts; the
     /// one numbered `dies_in` never returns. Returns whether the process ended.
     fn calls(&mut self, cfg: &Cfg, b: BlockId, dies_in: Option<u32>) -> bool {
-        for k in 0..cfg.calls(b) {
+        for k in 0..cfg.inner_calls(b) {
             self.run(ProbeSite::Call(b, k));
             if dies_in == Some(k) {
                 return true;
@@ -101,6 +101,18 @@ impl<'a> Evaluator<'a> {
             self.run_with(ProbeSite::Call(b, k), -1);
         }
         false
+    }
+
+    /// The call that terminates block `b`, if it has one (after its end code):
+    /// counts and, unless `dies`, uncounts (it returns or unwinds).
+    fn terminator_call(&mut self, cfg: &Cfg, b: BlockId, dies: bool) {
+        if cfg.ends_in_call(b) {
+            let k = cfg.calls(b) - 1;
+            self.run(ProbeSite::Call(b, k));
+            if !dies {
+                self.run_with(ProbeSite::Call(b, k), -1);
+            }
+        }
     }
 
     /// One call of the function following `walk` (CFG edges from the entry to an
@@ -117,6 +129,7 @@ impl<'a> Evaluator<'a> {
             let ce = cfg.edge(e);
             assert_eq!(ce.from, at, "walk is connected");
             self.run(ProbeSite::BlockEnd(ce.from));
+            self.terminator_call(cfg, ce.from, false);
             self.run(ProbeSite::Edge(e));
             self.run(ProbeSite::BlockStart(ce.to));
             at = ce.to;
@@ -149,6 +162,11 @@ impl<'a> Evaluator<'a> {
         if self.calls(cfg, at, dies_in) {
             return;
         }
+        if cfg.ends_in_call(at) && dies_in == Some(cfg.calls(at) - 1) {
+            self.run(ProbeSite::BlockEnd(at));
+            self.terminator_call(cfg, at, true);
+            return;
+        }
         assert!(cfg.is_exit(at), "walk ends at an exit");
         self.run(ProbeSite::BlockEnd(at));
     }
@@ -167,9 +185,15 @@ pub fn walk_paths_ending(
         let last = walk.last().map_or(cfg.entry(), |&e| cfg.edge(e).to);
         let path = paths.last_mut().unwrap();
         path.pop(); // the exit edge
+                    // Inside a terminator call, the path has ended before it.
+        let end = if k < cfg.inner_calls(last) {
+            DagEdgeKind::CallExit(last, k)
+        } else {
+            DagEdgeKind::UnsplitExit(last)
+        };
         let call = dag
             .edge_ids()
-            .find(|&d| dag.edge(d).kind == DagEdgeKind::CallExit(last, k))
+            .find(|&d| dag.edge(d).kind == end)
             .expect("call exit edge");
         path.push(call);
     }

@@ -7,11 +7,12 @@
 //! profiled function and from every call site that may reach one: direct calls
 //! to profiled functions, and indirect calls.
 
+use crate::ffi;
 use crate::walk::Body;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::Module;
-use inkwell::values::{AsValueRef, CallSiteValue};
+use inkwell::values::AsValueRef;
 use std::collections::HashSet;
 
 /// Function attributes that probe code contradicts: memory effects (the
@@ -53,10 +54,7 @@ pub(crate) fn drop_untrue_attributes(module: &Module<'_>, bodies: &[Body<'_>]) {
     }
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {
-            for call in block
-                .get_instructions()
-                .filter_map(|i| CallSiteValue::try_from(i).ok())
-            {
+            for call in block.get_instructions().filter_map(ffi::call_site) {
                 // An indirect call may reach a profiled function.
                 let reaches = call
                     .get_called_fn_value()

@@ -26,6 +26,9 @@
 //!   so only the floor at 0 matters);
 //! - hash: `__pathprof_hash_uncount(state, id)`.
 //!
+//! Around an `invoke` (a counted call that terminates its block) the undo goes
+//! on its normal edge and into its landing pad instead ([`super::unwind`]).
+//!
 //! Within a block: the start ops, then the body with its call probes, then the
 //! end ops (the code around a call is inserted right next to it, so it stays
 //! between the two whatever order they are emitted in).
@@ -45,6 +48,7 @@
 use super::abi::{Counters, PathCounters};
 use super::place::Placement;
 use super::split;
+use super::unwind::Unwinds;
 use crate::error::LlvmError;
 use crate::ffi;
 use crate::walk::{self, Body};
@@ -196,15 +200,39 @@ impl<'ctx> Emitter<'ctx> {
             site.emitter.position_before(&br);
             site.ops(ops);
         }
+        let mut unwinds = None;
         for (call, ops) in call_probes {
-            site.call_probe(call, ops);
+            let counted = site.call_probe(call, ops);
+            if call.get_opcode() == InstructionOpcode::Invoke {
+                let counter = match counted[..] {
+                    [] => continue,
+                    [Counted::Counter(p)] => p,
+                    _ => {
+                        return Err(LlvmError::BadPlan {
+                            function: body.name.clone(),
+                            detail: "a probe around an invoke may count only one counter".into(),
+                        })
+                    }
+                };
+                let unwinds = unwinds.get_or_insert_with(|| Unwinds::new(site.emitter, body));
+                unwinds.undo_after(site.emitter, context, body, call, counter)?;
+            } else if !counted.is_empty() {
+                let after = call
+                    .get_next_instruction()
+                    .expect("a call is followed at least by its block's terminator");
+                site.undo(after, &counted);
+            }
         }
         Ok(())
     }
 
+    pub(super) fn builder(&self) -> &Builder<'ctx> {
+        &self.builder
+    }
+
     /// Positions the builder before `at`. Probe code gets no debug location (LLVM
     /// would give it `at`'s, with its key-instruction atom).
-    fn position_before(&self, at: &InstructionValue<'ctx>) {
+    pub(super) fn position_before(&self, at: &InstructionValue<'ctx>) {
         self.builder.position_before(at);
         self.builder.unset_current_debug_location();
     }
@@ -231,7 +259,7 @@ impl<'ctx> Emitter<'ctx> {
 
     /// Undoes one [`increment`](Self::increment) of `*ptr`: minus one, except
     /// that a counter at `u64::MAX` (saturated) or at 0 stays.
-    fn decrement(&self, ptr: PointerValue<'ctx>) {
+    pub(super) fn decrement(&self, ptr: PointerValue<'ctx>) {
         let b = &self.builder;
         let one = self.i64_type.const_int(1, false);
         if self.atomic {
@@ -331,9 +359,9 @@ impl<'ctx> Site<'_, 'ctx> {
         }
     }
 
-    /// A `Call` probe around `call` (see the module doc): the ops on a scratch
-    /// copy of `r` before the call, every count undone right after it.
-    fn call_probe(&mut self, call: InstructionValue<'ctx>, ops: &[Op]) {
+    /// The ops of a `Call` probe on a scratch copy of `r`, before `call` (see
+    /// the module doc); returns the counts they made, for the caller to undo.
+    fn call_probe(&mut self, call: InstructionValue<'ctx>, ops: &[Op]) -> Vec<Counted<'ctx>> {
         self.emitter.position_before(&call);
         // The scratch path value, `load r` on first use.
         let mut scratch: Option<IntValue<'ctx>> = None;
@@ -353,14 +381,13 @@ impl<'ctx> Site<'_, 'ctx> {
                 Op::CountSlot(k) => counted.push(self.count_slot(k)),
             }
         }
-        if counted.is_empty() {
-            return;
-        }
-        let after = call
-            .get_next_instruction()
-            .expect("a call is followed at least by its block's terminator");
-        self.emitter.position_before(&after);
-        for c in counted {
+        counted
+    }
+
+    /// Undoes every count in `counted`, before `at`.
+    fn undo(&mut self, at: InstructionValue<'ctx>, counted: &[Counted<'ctx>]) {
+        self.emitter.position_before(&at);
+        for &c in counted {
             match c {
                 Counted::Counter(p) => self.emitter.decrement(p),
                 Counted::Hash(state, id) => self.call_hash(HashFn::Uncount, state, id),

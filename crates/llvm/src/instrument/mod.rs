@@ -7,7 +7,8 @@
 //!    Nothing is edited until every function has been read and placed.
 //! 2. [`attrs`] drops the attributes the probes make untrue (`memory(none)`,
 //!    `nosync`...); [`abi::counters`] creates each function's counter globals;
-//!    [`emit`] splits the edges that need it ([`split`]) and emits the ops.
+//!    [`emit`] splits the edges that need it ([`split`]) and emits the ops
+//!    ([`unwind`] undoes counts around `invoke`s).
 //! 3. [`abi::register`] emits the descriptors and the constructor, and LLVM's
 //!    verifier checks the result.
 
@@ -16,6 +17,7 @@ mod attrs;
 mod emit;
 mod place;
 mod split;
+mod unwind;
 
 use crate::error::LlvmError;
 use crate::walk;

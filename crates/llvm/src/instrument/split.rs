@@ -13,7 +13,7 @@ use crate::walk::{self, Body};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
-use inkwell::values::InstructionOpcode;
+use inkwell::values::{InstructionOpcode, InstructionValue};
 use pathprof_core::CfgEdge;
 
 /// Splits `edge` of `body` and returns the new block, whose only instruction is
@@ -24,7 +24,6 @@ pub(crate) fn split_edge<'ctx>(
     body: &Body<'ctx>,
     edge: &CfgEdge,
 ) -> Result<BasicBlock<'ctx>, LlvmError> {
-    let from = body.blocks[edge.from.index()];
     let to = body.blocks[edge.to.index()];
     let term = walk::terminator(body, edge.from.index())?;
     debug_assert!(edge.splittable, "splitting an unsplittable edge");
@@ -37,13 +36,28 @@ pub(crate) fn split_edge<'ctx>(
             ),
         });
     }
+    split_successor(context, builder, &body.name, term, edge.slot)
+}
+
+/// Splits successor `slot` of terminator `term` (of function `function`),
+/// whatever block it now leads to, and returns the new block, whose only
+/// instruction is the `br` to that block.
+pub(crate) fn split_successor<'ctx>(
+    context: ContextRef<'ctx>,
+    builder: &Builder<'ctx>,
+    function: &str,
+    term: InstructionValue<'ctx>,
+    slot: u32,
+) -> Result<BasicBlock<'ctx>, LlvmError> {
+    let from = term.get_parent().expect("a terminator is in a block");
+    let to = ffi::successor(term, slot);
     let new = context.insert_basic_block_after(from, "pp.edge");
     builder.position_at_end(new);
     builder.unset_current_debug_location();
     builder
         .build_unconditional_branch(to)
         .expect("the builder is positioned in the new block");
-    ffi::set_successor(term, edge.slot, new);
+    ffi::set_successor(term, slot, new);
 
     let phis: Vec<_> = to
         .get_instructions()
@@ -55,8 +69,9 @@ pub(crate) fn split_edge<'ctx>(
             .position(|&b| b == from.as_mut_ptr())
             .ok_or_else(|| LlvmError::Verify {
                 message: format!(
-                    "in `{}`, a phi in block {} has no entry for its predecessor {}",
-                    body.name, edge.to, edge.from
+                    "in `{function}`, a phi in {:?} has no entry for its predecessor {:?}",
+                    to.get_name(),
+                    from.get_name()
                 ),
             })?;
         ffi::retarget_phi_incoming(builder, phi, |i, _| i as usize == index, new);

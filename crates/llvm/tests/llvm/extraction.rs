@@ -367,9 +367,12 @@ attributes #0 = { returns_twice }
     // after it with the call returns_twice on the call site: neither counts,
     // and each is followed by a resume edge. The block after them holds the
     // indirect call and the plain call (not willreturn, pathprof, asm,
-    // intrinsic, invoke); next: none (`exit` right before `unreachable` is its
+    // intrinsic), then the invoke that terminates it (its unwind destination
+    // is a landing pad); next: none (`exit` right before `unreachable` is its
     // block's end); pad: two.
     let f = function(&ex, "f");
-    assert_eq!(calls(f), [0, 0, 2, 0, 2]);
+    assert_eq!(calls(f), [0, 0, 3, 0, 2]);
     assert_eq!(resume_edges(f), [(0, 1), (1, 2)]);
+    let ends_in_call: Vec<bool> = f.cfg.blocks().map(|b| f.cfg.ends_in_call(b)).collect();
+    assert_eq!(ends_in_call, [false, false, true, false, false]);
 }
