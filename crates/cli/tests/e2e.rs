@@ -128,6 +128,14 @@ const FORK: Program = Program {
     cut_short: &["main"],
 };
 
+const DAEMON: Program = Program {
+    name: "daemon",
+    sources: &["daemon.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &["main"],
+};
 const THREADS: Program = Program {
     name: "threads",
     sources: &["threads.c"],
@@ -563,6 +571,23 @@ fn fork_parent_and_child_merge() {
     p.expect_calls(ALL, "work", 3);
     p.expect_line(AT_O0, "work", "@work", 60);
     p.expect_calls(BLOCK_MODE, "main", 1);
+    p.finish();
+}
+
+/// daemon(): the parent's counts from before it are written (it ends inside
+/// daemon), the child's from after it; nothing twice.
+#[test]
+fn daemon_parent_and_child_each_count_their_part() {
+    let mut p = profile(&DAEMON, &OPTS);
+    assert_eq!(p.reference.stdout, "before 45 after 190\n");
+    p.expect_calls(ALL, "main", 1);
+    p.expect_calls(ALL, "work", 2);
+    p.expect_line(AT_O0, "work", "@work", 30);
+    p.expect_line(AT_O0, "main", "@child", 1);
+    for Seen { ctx, f, .. } in p.functions(EDGE_COUNTS, "main") {
+        p.checks
+            .eq(format!("{ctx}: daemon() returns"), 1, f.resume_returns());
+    }
     p.finish();
 }
 

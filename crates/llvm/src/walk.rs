@@ -84,9 +84,10 @@ pub(crate) fn counted_calls(block: BasicBlock<'_>) -> impl Iterator<Item = Instr
 
 /// Functions that return in another process, or more than once, without LLVM's
 /// `returns_twice` on them: the `fork` family (a `fork` returns in the parent
-/// and in the child) and `clone`.
+/// and in the child), `clone`, and `daemon` (which returns in a child; its
+/// parent ends inside it).
 const FORK_LIKE: &[&str] = &[
-    "fork", "__fork", "_Fork", "vfork", "clone", "__clone", "clone3",
+    "fork", "__fork", "_Fork", "vfork", "clone", "__clone", "clone3", "daemon",
 ];
 
 /// Whether `inst` is a call that may return more than once or into another

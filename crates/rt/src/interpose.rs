@@ -3,7 +3,8 @@
 //! `_exit`, `_Exit`, `execve`, `execv`, `execvp`, `execvpe`, `execl`,
 //! `execle`, `execlp`, `fexecve`, `abort` write the profile first (a final
 //! dump, see `dump`), then do what the C library does; `pthread_create`
-//! counts the threads the program starts.
+//! counts the threads the program starts; `daemon` is done here (see
+//! [`hook_daemon`]) so that its parent's counts are written.
 //!
 //! # How
 //!
@@ -130,6 +131,45 @@ extern "C" fn hook_exit(status: c_int) -> ! {
         // Safety: the C library's `_exit`, which has this type.
         f => unsafe { std::mem::transmute::<usize, ExitFn>(f)(status) },
     }
+}
+
+/// `daemon`, done as the C library does it: `fork`; the parent leaves by
+/// `_exit(0)`, here the hooked one, which writes its counts (the C library's
+/// `daemon` ends its parent with an internal `_exit` nothing can take over,
+/// losing them); the child (a fork child: counters zeroed, see `hooks`)
+/// starts a session, moves to `/` unless `nochdir`, and points descriptors
+/// 0, 1 and 2 at `/dev/null` unless `noclose`.
+extern "C" fn hook_daemon(nochdir: c_int, noclose: c_int) -> c_int {
+    // Safety: fork, setsid, chdir, open, dup2 and close with valid arguments
+    // (NUL-terminated paths, descriptors this function opened or 0..=2).
+    unsafe {
+        match libc::fork() {
+            -1 => return -1,
+            0 => {}
+            _ => hook_exit(0),
+        }
+        if libc::setsid() == -1 {
+            return -1;
+        }
+        if nochdir == 0 && libc::chdir(c"/".as_ptr()) == -1 {
+            return -1;
+        }
+        if noclose == 0 {
+            let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            if fd == -1 {
+                return -1;
+            }
+            for target in 0..3 {
+                if fd != target {
+                    libc::dup2(fd, target);
+                }
+            }
+            if fd > 2 {
+                libc::close(fd);
+            }
+        }
+    }
+    0
 }
 
 /// The `execve` system call (-1 and errno on failure).
@@ -461,6 +501,7 @@ std::arch::global_asm!(
     trampoline!("fexecve", "fexecve"),
     trampoline!("abort", "abort"),
     trampoline!("pthread_create", "pthread_create"),
+    trampoline!("daemon", "daemon"),
     execl_trampoline!("execl", "0"),
     execl_trampoline!("execle", "1"),
     execl_trampoline!("execlp", "2"),
@@ -491,6 +532,7 @@ std::arch::global_asm!(
     fexecve = sym hook_fexecve,
     abort = sym hook_abort,
     pthread_create = sym hook_pthread_create,
+    daemon = sym hook_daemon,
     execl = sym hook_execl,
 );
 
@@ -550,6 +592,7 @@ std::arch::global_asm!(
     trampoline!("fexecve", "fexecve"),
     trampoline!("abort", "abort"),
     trampoline!("pthread_create", "pthread_create"),
+    trampoline!("daemon", "daemon"),
     execl_trampoline!("execl", "0"),
     execl_trampoline!("execle", "1"),
     execl_trampoline!("execlp", "2"),
@@ -578,5 +621,6 @@ std::arch::global_asm!(
     fexecve = sym hook_fexecve,
     abort = sym hook_abort,
     pthread_create = sym hook_pthread_create,
+    daemon = sym hook_daemon,
     execl = sym hook_execl,
 );

@@ -139,8 +139,8 @@
 //! ## Taking over libc calls
 //!
 //! See `interpose`: `_exit`, `_Exit`, `execve`, `execv`, `execvp`,
-//! `execvpe`, `execl`, `execle`, `execlp`, `fexecve`, `abort` and
-//! `pthread_create` are defined by the runtime as weak symbols (x86-64 and
+//! `execvpe`, `execl`, `execle`, `execlp`, `fexecve`, `abort`,
+//! `pthread_create` and `daemon` are defined by the runtime as weak symbols (x86-64 and
 //! AArch64), so an executable linked with it uses them without linker flags,
 //! and a static link whose C library brings strong definitions still links.
 //! The runtime's other exported names all start with `__pathprof`. In a
