@@ -9,10 +9,13 @@
 //!
 //! * SIGUSR1: dump and go on. The handler runs with `SA_RESTART`, so a
 //!   system call it interrupts is restarted, and keeps `errno`.
-//! * SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGTERM (whose
+//! * SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM, SIGTERM, and the
+//!   faults SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGXCPU, SIGXFSZ (whose
 //!   default action ends the process): a final dump, then the default action
 //!   is restored and the signal raised again, so the process dies by the
 //!   same signal (exit status, core dump) as it would have without pathprof.
+//!   A fault from a stack overflow cannot run the handler (no alternate
+//!   stack is installed): it ends the process without a dump.
 //! * `PATHPROF_DUMP_INTERVAL=N`: a thread of the runtime (all signals
 //!   blocked, not counted among the program's threads) dumps every N
 //!   seconds; a fork child starts its own.
@@ -25,8 +28,11 @@ use std::panic::catch_unwind;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Once;
 
-/// The signals whose default action ends the process and which get a final dump.
-const FATAL: [libc::c_int; 7] = [
+/// The signals whose default action ends the process and which get a final
+/// dump: those sent to end it, and the faults (a crash writes what was counted
+/// up to it; the faulting instruction runs again once the default action is
+/// back, and the process dies by it).
+const FATAL: [libc::c_int; 14] = [
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGQUIT,
@@ -34,6 +40,13 @@ const FATAL: [libc::c_int; 7] = [
     libc::SIGPIPE,
     libc::SIGALRM,
     libc::SIGTERM,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGSYS,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
 ];
 
 extern "C" {

@@ -616,11 +616,26 @@ fn fatal_signals_write_then_kill_with_the_same_signal() {
         libc::SIGHUP,
         libc::SIGQUIT,
         libc::SIGPIPE,
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGFPE,
+        libc::SIGILL,
+        libc::SIGSYS,
+        libc::SIGXCPU,
+        libc::SIGXFSZ,
     ] {
         let (status, file, err) = end_by("raise", 8, &[&sig.to_string()]);
         assert_eq!(signal_of(status), Some(sig), "signal {sig}: {err}");
         assert_eq!(read(&file), work(8), "signal {sig}");
         assert_eq!(facts(&file), (1, 0, 0), "signal {sig}");
+    }
+    // Real faults: the handler writes, then the faulting instruction runs
+    // again with the default action back and the process dies by it.
+    for (how, sig) in [("segv", libc::SIGSEGV), ("fpe", libc::SIGFPE)] {
+        let (status, file, err) = end_by(how, 8, &[]);
+        assert_eq!(signal_of(status), Some(sig), "{how}: {err}");
+        assert_eq!(read(&file), work(8), "{how}");
+        assert_eq!(facts(&file), (1, 0, 0), "{how}");
     }
     // A dump, more counts, then SIGTERM: each count written once.
     let (status, file, _) = end_by("dump_then_term", 8, &[]);

@@ -41,6 +41,14 @@ int main(int argc, char **argv) {
         raise(atoi(argv[4]));
         return 99;
     }
+    if (IS("segv")) {
+        *(volatile int *)(uintptr_t)argc = 1; /* a write to a low address: SIGSEGV */
+        return 99;
+    }
+    if (IS("fpe")) {
+        volatile int zero = argc - 4; /* ends fpe N EXE */
+        return argc / zero; /* integer division by zero */
+    }
     if (IS("wait")) {
         printf("ready\n");
         fflush(stdout);
