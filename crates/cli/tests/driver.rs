@@ -94,6 +94,64 @@ fn separate_compile_archive_and_link_steps() {
     assert!(cube_calls == 5 || cube_calls == 0, "{cube_calls}");
 }
 
+/// Native libraries named after the program's objects are searched for them,
+/// as in the plain link: a static one, and a shared one under `--as-needed`
+/// (which keeps only libraries something before them needs).
+#[test]
+fn native_libraries_after_the_objects_resolve_them() {
+    let dir = lib_and_main();
+    let d = dir.path();
+    let clang = |args: &[&str]| {
+        let status = Command::new(CLANG)
+            .current_dir(d)
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "clang {args:?}");
+    };
+    clang(&["-O2", "-c", "lib.c", "-o", "native.o"]);
+    let ar = Command::new("/usr/lib/llvm-22/bin/llvm-ar")
+        .current_dir(d)
+        .args(["rcs", "libnative.a", "native.o"])
+        .status()
+        .unwrap();
+    assert!(ar.success());
+    clang(&["-O2", "-shared", "-fPIC", "lib.c", "-o", "libshared.so"]);
+    ok(pathprof(d, &["cc", "-O2", "-c", "main.c"]));
+    ok(pathprof(
+        d,
+        &[
+            "cc",
+            "-O2",
+            "main.o",
+            "-L.",
+            "-lnative",
+            "-o",
+            "static_prog",
+        ],
+    ));
+    let run = run_profiled(&d.join("static_prog"), &d.join("s.pprof"));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    ok(pathprof(
+        d,
+        &[
+            "cc",
+            "-O2",
+            "-Wl,--as-needed",
+            "main.o",
+            "-L.",
+            "-lshared",
+            "-Wl,-rpath,$ORIGIN",
+            "-o",
+            "shared_prog",
+        ],
+    ));
+    let run = run_profiled(&d.join("shared_prog"), &d.join("d.pprof"));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    let r = report(d, "shared_prog.ppmap", "d.pprof");
+    assert_eq!(function(&r, "main")["entry_count"], 1);
+}
+
 #[test]
 fn configure_probes_and_pass_through_steps_behave_like_clang() {
     let dir = tempfile::tempdir().unwrap();

@@ -134,8 +134,19 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     let object = work.path().join("pathprof-program.o");
     pathprof_llvm::write_object(&module, &object, level)?;
 
+    // The program object takes the place of the first input that gave it
+    // bitcode, so libraries named after that input are searched for it, as
+    // they would have been for the plain objects (also under --as-needed).
+    let program_at = replace
+        .iter()
+        .map(|&(i, _)| i)
+        .min()
+        .expect("bitcode came from some input");
     let mut final_args: Vec<String> = Vec::with_capacity(inv.args.len() + 8);
     for (i, a) in inv.args.iter().enumerate() {
+        if i == program_at {
+            final_args.push(object.display().to_string());
+        }
         match replace.iter().find(|(idx, _)| *idx == i) {
             Some((_, Some(r))) => final_args.push(r.clone()),
             Some((_, None)) => {}
@@ -143,7 +154,6 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
             None => final_args.push(a.clone()),
         }
     }
-    final_args.push(object.display().to_string());
     final_args.push(toolchain::runtime()?.display().to_string());
     final_args.extend(toolchain::RUNTIME_LIBS.iter().map(|s| s.to_string()));
     let code = exec(clang, &final_args)?;
