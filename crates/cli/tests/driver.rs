@@ -153,6 +153,24 @@ fn native_libraries_after_the_objects_resolve_them() {
 }
 
 #[test]
+fn cc_help_shows_pathprofs_flags_then_clangs() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = ok(pathprof(dir.path(), &["cc", "--help"]));
+    let ours = help.find("--early-exit").expect("pathprof's flags");
+    let clangs = help.find("OVERVIEW: clang").expect("clang's help");
+    assert!(ours < clangs, "{help}");
+    for flag in [
+        "--mode=",
+        "--map=",
+        "--max-paths=",
+        "--array-limit=",
+        "--atomic",
+    ] {
+        assert!(help[..clangs].contains(flag), "{flag} missing:\n{help}");
+    }
+}
+
+#[test]
 fn configure_probes_and_pass_through_steps_behave_like_clang() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -13,8 +13,35 @@ use args::{Action, InputKind, Invocation};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+/// pathprof's own flags, shown by `pathprof cc --help` before clang's.
+const USAGE: &str = "\
+pathprof cc / pathprof c++: clang or clang++ that builds an instrumented program.
+Every clang argument passes through; the link step instruments, optimises at the
+command line's -O level and links the pathprof runtime, and writes PROGRAM.ppmap.
+
+pathprof's own flags (also from the environment):
+  --mode=block|edge|path  what to count (PATHPROF_MODE; default path)
+  --map=FILE              the map to write (PATHPROF_MAP; default OUTPUT.ppmap)
+  --max-paths=N           most acyclic paths per function before paths are cut
+                          (PATHPROF_MAX_PATHS)
+  --array-limit=N         functions with at most N paths count into arrays,
+                          others into hash tables (PATHPROF_ARRAY_LIMIT)
+  --atomic                thread-safe counter updates (PATHPROF_ATOMIC=1)
+  --early-exit            count executions cut short inside calls (exit, longjmp)
+                          exactly (PATHPROF_EARLY_EXIT=1)
+  --pathprof-verbose      say what the link step does (PATHPROF_VERBOSE=1)
+Run the program with PATHPROF_FILE=FILE to choose the profile (default
+default.pprof); see `pathprof --help` for the reports.
+
+clang's own options follow.
+";
+
 /// Runs the driver on the arguments after `cc` / `c++`.
 pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
+    if raw_args.iter().any(|a| a == "--help" || a == "-help") {
+        print!("{USAGE}\n");
+        std::io::Write::flush(&mut std::io::stdout())?;
+    }
     let options = args::options_from_env()?;
     let inv = args::parse(raw_args, options)?;
     let clang = toolchain::clang(cxx);
