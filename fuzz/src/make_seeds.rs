@@ -16,7 +16,8 @@ fn cfgs() -> Vec<Cfg> {
         Cfg::from_edge_list(6, &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5)]).unwrap(),
         Cfg::from_edge_list(4, &[(0, 1), (1, 1), (1, 2), (0, 2), (3, 2)]).unwrap(),
     ];
-    // Unsplittable edges (an `invoke`'s unwind edge) are written as JSON so
+    // Unsplittable edges (an `invoke`'s unwind edge, the invoke a counted call
+    // that terminates its block) are written as JSON so
     // that the seeds do not depend on every field of `CfgEdge`.
     let json = r#"{"num_blocks":5,"entry":0,"edges":[
         {"from":0,"to":1,"slot":0,"splittable":true},
@@ -24,7 +25,7 @@ fn cfgs() -> Vec<Cfg> {
         {"from":1,"to":3,"slot":0,"splittable":true},
         {"from":2,"to":3,"slot":0,"splittable":true},
         {"from":3,"to":4,"slot":0,"splittable":true}],
-        "calls":[1,0,0,2,0]}"#;
+        "calls":[1,0,0,2,0],"terminator_calls":[0]}"#;
     out.push(serde_json::from_str(json).unwrap());
     out
 }

@@ -23,7 +23,7 @@ fn cfgs() -> Vec<Cfg> {
         {"from":1,"to":3,"slot":0,"splittable":true},
         {"from":2,"to":3,"slot":0,"splittable":true},
         {"from":3,"to":4,"slot":0,"splittable":true}],
-        "calls":[1,0,0,2,0]}"#;
+        "calls":[1,0,0,2,0],"terminator_calls":[0]}"#;
     vec![
         Cfg::from_edge_list(1, &[]).unwrap(),
         Cfg::from_edge_list(6, &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5)]).unwrap(),
