@@ -39,7 +39,7 @@ clang's own options follow.
 /// Runs the driver on the arguments after `cc` / `c++`.
 pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
     if raw_args.iter().any(|a| a == "--help" || a == "-help") {
-        print!("{USAGE}\n");
+        println!("{USAGE}");
         std::io::Write::flush(&mut std::io::stdout())?;
     }
     let options = args::options_from_env()?;
