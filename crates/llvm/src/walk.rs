@@ -247,23 +247,22 @@ pub(crate) fn read_cfg(body: &Body<'_>) -> Result<Cfg, LlvmError> {
             });
         }
     }
-    let calls = body
-        .blocks
-        .iter()
-        .map(|&b| counted_calls(b).count() as u32)
-        .collect();
+    // Per block, its counted calls and whether the last is its terminator (an
+    // invoke).
+    let mut calls = Vec::with_capacity(body.blocks.len());
+    let mut ends_in_call = Vec::new();
+    for (b, &block) in body.blocks.iter().enumerate() {
+        let mut last = None;
+        let n = counted_calls(block).inspect(|&c| last = Some(c)).count();
+        calls.push(n as u32);
+        if last.is_some_and(|c| c.get_opcode() == InstructionOpcode::Invoke) {
+            ends_in_call.push(BlockId(b as u32));
+        }
+    }
     let cfg_error = |source| LlvmError::Cfg {
         function: body.name.clone(),
         source,
     };
-    let ends_in_call: Vec<BlockId> = (0..body.blocks.len())
-        .filter(|&b| {
-            body.blocks[b]
-                .get_terminator()
-                .is_some_and(|t| t.get_opcode() == InstructionOpcode::Invoke && is_counted_call(t))
-        })
-        .map(|b| BlockId(b as u32))
-        .collect();
     let mut cfg = Cfg::new(body.blocks.len(), BlockId(0), edges).map_err(cfg_error)?;
     cfg.set_calls(calls).map_err(cfg_error)?;
     cfg.set_terminator_calls(&ends_in_call).map_err(cfg_error)?;

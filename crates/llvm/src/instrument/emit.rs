@@ -76,7 +76,7 @@ pub(crate) struct Emitter<'ctx> {
     atomic: bool,
 }
 
-const POSITIONED: &str = "the builder is positioned";
+pub(super) const POSITIONED: &str = "the builder is positioned";
 
 /// The runtime's hash-table entry points (CONTRACTS.md §2), both
 /// `void (uint64_t *state, uint64_t id)`.
@@ -510,7 +510,7 @@ impl<'ctx> Site<'_, 'ctx> {
 
 /// The first instruction of `block` that code may be inserted before: past phis,
 /// landing pads, catch pads and cleanup pads. `None` for a `catchswitch` block.
-fn first_insertion_point(block: BasicBlock<'_>) -> Option<InstructionValue<'_>> {
+pub(super) fn first_insertion_point(block: BasicBlock<'_>) -> Option<InstructionValue<'_>> {
     let first = block.get_instructions().find(|i| {
         !matches!(
             i.get_opcode(),

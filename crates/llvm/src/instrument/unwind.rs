@@ -15,7 +15,7 @@
 //!   decrements only the sink. SROA and mem2reg turn `pending` into phis: on the
 //!   normal path the cost is the decrement on the split edge.
 
-use super::emit::Emitter;
+use super::emit::{first_insertion_point, Emitter, POSITIONED};
 use super::split;
 use crate::error::LlvmError;
 use crate::ffi;
@@ -26,8 +26,6 @@ use inkwell::llvm_sys::prelude::LLVMBasicBlockRef;
 use inkwell::values::{InstructionOpcode, InstructionValue, PointerValue};
 use inkwell::AddressSpace;
 use std::collections::HashSet;
-
-const POSITIONED: &str = "the builder is positioned";
 
 /// One function's pending pointer and sink, and the landing pads that already
 /// undo.
@@ -93,15 +91,7 @@ impl<'ctx> Unwinds<'ctx> {
 
         let pad = ffi::successor(invoke, 1);
         if self.undoing.insert(pad.as_mut_ptr()) {
-            let at = pad
-                .get_instructions()
-                .find(|i| {
-                    !matches!(
-                        i.get_opcode(),
-                        InstructionOpcode::Phi | InstructionOpcode::LandingPad
-                    )
-                })
-                .expect("a block ends with a terminator");
+            let at = first_insertion_point(pad).expect("a landing pad block is no catchswitch");
             emitter.position_before(&at);
             self.undo_pending(builder, emitter);
         }
