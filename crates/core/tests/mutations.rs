@@ -7,90 +7,23 @@
 use pathprof_core::derive::derive;
 use pathprof_core::hash::fnv64;
 use pathprof_core::layout::Layout;
-use pathprof_core::map::{BlockInfo, LineSpan, MapError, MapFile, MapFunction};
+use pathprof_core::map::{BlockInfo, MapError, MapFile, MapFunction};
 use pathprof_core::planner::{plan_function, PlanOptions};
 use pathprof_core::regen::{path_id, regenerate};
 use pathprof_core::{Cfg, Mode};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
-/// Small CFGs covering what layouts hold: a loop, a self loop, an unreachable
-/// block, an unsplittable edge and calls that may not return.
-fn cfgs() -> Vec<Cfg> {
-    let unsplittable = r#"{"num_blocks":5,"entry":0,"edges":[
-        {"from":0,"to":1,"slot":0,"splittable":true},
-        {"from":0,"to":2,"slot":1,"splittable":false},
-        {"from":1,"to":3,"slot":0,"splittable":true},
-        {"from":2,"to":3,"slot":0,"splittable":true},
-        {"from":3,"to":4,"slot":0,"splittable":true}],
-        "calls":[1,0,0,2,0],"terminator_calls":[0]}"#;
-    vec![
-        Cfg::from_edge_list(1, &[]).unwrap(),
-        Cfg::from_edge_list(6, &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5)]).unwrap(),
-        Cfg::from_edge_list(4, &[(0, 1), (1, 1), (1, 2), (0, 2), (3, 2)]).unwrap(),
-        serde_json::from_str(unsplittable).unwrap(),
-    ]
-}
-
-fn map(mode: Mode, options: &PlanOptions) -> MapFile {
-    let functions: Vec<MapFunction> = cfgs()
-        .into_iter()
-        .enumerate()
-        .map(|(i, cfg)| {
-            let (_, layout) = plan_function(&cfg, mode, options)
-                .or_else(|_| plan_function(&cfg, Mode::Block, options))
-                .unwrap();
-            let blocks = (0..cfg.num_blocks() as u32)
-                .map(|b| BlockInfo {
-                    line: Some(b + 2),
-                    instructions: b + 1,
-                    lines: vec![LineSpan {
-                        file: (b % 2),
-                        line: b + 2,
-                        instructions: b + 1,
-                    }],
-                })
-                .collect();
-            MapFunction {
-                name: format!("f{i}"),
-                display_name: None,
-                file: Some(0),
-                line: Some(1),
-                hash: cfg.shape_hash(),
-                cfg,
-                blocks,
-                layout,
-            }
-        })
-        .collect();
-    // Through JSON, so that fields added later keep their defaults.
-    let build_id = MapFile::compute_build_id(mode, &functions);
-    serde_json::from_value(serde_json::json!({
-        "mode": mode,
-        "build_id": build_id,
-        "files": ["t.c", "t.h"],
-        "file_digests": [null, 3],
-        "functions": functions,
-    }))
-    .unwrap()
-}
+mod seed_maps;
 
 /// The bodies of valid maps of every mode, with truncation and early exits.
 fn bodies() -> &'static [Vec<u8>] {
     static BODIES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     BODIES.get_or_init(|| {
-        let cut = PlanOptions::default()
-            .with_max_paths(3)
-            .with_early_exit(true);
-        [
-            map(Mode::Block, &PlanOptions::default()),
-            map(Mode::Edge, &PlanOptions::default()),
-            map(Mode::Path, &PlanOptions::default()),
-            map(Mode::Path, &cut),
-        ]
-        .iter()
-        .map(|m| serde_json::to_vec(m).unwrap())
-        .collect()
+        seed_maps::maps()
+            .iter()
+            .map(|(_, m)| serde_json::to_vec(m).unwrap())
+            .collect()
     })
 }
 
