@@ -445,6 +445,45 @@ const REG_ARGS: usize = 7;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const REG_ARGS: usize = 0;
 
+/// The whole interposition assembly of one architecture, given its section
+/// type (`@progbits` or `%progbits`) and its `execl` common code (which starts
+/// at `.Lpathprof_execl_common` and calls `{execl}`): every hooked name's
+/// trampoline, from the architecture's `trampoline!` and `execl_trampoline!`,
+/// and the hooks they jump to.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! interpose_asm {
+    ($progbits:literal, $($execl_common:literal),* $(,)?) => {
+        std::arch::global_asm!(
+            concat!(".pushsection .text.pathprof_interpose,\"ax\",", $progbits),
+            trampoline!("_exit", "exit"),
+            trampoline!("_Exit", "exit"),
+            trampoline!("execve", "execve"),
+            trampoline!("execv", "execv"),
+            trampoline!("execvp", "execvp"),
+            trampoline!("execvpe", "execvpe"),
+            trampoline!("fexecve", "fexecve"),
+            trampoline!("abort", "abort"),
+            trampoline!("pthread_create", "pthread_create"),
+            trampoline!("daemon", "daemon"),
+            execl_trampoline!("execl", "0"),
+            execl_trampoline!("execle", "1"),
+            execl_trampoline!("execlp", "2"),
+            $($execl_common,)*
+            ".popsection",
+            exit = sym hook_exit,
+            execve = sym hook_execve,
+            execv = sym hook_execv,
+            execvp = sym hook_execvp,
+            execvpe = sym hook_execvpe,
+            fexecve = sym hook_fexecve,
+            abort = sym hook_abort,
+            pthread_create = sym hook_pthread_create,
+            daemon = sym hook_daemon,
+            execl = sym hook_execl,
+        );
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 macro_rules! trampoline {
     ($name:literal, $hook:literal) => {
@@ -490,21 +529,8 @@ macro_rules! execl_trampoline {
 }
 
 #[cfg(target_arch = "x86_64")]
-std::arch::global_asm!(
-    ".pushsection .text.pathprof_interpose,\"ax\",@progbits",
-    trampoline!("_exit", "exit"),
-    trampoline!("_Exit", "exit"),
-    trampoline!("execve", "execve"),
-    trampoline!("execv", "execv"),
-    trampoline!("execvp", "execvp"),
-    trampoline!("execvpe", "execvpe"),
-    trampoline!("fexecve", "fexecve"),
-    trampoline!("abort", "abort"),
-    trampoline!("pthread_create", "pthread_create"),
-    trampoline!("daemon", "daemon"),
-    execl_trampoline!("execl", "0"),
-    execl_trampoline!("execle", "1"),
-    execl_trampoline!("execlp", "2"),
+interpose_asm!(
+    "@progbits",
     // The 5 argument registers after the path side by side, then the call.
     ".p2align 4",
     ".Lpathprof_execl_common:",
@@ -523,17 +549,6 @@ std::arch::global_asm!(
     "call {execl}@PLT",
     "leave",
     "ret",
-    ".popsection",
-    exit = sym hook_exit,
-    execve = sym hook_execve,
-    execv = sym hook_execv,
-    execvp = sym hook_execvp,
-    execvpe = sym hook_execvpe,
-    fexecve = sym hook_fexecve,
-    abort = sym hook_abort,
-    pthread_create = sym hook_pthread_create,
-    daemon = sym hook_daemon,
-    execl = sym hook_execl,
 );
 
 #[cfg(target_arch = "aarch64")]
@@ -581,21 +596,8 @@ macro_rules! execl_trampoline {
 }
 
 #[cfg(target_arch = "aarch64")]
-std::arch::global_asm!(
-    ".pushsection .text.pathprof_interpose,\"ax\",%progbits",
-    trampoline!("_exit", "exit"),
-    trampoline!("_Exit", "exit"),
-    trampoline!("execve", "execve"),
-    trampoline!("execv", "execv"),
-    trampoline!("execvp", "execvp"),
-    trampoline!("execvpe", "execvpe"),
-    trampoline!("fexecve", "fexecve"),
-    trampoline!("abort", "abort"),
-    trampoline!("pthread_create", "pthread_create"),
-    trampoline!("daemon", "daemon"),
-    execl_trampoline!("execl", "0"),
-    execl_trampoline!("execle", "1"),
-    execl_trampoline!("execlp", "2"),
+interpose_asm!(
+    "%progbits",
     // The 7 argument registers after the path side by side, then the call.
     ".p2align 4",
     ".Lpathprof_execl_common:",
@@ -612,15 +614,4 @@ std::arch::global_asm!(
     "bl {execl}",
     "ldp x29, x30, [sp], #80",
     "ret",
-    ".popsection",
-    exit = sym hook_exit,
-    execve = sym hook_execve,
-    execv = sym hook_execv,
-    execvp = sym hook_execvp,
-    execvpe = sym hook_execvpe,
-    fexecve = sym hook_fexecve,
-    abort = sym hook_abort,
-    pthread_create = sym hook_pthread_create,
-    daemon = sym hook_daemon,
-    execl = sym hook_execl,
 );
