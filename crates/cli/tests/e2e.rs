@@ -136,6 +136,14 @@ const DAEMON: Program = Program {
     status: 0,
     cut_short: &["main"],
 };
+const DESTRUCTOR: Program = Program {
+    name: "destructor",
+    sources: &["destructor.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
 const THREADS: Program = Program {
     name: "threads",
     sources: &["threads.c"],
@@ -588,6 +596,22 @@ fn daemon_parent_and_child_each_count_their_part() {
         p.checks
             .eq(format!("{ctx}: daemon() returns"), 1, f.resume_returns());
     }
+    p.finish();
+}
+
+/// Destructors run after the runtime's atexit dump; the module's own
+/// destructor, the last of its object, writes what they counted.
+#[test]
+fn counts_made_in_destructors_are_written() {
+    let mut p = profile(&DESTRUCTOR, &OPTS);
+    assert_eq!(p.reference.stdout, "main 10\nlate 21\nlast 36\n");
+    p.expect_calls(ALL, "main", 1);
+    p.expect_calls(ALL, "work", 3);
+    p.expect_calls(ALL, "late", 1);
+    p.expect_calls(ALL, "last", 1);
+    p.expect_line(AT_O0, "work", "@work", 21);
+    p.expect_line(ALL, "late", "@late", 1);
+    p.expect_line(ALL, "last", "@last", 1);
     p.finish();
 }
 

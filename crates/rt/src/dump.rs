@@ -79,31 +79,70 @@ pub(crate) fn dump(trigger: Trigger) {
     os::restore_signals(&old);
 }
 
-fn dump_locked(trigger: Trigger) {
-    let me = thread_id();
-    let signal = trigger == Trigger::Signal;
+/// The last write of a module that goes away (its destructor: at exit after
+/// the program's own destructors and the `atexit` dump, or at `dlclose`):
+/// writes what it counted since the last dump as a final write (the process
+/// counts once in its file, as at exit), then retires it so no later dump or
+/// fork handler reads its counters.
+pub(crate) fn retire(node: &Node) {
+    if !process::is_ours() {
+        return;
+    }
+    let old = os::block_all_signals();
+    if lock(thread_id(), false) {
+        if let Some(cfg) = registry::config() {
+            let mut path = MapVec::new();
+            let mut side = MapVec::new();
+            dump_module(cfg, node, true, &mut path, &mut side);
+        }
+        node.retire();
+        unlock_and_repeat_pending(thread_id(), false);
+    } else {
+        // This thread is inside a dump already (a destructor run from
+        // within one cannot happen; be safe): retire without writing.
+        node.retire();
+    }
+    os::restore_signals(&old);
+}
+
+/// Takes the dump lock for thread `me`. A signal dump never waits: if the
+/// lock is taken it asks the holder to repeat and returns false; so does a
+/// thread that already holds it.
+fn lock(me: u64, signal: bool) -> bool {
     loop {
         if signal {
             PENDING.store(true, SeqCst);
         }
         match OWNER.compare_exchange(0, me, SeqCst, SeqCst) {
-            Ok(_) => break,
+            Ok(_) => return true,
             Err(owner) if signal || owner == me => {
                 PENDING.store(true, SeqCst);
-                return;
+                return false;
             }
             Err(_) => os::sleep_us(200),
         }
     }
-    let last = trigger.is_final();
-    loop {
+}
+
+/// Lets go of the dump lock, first running the dumps asked for meanwhile.
+fn unlock_and_repeat_pending(me: u64, last: bool) {
+    OWNER.store(0, SeqCst);
+    while PENDING.load(SeqCst) && OWNER.compare_exchange(0, me, SeqCst, SeqCst).is_ok() {
         PENDING.store(false, SeqCst);
         dump_all(last);
         OWNER.store(0, SeqCst);
-        if !PENDING.load(SeqCst) || OWNER.compare_exchange(0, me, SeqCst, SeqCst).is_err() {
-            return;
-        }
     }
+}
+
+fn dump_locked(trigger: Trigger) {
+    let me = thread_id();
+    if !lock(me, trigger == Trigger::Signal) {
+        return;
+    }
+    let last = trigger.is_final();
+    PENDING.store(false, SeqCst);
+    dump_all(last);
+    unlock_and_repeat_pending(me, last);
 }
 
 /// A fork child starts with no dump running (the parent's dumping thread,

@@ -166,7 +166,7 @@ extern "C" fn on_fork_child() {
     let _ = catch_unwind(|| {
         process::on_fork_child();
         for node in registry::nodes() {
-            // Safety: registered modules are valid and live forever.
+            // Safety: registered modules are valid, and mapped until retired.
             for f in unsafe { node.module().functions() } {
                 if !f.is_valid() {
                     continue;

@@ -4,6 +4,7 @@
 //!
 //! ```c
 //! void __pathprof_register(const struct PpModule *m);         // from a constructor
+//! void __pathprof_fini(const struct PpModule *m);             // from a destructor
 //! void __pathprof_hash_count(uint64_t *state, uint64_t id);   // one execution of path id
 //! void __pathprof_hash_count_atomic(uint64_t *state, uint64_t id); // the same, exact across threads
 //! void __pathprof_hash_uncount(uint64_t *state, uint64_t id); // undo one (Call sites)
@@ -88,7 +89,10 @@
 //!   run no fork handlers, writes nothing.)
 //! * **Exit**: the `atexit` handler is registered by the first registration
 //!   (a constructor), so it runs after the exit handlers and C++ static
-//!   destructors registered later, and sees their counts.
+//!   destructors registered later, and sees their counts. Destructors in
+//!   `.fini_array` (`__attribute__((destructor))`) run after it; each
+//!   module's own destructor, the last of its object, writes what they
+//!   counted (`__pathprof_fini`).
 //!
 //! ## SIGUSR1: what is and is not guaranteed
 //!
@@ -132,9 +136,9 @@
 //!   and those counts stay in the file: the final profile has, per counter,
 //!   at most one extra count per call that was in progress at an earlier
 //!   dump and returned later. Dumps at exit only are exact.
-//! * A shared library that registered and was `dlclose`d before a dump is
-//!   read after it is gone (the ABI has no unregister): don't unload
-//!   instrumented libraries.
+//! * A shared library's counts made in code another object's destructors
+//!   run after that library's own destructor are lost (`dlclose` writes and
+//!   retires the library's module; see `registry`).
 //!
 //! ## Taking over libc calls
 //!
@@ -218,6 +222,23 @@ pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
         registry::init_config((module.build_id, module.mode));
         if registry::add(m) {
             hooks::install();
+        }
+    });
+}
+
+/// The module's last write, from its destructor (`llvm.global_dtors`,
+/// priority 0: after the program's own destructors, at exit or at
+/// `dlclose`): what it counted since the last dump is written, then the
+/// runtime forgets the module, whose counters may be unmapped next. A module
+/// that is not registered is ignored.
+///
+/// # Safety
+/// `m` is null or a module passed to [`__pathprof_register`], still mapped.
+#[no_mangle]
+pub unsafe extern "C" fn __pathprof_fini(m: *const PpModule) {
+    let _ = catch_unwind(|| {
+        if let Some(node) = registry::find(m) {
+            dump::retire(node);
         }
     });
 }

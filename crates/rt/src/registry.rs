@@ -4,8 +4,11 @@
 //! Modules live in a lock-free, append-only list of nodes allocated at
 //! registration (from constructors, where `malloc` is fine) and never freed,
 //! so the dumper, also in a signal handler, can walk it without locks. A
-//! module must stay mapped until the process exits (a `dlclose`d library's
-//! counters would be read after it is gone; the ABI has no unregister).
+//! module that goes away (its destructor calls `__pathprof_fini`: at exit
+//! after the program's own destructors, or at `dlclose`) is written one last
+//! time and *retired*: dumps and fork handlers skip it from then on, so its
+//! unmapped counters are never read. Loaded again at the same address, its
+//! node comes back with fresh marks (the new mapping's counters are zero).
 
 use crate::abi::PpModule;
 use crate::mem::{map_zeroed, unmap};
@@ -82,13 +85,21 @@ pub(crate) struct Node {
     pub threads_written: AtomicU64,
     /// This process wrote the module's profile at least once.
     pub wrote: AtomicBool,
+    /// The module went away (`__pathprof_fini`): skipped by [`nodes`].
+    retired: AtomicBool,
 }
 
 static HEAD: AtomicPtr<Node> = AtomicPtr::new(ptr::null_mut());
 
-/// Adds `module` unless it is already there; true if added.
+/// Adds `module` unless it is already there; true if added. A retired node
+/// of the same address (a library loaded again where it was before) comes
+/// back to life with its marks reset.
 pub(crate) fn add(module: *const PpModule) -> bool {
-    if nodes().any(|n| ptr::eq(n.module, module)) {
+    if let Some(old) = all_nodes().find(|n| ptr::eq(n.module, module)) {
+        if old.retired.load(Acquire) {
+            old.reset_shadow();
+            old.retired.store(false, Release);
+        }
         return false;
     }
     let node = Box::into_raw(Box::new(Node {
@@ -99,6 +110,7 @@ pub(crate) fn add(module: *const PpModule) -> bool {
         process_written: AtomicBool::new(false),
         threads_written: AtomicU64::new(0),
         wrote: AtomicBool::new(false),
+        retired: AtomicBool::new(false),
     }));
     let mut head = HEAD.load(Acquire);
     loop {
@@ -111,8 +123,18 @@ pub(crate) fn add(module: *const PpModule) -> bool {
     }
 }
 
-/// The registered modules (newest first).
+/// The registered modules that are still there (newest first).
 pub(crate) fn nodes() -> impl Iterator<Item = &'static Node> {
+    all_nodes().filter(|n| !n.retired.load(Acquire))
+}
+
+/// The node of `module`, if it is registered and not retired.
+pub(crate) fn find(module: *const PpModule) -> Option<&'static Node> {
+    nodes().find(|n| ptr::eq(n.module, module))
+}
+
+/// Every node ever added, retired ones too.
+fn all_nodes() -> impl Iterator<Item = &'static Node> {
     let mut p = HEAD.load(Acquire);
     std::iter::from_fn(move || {
         // Safety: nodes are published complete and never freed.
@@ -125,7 +147,8 @@ pub(crate) fn nodes() -> impl Iterator<Item = &'static Node> {
 impl Node {
     /// The module.
     pub(crate) fn module(&self) -> &'static PpModule {
-        // Safety: only valid modules are registered, and they live forever.
+        // Safety: only valid modules are registered; they stay mapped until
+        // retired (callers only reach live nodes, or the node being retired).
         unsafe { &*self.module }
     }
 
@@ -149,7 +172,14 @@ impl Node {
         Some(unsafe { std::slice::from_raw_parts(p, len) })
     }
 
-    /// Forgets what has been written (a fork child starts from zero).
+    /// Takes the module out of [`nodes`] (called under the dump lock, after
+    /// its last write).
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Release);
+    }
+
+    /// Forgets what has been written (a fork child, or a module loaded
+    /// again, starts from zero).
     pub(crate) fn reset_shadow(&self) {
         self.process_written.store(false, Relaxed);
         self.threads_written.store(0, Relaxed);
@@ -158,7 +188,8 @@ impl Node {
         let len = self.shadow_len.swap(0, AcqRel);
         if !p.is_null() {
             // Safety: called only in a fork child's atfork handler, where no
-            // other thread can hold a slice of the shadow.
+            // other thread can hold a slice of the shadow, or for a retired
+            // node, which no dump reads.
             unsafe { unmap(p.cast(), len * 8) };
         }
     }

@@ -84,7 +84,7 @@ fn news(count: u64, written: u64) -> u64 {
 /// commit count in any dump.
 pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
     let m = node.module();
-    // Safety: registered modules are valid and live forever.
+    // Safety: registered modules are valid, and mapped until retired.
     let funcs = unsafe { m.functions() };
 
     // Shadow offsets in module order, and the order of valid functions by index.
@@ -202,7 +202,7 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
 
 /// Counts dropped by `node`'s hash tables for lack of memory.
 pub(crate) fn lost(node: &Node) -> u64 {
-    // Safety: registered modules are valid and live forever.
+    // Safety: registered modules are valid, and mapped until retired.
     let funcs = unsafe { node.module().functions() };
     funcs
         .iter()

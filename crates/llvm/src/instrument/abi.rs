@@ -1,12 +1,15 @@
 //! The runtime ABI (CONTRACTS.md §2): per-function counter globals, the
-//! `PpFunction` table, the `PpModule` descriptor, and the constructor that hands
-//! it to `__pathprof_register` from `llvm.global_ctors`.
+//! `PpFunction` table, the `PpModule` descriptor, the constructor that hands
+//! it to `__pathprof_register` from `llvm.global_ctors`, and the destructor
+//! that hands it to `__pathprof_fini` from `llvm.global_dtors`.
 //!
 //! Counters are internal, zero-initialised, 8-byte aligned globals named
 //! `__pathprof_slots.<i>` / `__pathprof_paths.<i>` (`i` = the function's index);
 //! the descriptors are private constants. The constructor runs at priority 0,
 //! before ordinary constructors, so the runtime's `atexit` handler is registered
-//! early and runs after the program's own.
+//! early and runs after the program's own; the destructor, also at priority 0,
+//! runs after the module's other destructors (`.fini_array`), which run after
+//! every `atexit` handler, and writes what they counted.
 
 use super::ModuleInfo;
 use crate::ffi;
@@ -22,7 +25,8 @@ use pathprof_core::plan::{FunctionPlan, PathStorage};
 pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
 /// The ABI version written into `PpModule::abi_version`.
 pub(crate) const ABI_VERSION: u32 = 1;
-const CTOR_PRIORITY: u64 = 0;
+/// Constructors of this priority run first and destructors last.
+const STRUCTOR_PRIORITY: u64 = 0;
 
 /// One function's counters.
 #[derive(Clone, Copy, Debug)]
@@ -162,39 +166,52 @@ pub(crate) fn register<'ctx>(
     let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());
 
     // void __pathprof_ctor(void) { __pathprof_register(&__pathprof_module); }
+    // void __pathprof_dtor(void) { __pathprof_fini(&__pathprof_module); }
+    let descriptor = descriptor.as_pointer_value().as_basic_value_enum();
+    let ctor = call_runtime_with(module, "ctor", "register", descriptor);
+    append_structor(module, "llvm.global_ctors", ctor);
+    let dtor = call_runtime_with(module, "dtor", "fini", descriptor);
+    append_structor(module, "llvm.global_dtors", dtor);
+}
+
+/// Defines `void __pathprof_<name>(void) { __pathprof_<callee>(arg); }`
+/// (internal, nounwind) and returns its address.
+fn call_runtime_with<'ctx>(
+    module: &Module<'ctx>,
+    name: &str,
+    callee: &str,
+    arg: BasicValueEnum<'ctx>,
+) -> BasicValueEnum<'ctx> {
+    let context = module.get_context();
     let void_type = context.void_type();
-    let register = module
-        .get_function(&format!("{RESERVED_PREFIX}_register"))
-        .unwrap_or_else(|| {
-            let f = module.add_function(
-                &format!("{RESERVED_PREFIX}_register"),
-                void_type.fn_type(&[ptr_type.into()], false),
-                None,
-            );
-            f.add_attribute(AttributeLoc::Function, nounwind(&context));
-            f
-        });
-    let ctor = module.add_function(
-        &format!("{RESERVED_PREFIX}_ctor"),
+    let callee_name = format!("{RESERVED_PREFIX}_{callee}");
+    let callee = module.get_function(&callee_name).unwrap_or_else(|| {
+        let f = module.add_function(
+            &callee_name,
+            void_type.fn_type(&[arg.get_type().into()], false),
+            None,
+        );
+        f.add_attribute(AttributeLoc::Function, nounwind(&context));
+        f
+    });
+    let function = module.add_function(
+        &format!("{RESERVED_PREFIX}_{name}"),
         void_type.fn_type(&[], false),
         Some(Linkage::Internal),
     );
-    ctor.add_attribute(AttributeLoc::Function, nounwind(&context));
+    function.add_attribute(AttributeLoc::Function, nounwind(&context));
     let builder = context.create_builder();
-    builder.position_at_end(context.append_basic_block(ctor, "entry"));
+    builder.position_at_end(context.append_basic_block(function, "entry"));
     builder
-        .build_call(register, &[descriptor.as_pointer_value().into()], "")
+        .build_call(callee, &[arg.into()], "")
         .expect("the builder is positioned");
     builder
         .build_return(None)
         .expect("the builder is positioned");
-
-    append_global_ctor(
-        module,
-        ctor.as_global_value()
-            .as_pointer_value()
-            .as_basic_value_enum(),
-    );
+    function
+        .as_global_value()
+        .as_pointer_value()
+        .as_basic_value_enum()
 }
 
 fn nounwind(context: &inkwell::context::ContextRef<'_>) -> Attribute {
@@ -214,10 +231,10 @@ fn constant_global<'ctx>(
     g
 }
 
-/// Adds `{ i32 priority, ptr ctor, ptr null }` to `llvm.global_ctors`, creating
-/// the array or rebuilding it with the old entries first.
-fn append_global_ctor<'ctx>(module: &Module<'ctx>, ctor: BasicValueEnum<'ctx>) {
-    const NAME: &str = "llvm.global_ctors";
+/// Adds `{ i32 priority, ptr function, ptr null }` to `llvm.global_ctors` or
+/// `llvm.global_dtors` (`name`), creating the array or rebuilding it with the
+/// old entries first.
+fn append_structor<'ctx>(module: &Module<'ctx>, name: &str, function: BasicValueEnum<'ctx>) {
     let context = module.get_context();
     let ptr_type = context.ptr_type(AddressSpace::default());
     let mut entries = Vec::new();
@@ -227,28 +244,31 @@ fn append_global_ctor<'ctx>(module: &Module<'ctx>, ctor: BasicValueEnum<'ctx>) {
             false,
         )
         .as_basic_type_enum();
-    if let Some(old) = module.get_global(NAME) {
+    if let Some(old) = module.get_global(name) {
         if let Some(BasicValueEnum::ArrayValue(init)) = old.get_initializer() {
             entry_type = ffi::array_element_type(init);
             entries = ffi::constant_array_elements(init.as_value_ref());
         }
-        // Safety: `llvm.global_ctors` is an appending global that no instruction
+        // Safety: `llvm.global_[cd]tors` is an appending global that no instruction
         // or constant refers to; its entries were copied out above.
         unsafe { old.delete() };
     }
     // The verifier only accepts `{ i32, ptr, ptr }` entries (older two-field
     // forms are upgraded when bitcode is read).
     let BasicTypeEnum::StructType(entry_struct) = entry_type else {
-        unreachable!("llvm.global_ctors entries are structs");
+        unreachable!("llvm.global_[cd]tors entries are structs");
     };
     let entry = entry_struct.const_named_struct(&[
-        context.i32_type().const_int(CTOR_PRIORITY, false).into(),
-        ctor,
+        context
+            .i32_type()
+            .const_int(STRUCTOR_PRIORITY, false)
+            .into(),
+        function,
         ptr_type.const_null().into(),
     ]);
     entries.push(entry.as_value_ref());
     let array = ffi::const_array(entry_type, &entries);
-    let g = module.add_global(array.get_type(), None, NAME);
+    let g = module.add_global(array.get_type(), None, name);
     g.set_linkage(Linkage::Appending);
     g.set_initializer(&array);
 }
