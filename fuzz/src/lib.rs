@@ -98,6 +98,7 @@ pub fn check_map(bytes: &[u8]) {
                 hash: f.hash,
                 slots,
                 paths: ids.iter().map(|&id| (id, 3)).collect(),
+                ..Default::default()
             });
         }
     }
@@ -134,6 +135,8 @@ pub fn check_profile(bytes: &[u8]) {
         assert_eq!(fv.num_paths(), f.paths.len() as u64);
         assert!(fv.slots().eq(f.slots.iter().copied()));
         assert!(fv.paths().eq(f.paths.iter().copied()));
+        assert!(fv.slot_resumes().eq(f.slot_resumes.iter().copied()));
+        assert!(fv.path_resumes().eq(f.path_resumes.iter().copied()));
     }
     check_merge(bytes, bytes);
 }

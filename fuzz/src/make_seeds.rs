@@ -15,6 +15,7 @@ fn profiles() -> Vec<RawProfile> {
         hash: 0x1000 + u64::from(index),
         slots: slots.to_vec(),
         paths: paths.to_vec(),
+        ..Default::default()
     };
     vec![
         RawProfile::new(7, 2),

@@ -136,6 +136,24 @@ const DAEMON: Program = Program {
     status: 0,
     cut_short: &["main"],
 };
+const FORK_CALLEE: Program = Program {
+    name: "forkcallee",
+    sources: &["forkcallee.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 3,
+    cut_short: &["main", "spawn"],
+};
+/// The same program built with `--early-exit`: the child's return from the
+/// call its parent was in is a resume of that call's early-exit count.
+const FORK_CALLEE_EARLY: Program = Program {
+    name: "forkcallee-early",
+    sources: &["forkcallee.c"],
+    flags: &[],
+    pathprof_flags: &["--early-exit"],
+    status: 3,
+    cut_short: &["main", "spawn"],
+};
 const DESTRUCTOR: Program = Program {
     name: "destructor",
     sources: &["destructor.c"],
@@ -597,6 +615,49 @@ fn daemon_parent_and_child_each_count_their_part() {
             .eq(format!("{ctx}: daemon() returns"), 1, f.resume_returns());
     }
     p.finish();
+}
+
+/// A fork child returning into frames its parent entered: with
+/// `--early-exit` every mode counts exactly what ran (block mode always
+/// does); without it, edge and path mode count those frames' paths in both
+/// processes, and the report must say it is not exact.
+#[test]
+fn fork_child_returning_into_its_parents_frames() {
+    const OUTPUT: &str = "child 190\nparent 45 435 status 0\n";
+    let mut plain = profile(&FORK_CALLEE, &OPTS);
+    assert_eq!(plain.reference.stdout, OUTPUT);
+    plain.expect_calls(BLOCK_MODE, "main", 1);
+    plain.expect_calls(BLOCK_MODE, "spawn", 1);
+    plain.expect_calls(ALL, "work", 3);
+    plain.expect_line(AT_O0, "work", "@work", 60);
+    for ((_, mode), built) in &plain.builds {
+        let Some(report) = &built.report else {
+            continue;
+        };
+        let exact = report.exact;
+        let expect = Some(*mode == Mode::Block);
+        plain.checks.check(exact == expect, || {
+            format!("forkcallee --mode={}: \"exact\" is {exact:?}", mode.name())
+        });
+    }
+    plain.finish();
+
+    let mut early = profile(&FORK_CALLEE_EARLY, &OPTS);
+    early.expect_calls(ALL, "main", 1);
+    early.expect_calls(ALL, "spawn", 1);
+    early.expect_calls(ALL, "work", 3);
+    early.expect_line(AT_O0, "work", "@work", 60);
+    early.expect_line(AT_O0, "main", "@child", 1);
+    for ((_, mode), built) in &early.builds {
+        let exact = built.report.as_ref().and_then(|r| r.exact);
+        early.checks.check(exact == Some(true), || {
+            format!(
+                "forkcallee --early-exit --mode={}: \"exact\" is {exact:?}",
+                mode.name()
+            )
+        });
+    }
+    early.finish();
 }
 
 /// Destructors run after the runtime's atexit dump; the module's own

@@ -210,3 +210,202 @@ fn block_profiles_have_lines_but_no_branches() {
     std::fs::write(&tracefile, &text).unwrap();
     genhtml(&tracefile, &p.dir.path().join("genhtml"), &[]);
 }
+
+/// A header whose `static inline` function has one copy in each of three
+/// translation units, each naming the header differently: `sub/../h.h` and
+/// `./h.h` in `#include`s, `lib/../sub/../h.h` through `-Ilib/../sub/..`.
+const HEADER: &str = "\
+static inline int tri(int n) { /* TRI */
+  int s = 0;                   /* SUM */
+  for (int i = 0; i < n; i++)  /* LOOP */
+    s += i;                    /* BODY */
+  return s;                    /* RET */
+}
+";
+
+const A_C: &str = "\
+#include \"sub/../h.h\"
+int a(int n) { return tri(n); }
+";
+
+const B_C: &str = "\
+#include \"h.h\"
+int b(int n) { return tri(n) + 1; }
+";
+
+const M_C: &str = "\
+#include \"./h.h\"
+int a(int);
+int b(int);
+int main(void) { return a(3) + a(4) + b(5) + tri(6) == 3 + 6 + 10 + 1 + 15 ? 0 : 1; }
+";
+
+/// Builds the program of [`HEADER`] at -O0 (the copies stay functions).
+fn build_header_program(mode: &str) -> Program {
+    let dir = program_dir();
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+    std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+    for (name, text) in [
+        ("h.h", HEADER),
+        ("a.c", A_C),
+        ("lib/b.c", B_C),
+        ("m.c", M_C),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let exe = dir.path().join("prog");
+    let args = ["-O0", "-g", "-Ilib/../sub/..", "a.c", "lib/b.c", "m.c"];
+    let map = cc(dir.path(), mode, &args, &exe);
+    // Debug info names files under the compiler's working directory as it saw it.
+    let real = dir.path().canonicalize().unwrap();
+    Program {
+        source: real.join("h.h"),
+        dir,
+        exe,
+        map,
+    }
+}
+
+/// The `files` table of a map (a header line, then the JSON body).
+fn map_files(map: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(map).unwrap();
+    let (_, body) = text.split_once('\n').unwrap();
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    serde_json::from_value(body["files"].clone()).unwrap()
+}
+
+#[test]
+fn one_header_spelled_three_ways_is_one_file_and_one_record() {
+    let p = build_header_program("path");
+    let files = map_files(&p.map);
+    let header = p.source.display().to_string();
+    let dir = p.source.parent().unwrap().display().to_string();
+    let mut expected = ["a.c", "lib/b.c", "m.c", "h.h"].map(|f| format!("{dir}/{f}"));
+    expected.sort();
+    let mut got = files.clone();
+    got.sort();
+    assert_eq!(got, expected, "the map's files");
+
+    let profile = p.run(&[], "prog.pprof");
+    let tracefile = p.dir.path().join("prog.info");
+    pathprof_ok([
+        "export".as_ref(),
+        "--format".as_ref(),
+        "lcov".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        profile.as_os_str(),
+        "-o".as_ref(),
+        tracefile.as_os_str(),
+    ]);
+    let text = std::fs::read_to_string(&tracefile).unwrap();
+    let sf: Vec<&str> = text.lines().filter(|l| l.starts_with("SF:")).collect();
+    assert_eq!(sf.len(), 4, "one record per file:\n{text}");
+    let records: Vec<&str> = text
+        .split("end_of_record\n")
+        .filter(|r| r.contains(&format!("SF:{header}\n")))
+        .collect();
+    assert_eq!(records.len(), 1, "{text}");
+    let record = records[0];
+
+    // tri runs 2 times in a.c's copy (n = 3, 4), once in b.c's (n = 5) and
+    // once in m.c's (n = 6): 4 calls, 3 + 4 + 5 + 6 = 18 loop bodies, and
+    // 18 + 4 loop tests (each call's last test leaves the loop).
+    let line = |marker| line_of(&p.source, marker);
+    for (marker, count) in [
+        ("/* SUM */", 4),
+        ("/* LOOP */", 22),
+        ("/* BODY */", 18),
+        ("/* RET */", 4),
+    ] {
+        assert!(
+            record.contains(&format!("\nDA:{},{count}\n", line(marker))),
+            "{marker} ran {count} times:\n{record}"
+        );
+    }
+    // Three copies, three functions at the line of the definition.
+    let tri = line("/* TRI */");
+    let fns = record
+        .lines()
+        .filter(|l| l.starts_with(&format!("FN:{tri},tri")))
+        .count();
+    assert_eq!(fns, 3, "{record}");
+    let mut calls: Vec<&str> = record
+        .lines()
+        .filter_map(|l| l.strip_prefix("FNDA:"))
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    calls.sort();
+    assert_eq!(calls, ["1", "1", "2"], "{record}");
+    assert!(record.contains("\nFNF:3\nFNH:3\n"), "{record}");
+    // The loop test of the three copies is one branch: 18 times into the body,
+    // 4 times out.
+    let mut taken: Vec<&str> = record
+        .lines()
+        .filter(|l| l.starts_with("BRDA:"))
+        .map(|l| l.rsplit(',').next().unwrap())
+        .collect();
+    taken.sort();
+    assert_eq!(taken, ["18", "4"], "{record}");
+    assert!(record.contains("\nBRF:2\nBRH:2\n"), "{record}");
+    let da = record.lines().filter(|l| l.starts_with("DA:")).count();
+    assert!(
+        record.contains(&format!("\nLF:{da}\nLH:{da}\n")),
+        "{record}"
+    );
+
+    // `pathprof lines` shows the header once, with the same counts.
+    let listing = pathprof_ok([
+        "lines".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        profile.as_os_str(),
+    ]);
+    assert_eq!(
+        listing.matches(&format!("==> {header} <==")).count(),
+        1,
+        "{listing}"
+    );
+    assert_eq!(
+        da_counts(&text),
+        listing_counts(&listing),
+        "{text}\n{listing}"
+    );
+
+    // lcov reads it as it is written.
+    assert!(have("lcov", "--version"), "lcov is not installed");
+    let out = Command::new("lcov")
+        .arg("--summary")
+        .arg(&tracefile)
+        .args(["--rc", "lcov_branch_coverage=1"])
+        .output()
+        .unwrap();
+    let summary = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "lcov --summary failed:\n{summary}");
+    assert!(!summary.contains("WARNING"), "{summary}");
+    let sum = |key: &str| -> usize {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(key))
+            .map(|n| n.parse::<usize>().unwrap())
+            .sum()
+    };
+    for (what, found, hit) in [
+        ("lines", sum("LF:"), sum("LH:")),
+        ("functions", sum("FNF:"), sum("FNH:")),
+        ("branches", sum("BRF:"), sum("BRH:")),
+    ] {
+        assert!(
+            summary.contains(&format!("({hit} of {found} {what})")),
+            "lcov counts {what} as the tracefile does:\n{summary}\n{text}"
+        );
+    }
+    genhtml(
+        &tracefile,
+        &p.dir.path().join("genhtml"),
+        &["--branch-coverage"],
+    );
+}

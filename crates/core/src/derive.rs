@@ -35,8 +35,19 @@ pub struct FunctionCounts {
     /// `unreachable`, `resume`), and, with early-exit counting, activations
     /// that ended inside one of its calls. `None` in block mode.
     pub exits: Option<Vec<u64>>,
+    /// Per block, activations that went on in the middle of it after one of
+    /// its calls returned although their count up to that call had been
+    /// written: a fork child returning from a call its parent was in at the
+    /// fork, or an activation a dump taken during the call counted among
+    /// `exits` (the profile's resumes, early-exit counting only). `None` in
+    /// block mode.
+    pub starts: Option<Vec<u64>>,
     /// Executed paths by id (path mode), sorted by id.
     pub paths: Vec<PathCount>,
+    /// Path mode: paths ending in a call whose count there was taken back
+    /// after it was written, by id, with how often (see `starts`): subtract
+    /// them from `paths` for what ran.
+    pub resumed: Vec<PathCount>,
     /// Path mode: executions whose path in progress was never counted because
     /// the process ended inside a call (build with early-exit counting to see
     /// them); 0 when the counts are complete.
@@ -56,12 +67,35 @@ pub enum DeriveError {
     Regen(#[from] RegenError),
 }
 
-/// Interprets one function's counters.
+/// A function's resumes (`pathprof_format`'s): how often a counter's count,
+/// already written, was taken back, by slot and by path id.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Resumes<'a> {
+    pub slots: &'a [(u64, u64)],
+    pub paths: &'a [(u64, u64)],
+}
+
+/// Interprets one function's counters (a profile without resumes).
 pub fn derive(
     cfg: &Cfg,
     layout: &Layout,
     slots: &[u64],
     paths: &[(u64, u64)],
+) -> Result<FunctionCounts, DeriveError> {
+    derive_with_resumes(cfg, layout, slots, paths, Resumes::default())
+}
+
+/// Interprets one function's counters and resumes. A resume of an
+/// early-exit count (an edge-mode block exit, a path ending in a call, a
+/// path-mode terminator call) is an activation that started in the middle
+/// of that block: the path's edges up to the call are taken back and the
+/// block gets a start; a resume of any other counter just takes back a count.
+pub fn derive_with_resumes(
+    cfg: &Cfg,
+    layout: &Layout,
+    slots: &[u64],
+    paths: &[(u64, u64)],
+    resumes: Resumes<'_>,
 ) -> Result<FunctionCounts, DeriveError> {
     let expect_slots = match layout {
         Layout::Block {
@@ -104,14 +138,24 @@ pub fn derive(
                 blocks,
                 edges: None,
                 exits: None,
+                starts: None,
                 paths: Vec::new(),
+                resumed: Vec::new(),
                 lost: 0,
                 imbalance: Imbalance::default(),
             })
         }
         Layout::Edge { counted } => {
             let mut flow = FlowCounts::unknown(cfg);
-            for (&fe, &c) in counted.iter().zip(slots) {
+            let mut net = slots.to_vec();
+            for &(k, n) in resumes.slots {
+                match counted.get(k as usize) {
+                    Some(&FlowEdge::Exit(b)) => flow.starts[b.index()] += n,
+                    Some(_) => net[k as usize] = net[k as usize].saturating_sub(n),
+                    None => {}
+                }
+            }
+            for (&fe, &c) in counted.iter().zip(&net) {
                 flow.set(fe, c);
             }
             // Every tree edge follows by conservation; only a count that
@@ -122,7 +166,7 @@ pub fn derive(
         Layout::Path {
             dag,
             self_loops,
-            resumes,
+            resumes: resume_edges,
             call_exits,
         } => {
             let mut flow = FlowCounts::unknown(cfg);
@@ -137,57 +181,63 @@ pub fn derive(
             for b in cfg.blocks() {
                 flow.exits[b.index()] = Some(0);
             }
-            let add =
-                |slot: &mut Option<u64>, c: u64| *slot = Some(slot.unwrap_or(0).saturating_add(c));
             let mut executed = Vec::with_capacity(paths.len());
             // Paths ending before / starting after unsplittable edges, per block.
             let mut unsplit_out = vec![0u64; cfg.num_blocks()];
             let mut unsplit_in = vec![0u64; cfg.num_blocks()];
+            let mut tally = PathTally {
+                cfg,
+                dag,
+                flow: &mut flow,
+                unsplit_out: &mut unsplit_out,
+                unsplit_in: &mut unsplit_in,
+            };
             for &(id, count) in paths {
                 let path = regenerate(dag, id)?;
-                for &e in &path.edges {
-                    match dag.edge(e).kind {
-                        DagEdgeKind::UnsplitExit(b) => {
-                            unsplit_out[b.index()] = unsplit_out[b.index()].saturating_add(count)
-                        }
-                        DagEdgeKind::UnsplitEntry(b) => {
-                            unsplit_in[b.index()] = unsplit_in[b.index()].saturating_add(count)
-                        }
-                        DagEdgeKind::Entry => add(&mut flow.entry, count),
-                        // A path ending before a call that returns more than
-                        // once leaves the function's flow there.
-                        DagEdgeKind::BackExit(ce) if cfg.edge(ce).resume => {
-                            add(&mut flow.exits[cfg.edge(ce).from.index()], count)
-                        }
-                        DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) => {
-                            add(&mut flow.edges[ce.index()], count)
-                        }
-                        DagEdgeKind::Exit(b) | DagEdgeKind::CallExit(b, _) => {
-                            add(&mut flow.exits[b.index()], count)
-                        }
-                        DagEdgeKind::BackEntry(ce) => {
-                            if dag.classes()[ce.index()] == EdgeClass::Sibling {
-                                add(&mut flow.edges[ce.index()], count)
-                            }
-                        }
-                    }
-                }
+                tally.add(&path, count);
                 executed.push(PathCount { id, count, path });
             }
-            for (&e, &c) in self_loops.iter().zip(slots) {
+            let mut resumed = Vec::with_capacity(resumes.paths.len());
+            for &(id, count) in resumes.paths {
+                let path = regenerate(dag, id)?;
+                tally.take_back(&path, count);
+                resumed.push(PathCount { id, count, path });
+            }
+            // Counters other than terminator calls' are never taken back by
+            // the program: a resume of one just takes back a count.
+            let mut net = slots.to_vec();
+            for &(k, n) in resumes.slots {
+                if (k as usize) < self_loops.len() + resume_edges.len() {
+                    net[k as usize] = net[k as usize].saturating_sub(n);
+                }
+            }
+            for (&e, &c) in self_loops.iter().zip(&net) {
                 flow.set(FlowEdge::Cfg(e), c);
             }
             // Returns along resume edges are counted as they happen, so a path
             // lost after one shows as excess inflow into its target.
-            for (&e, &c) in resumes.iter().zip(&slots[self_loops.len()..]) {
+            for (&e, &c) in resume_edges.iter().zip(&net[self_loops.len()..]) {
                 flow.set(FlowEdge::Cfg(e), c);
             }
             // Activations that ended inside a terminator call: their path
             // ended before it and went on along no edge.
-            let ended_in = &slots[self_loops.len() + resumes.len()..];
+            let ended_in = &slots[self_loops.len() + resume_edges.len()..];
             for (&b, &c) in call_exits.iter().zip(ended_in) {
-                add(&mut flow.exits[b.index()], c);
+                let exits = &mut flow.exits[b.index()];
+                *exits = Some(exits.unwrap_or(0).saturating_add(c));
                 unsplit_out[b.index()] = unsplit_out[b.index()].saturating_sub(c);
+            }
+            // A resumed terminator call: the activation came in from outside
+            // and went on along one of its (unsplittable) edges.
+            for &(k, n) in resumes.slots {
+                let Some(call) = (k as usize).checked_sub(self_loops.len() + resume_edges.len())
+                else {
+                    continue;
+                };
+                if let Some(&b) = call_exits.get(call) {
+                    flow.starts[b.index()] += n;
+                    unsplit_out[b.index()] = unsplit_out[b.index()].saturating_add(n);
+                }
             }
             // Paths ending before a terminator went on along a sibling or an
             // unsplittable edge (more siblings than such paths: unbalanced,
@@ -206,7 +256,9 @@ pub fn derive(
             let mut solution = flow.solve(cfg, true);
             solution.imbalance.guessed.splice(0..0, guessed);
             executed.sort_by_key(|p| p.id);
-            Ok(finish(cfg, flow, executed, solution))
+            let mut counts = finish(cfg, flow, executed, solution);
+            counts.resumed = resumed;
+            Ok(counts)
         }
     }
 }
@@ -223,9 +275,78 @@ fn finish(
         blocks,
         edges: Some(flow.edges.iter().map(|c| c.unwrap_or(0)).collect()),
         exits: Some(flow.exits.iter().map(|c| c.unwrap_or(0)).collect()),
+        starts: Some(flow.starts),
         paths,
+        resumed: Vec::new(),
         lost: solution.lost,
         imbalance: solution.imbalance,
+    }
+}
+
+/// Adds executed paths into a path-mode function's flow counts (and takes
+/// resumed ones back).
+struct PathTally<'a> {
+    cfg: &'a Cfg,
+    dag: &'a crate::dag::Dag,
+    flow: &'a mut FlowCounts,
+    unsplit_out: &'a mut [u64],
+    unsplit_in: &'a mut [u64],
+}
+
+impl PathTally<'_> {
+    /// `count` executions of `path`.
+    fn add(&mut self, path: &Path, count: u64) {
+        self.apply(path, count, false);
+    }
+
+    /// `count` resumes of `path`, a path counted as ending in a call that
+    /// then returned: its edges did not run for these activations, which
+    /// start in the call's block instead.
+    fn take_back(&mut self, path: &Path, count: u64) {
+        self.apply(path, count, true);
+    }
+
+    fn apply(&mut self, path: &Path, count: u64, back: bool) {
+        let (cfg, dag) = (self.cfg, self.dag);
+        let add = |c: &mut u64| {
+            *c = if back {
+                c.saturating_sub(count)
+            } else {
+                c.saturating_add(count)
+            }
+        };
+        let add_known = |slot: &mut Option<u64>| {
+            let mut c = slot.unwrap_or(0);
+            add(&mut c);
+            *slot = Some(c);
+        };
+        let flow = &mut *self.flow;
+        for &e in &path.edges {
+            match dag.edge(e).kind {
+                DagEdgeKind::UnsplitExit(b) => add(&mut self.unsplit_out[b.index()]),
+                DagEdgeKind::UnsplitEntry(b) => add(&mut self.unsplit_in[b.index()]),
+                DagEdgeKind::Entry => add_known(&mut flow.entry),
+                // A path ending before a call that returns more than once
+                // leaves the function's flow there.
+                DagEdgeKind::BackExit(ce) if cfg.edge(ce).resume => {
+                    add_known(&mut flow.exits[cfg.edge(ce).from.index()])
+                }
+                DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) => {
+                    add_known(&mut flow.edges[ce.index()])
+                }
+                DagEdgeKind::CallExit(b, _) if back => {
+                    flow.starts[b.index()] = flow.starts[b.index()].saturating_add(count)
+                }
+                DagEdgeKind::Exit(b) | DagEdgeKind::CallExit(b, _) => {
+                    add_known(&mut flow.exits[b.index()])
+                }
+                DagEdgeKind::BackEntry(ce) => {
+                    if dag.classes()[ce.index()] == EdgeClass::Sibling {
+                        add_known(&mut flow.edges[ce.index()])
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -7,7 +7,10 @@
 //! returns, and executions ended inside a call that never returned. A resume
 //! edge (after `fork`, `setjmp`...) runs from "outside" to its target, and its
 //! source leaves by its exit edge: one return of such a call may come in another
-//! process or after a `longjmp`, so only that way is flow conserved.
+//! process or after a `longjmp`, so only that way is flow conserved. An
+//! activation can also *start* in the middle of a block, from outside: a fork
+//! child returning from a call its parent was in at the fork (known only with
+//! early-exit counting, from the profile's resumes; [`FlowCounts::starts`]).
 
 use crate::cfg::Cfg;
 use crate::ids::{BlockId, EdgeId};
@@ -23,6 +26,10 @@ pub struct FlowCounts {
     /// Per block: how often the function was left from it (returns from exit
     /// blocks; with early-exit counting, calls in it that never returned).
     pub exits: Vec<Option<u64>>,
+    /// Per block: activations that came into it from outside in the middle,
+    /// after one of its calls returned although the activation's count up
+    /// to that call was its parent's (a fork child). Always known.
+    pub starts: Vec<u64>,
 }
 
 /// A node of the flow graph.
@@ -111,6 +118,15 @@ impl FlowCounts {
                     (!leaves || !cfg.is_reachable(b)).then_some(0)
                 })
                 .collect(),
+            starts: vec![0; cfg.num_blocks()],
+        }
+    }
+
+    /// What the known starts add to node `v`'s balance (inflow positive).
+    fn start_balance(&self, v: usize) -> i128 {
+        match self.starts.get(v) {
+            Some(&c) => c as i128,
+            None => -self.starts.iter().map(|&c| c as i128).sum::<i128>(),
         }
     }
 
@@ -137,7 +153,7 @@ impl FlowCounts {
             while let Some(v) = work.pop() {
                 let mut unknown = None;
                 let mut unknowns = 0;
-                let mut balance: i128 = 0;
+                let mut balance: i128 = self.start_balance(v);
                 for &(edge, into) in &incident[v] {
                     match self.get(edge) {
                         Some(c) => balance += if into { c as i128 } else { -(c as i128) },
@@ -179,7 +195,11 @@ impl FlowCounts {
             if !relevant || (tolerate_loss && v == outside) {
                 continue;
             }
-            let (mut inflow, mut outflow) = (0u64, 0u64);
+            let starts = self.start_balance(v);
+            let (mut inflow, mut outflow) = (
+                u64::try_from(starts.max(0)).unwrap_or(u64::MAX),
+                u64::try_from((-starts).max(0)).unwrap_or(u64::MAX),
+            );
             for &(edge, into) in edges {
                 let c = self.get(edge).unwrap_or(0);
                 let side = if into { &mut inflow } else { &mut outflow };

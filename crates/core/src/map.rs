@@ -74,7 +74,7 @@ pub struct MapFile {
     /// Identity of the build; every profile it writes records it.
     pub build_id: u64,
     /// Source files, as the debug info names them (absolute where the compiler
-    /// knew the directory).
+    /// knew the directory) in [`normalize_path`]'s form, each once.
     pub files: Vec<String>,
     /// FNV-1a of each source file's bytes when the program was built (`None`
     /// when it could not be read then), to tell a reader the source changed.
@@ -215,6 +215,38 @@ impl MapFile {
     pub fn file_name(&self, file: Option<u32>) -> Option<&str> {
         file.and_then(|f| self.files.get(f as usize))
             .map(String::as_str)
+    }
+}
+
+/// The lexical normal form of a source file name, so that one file has one name
+/// however the debug info spelled it (`dir/./x.h`, `dir/sub/../x.h`, `dir//x.h`
+/// are all `dir/x.h`): no empty (`//`, trailing `/`) or `.` components, and a
+/// `..` removes the normal component before it. A `..` that has nothing to
+/// remove stays at the start of a relative path and disappears at the root
+/// (`/..` is `/`). Lexical only: symbolic links are not resolved, so `sub/..` is
+/// taken to mean the directory `sub` is in, as a compiler searching include
+/// paths does. An empty path stays empty; a relative path that cancels out is `.`.
+pub fn normalize_path(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) if !path.is_empty() => ".".to_string(),
+        (false, _) => joined,
     }
 }
 
@@ -365,4 +397,57 @@ fn dag_edge_fits(cfg: &Cfg, dag: &Dag, e: &DagEdge) -> bool {
         }
     };
     from == Some(e.from) && to == Some(e.to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_path;
+
+    #[test]
+    fn spellings_of_one_file_normalize_alike() {
+        for spelling in [
+            "/src/dir/x.h",
+            "/src/dir/./x.h",
+            "/src/dir/sub/../x.h",
+            "/src/dir//x.h",
+            "/src/./dir/sub/deeper/../../x.h",
+            "//src/dir/x.h",
+        ] {
+            assert_eq!(normalize_path(spelling), "/src/dir/x.h", "{spelling}");
+        }
+    }
+
+    #[test]
+    fn edge_cases() {
+        let cases = [
+            // `..` at the root stays at the root.
+            ("/..", "/"),
+            ("/../x.c", "/x.c"),
+            ("/a/../../x.c", "/x.c"),
+            ("/", "/"),
+            ("///", "/"),
+            // A trailing slash or `.` adds nothing.
+            ("/a/b/", "/a/b"),
+            ("/a/b/.", "/a/b"),
+            ("a/b/", "a/b"),
+            // Relative paths keep the `..`s that leave them.
+            ("../x.c", "../x.c"),
+            ("../../x.c", "../../x.c"),
+            ("./../x.c", "../x.c"),
+            ("a/../../x.c", "../x.c"),
+            ("../a/../x.c", "../x.c"),
+            ("./x.c", "x.c"),
+            ("././/x.c", "x.c"),
+            ("a/..", "."),
+            (".", "."),
+            ("", ""),
+            // `..` in a name is a normal component.
+            ("a/..b/x.c", "a/..b/x.c"),
+            ("a/.../x.c", "a/.../x.c"),
+        ];
+        for (path, normal) in cases {
+            assert_eq!(normalize_path(path), normal, "{path:?}");
+            assert_eq!(normalize_path(normal), normal, "idempotent on {normal:?}");
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Pairs a map file with a raw profile: checks they come from one build and
 //! interprets every function's counters ([`crate::derive`]).
 
-use crate::derive::{derive, DeriveError, FunctionCounts};
+use crate::derive::{derive_with_resumes, DeriveError, FunctionCounts, Resumes};
 use crate::map::MapFile;
 use pathprof_format::{FormatError, RawProfile};
 use std::path::Path;
@@ -117,11 +117,19 @@ pub fn interpret(
         .iter()
         .zip(by_index)
         .map(|(mf, rf)| {
-            let (slots, paths) = rf.map_or((&[][..], &[][..]), |f| (&f.slots[..], &f.paths[..]));
-            derive(&mf.cfg, &mf.layout, slots, paths).map_err(|error| ProfileError::Derive {
-                profile: profile_name.into(),
-                name: mf.name.clone(),
-                error,
+            let (slots, paths, resumes) = rf.map_or((&[][..], &[][..], Resumes::default()), |f| {
+                let resumes = Resumes {
+                    slots: &f.slot_resumes,
+                    paths: &f.path_resumes,
+                };
+                (&f.slots[..], &f.paths[..], resumes)
+            });
+            derive_with_resumes(&mf.cfg, &mf.layout, slots, paths, resumes).map_err(|error| {
+                ProfileError::Derive {
+                    profile: profile_name.into(),
+                    name: mf.name.clone(),
+                    error,
+                }
             })
         })
         .collect()

@@ -35,30 +35,46 @@ impl Sink for Vec<u8> {
     }
 }
 
+/// The lists of a function record, in the order they are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Part {
+    Slots,
+    Paths,
+    SlotResumes,
+    PathResumes,
+}
+
 /// The function record being written.
 #[derive(Debug, Clone, Copy)]
 struct Open {
     /// Where the record starts.
     start: usize,
+    /// The declared slot count.
+    num_slots: u64,
     /// Slots declared but not yet written.
     slots_left: u64,
-    /// Whether any slot was nonzero.
-    any_slot: bool,
-    /// Where the path count is, once it is written.
-    paths_at: Option<usize>,
-    /// Path entries written.
-    paths: u64,
-    /// The last path id written.
-    last_id: Option<u64>,
+    /// Whether any slot was nonzero, or any path or resume entry written.
+    any: bool,
+    /// The list being written.
+    part: Part,
+    /// Where that list's entry count is (for every part after the slots).
+    count_at: usize,
+    /// Entries of that list written.
+    entries: u64,
+    /// The last key (path id, slot index) of that list written.
+    last_key: Option<u64>,
 }
 
 /// Writes one raw profile into a [`Sink`]:
-/// `new`, optionally `facts`, then per function (in increasing index order) `begin_function`,
-/// exactly `num_slots` calls of `slot`, any number of `path` calls with
-/// non-decreasing ids, `end_function`; then `finish`.
+/// `new`, optionally `facts`, then per function (in increasing index order)
+/// `begin_function`, exactly `num_slots` calls of `slot`, any number of
+/// `path` calls with non-decreasing ids, any number of `slot_resume` calls
+/// with strictly increasing slot indices below `num_slots`, any number of
+/// `path_resume` calls with non-decreasing ids, `end_function`; then
+/// `finish`.
 ///
 /// The first misuse or refused append is remembered and returned by `finish`;
-/// every later call does nothing.
+/// every later call does nothing. The encoder allocates nothing itself.
 ///
 /// ```
 /// use pathprof_format::{Encoder, RawProfile};
@@ -67,10 +83,14 @@ struct Open {
 /// e.slot(5);
 /// e.path(9, 2);
 /// e.path(9, 1); // the same id again adds up
+/// e.slot_resume(0, 1);
+/// e.path_resume(4, 1);
 /// e.end_function(false);
 /// let bytes = e.finish()?;
 /// let p = RawProfile::decode(&bytes)?;
 /// assert_eq!(p.functions[0].paths, vec![(9, 3)]);
+/// assert_eq!(p.functions[0].slot_resumes, vec![(0, 1)]);
+/// assert_eq!(p.functions[0].path_resumes, vec![(4, 1)]);
 /// # Ok::<(), pathprof_format::FormatError>(())
 /// ```
 #[derive(Debug)]
@@ -157,40 +177,50 @@ impl<S: Sink> Encoder<S> {
         self.put(&num_slots.to_le_bytes());
         self.open = Some(Open {
             start,
+            num_slots,
             slots_left: num_slots,
-            any_slot: false,
-            paths_at: None,
-            paths: 0,
-            last_id: None,
+            any: false,
+            part: Part::Slots,
+            count_at: 0,
+            entries: 0,
+            last_key: None,
         });
     }
 
     /// Writes the next slot counter of the open function.
     pub fn slot(&mut self, count: u64) {
         match self.open {
-            Some(ref mut o) if o.slots_left > 0 && o.paths_at.is_none() => {
+            Some(ref mut o) if o.slots_left > 0 && o.part == Part::Slots => {
                 o.slots_left -= 1;
-                o.any_slot |= count != 0;
+                o.any |= count != 0;
             }
             _ => {
                 return self.fail(FormatError::InvalidInput {
-                    what: "more slots than declared, or a slot after a path",
+                    what: "more slots than declared, or a slot after a path or resume",
                 })
             }
         }
         self.put(&count.to_le_bytes());
     }
 
-    /// Ends the slots, writing the path count placeholder.
-    fn start_paths(&mut self) -> bool {
+    /// Moves the open function on to the list `to`: closes the lists before
+    /// it (patching their entry counts) and writes the entry count
+    /// placeholders of the lists up to it. False, with the error remembered,
+    /// if there is no open function, `to` was passed already, or fewer slots
+    /// were written than declared.
+    fn enter(&mut self, to: Part, misuse: &'static str) -> bool {
         let Some(o) = self.open else {
             self.fail(FormatError::InvalidInput {
-                what: "path or end_function without begin_function",
+                what: "path, resume or end_function without begin_function",
             });
             return false;
         };
-        if o.paths_at.is_some() {
-            return true;
+        if o.part > to {
+            self.fail(FormatError::InvalidInput { what: misuse });
+            return false;
+        }
+        if o.part == to {
+            return self.error.is_none();
         }
         if o.slots_left != 0 {
             self.fail(FormatError::InvalidInput {
@@ -198,56 +228,124 @@ impl<S: Sink> Encoder<S> {
             });
             return false;
         }
-        let at = self.sink.written().len();
-        self.put(&0u64.to_le_bytes());
+        let mut part = o.part;
+        let mut count_at = o.count_at;
+        let mut entries = o.entries;
+        while part < to {
+            if part != Part::Slots {
+                self.patch(count_at, entries);
+            }
+            part = match part {
+                Part::Slots => Part::Paths,
+                Part::Paths => Part::SlotResumes,
+                Part::SlotResumes | Part::PathResumes => Part::PathResumes,
+            };
+            count_at = self.sink.written().len();
+            entries = 0;
+            self.put(&0u64.to_le_bytes());
+        }
         if let Some(ref mut o) = self.open {
-            o.paths_at = Some(at);
+            o.part = to;
+            o.count_at = count_at;
+            o.entries = 0;
+            o.last_key = None;
         }
         self.error.is_none()
     }
 
-    /// Adds `count` executions of path `id` to the open function. A zero count
-    /// is ignored; an id equal to the previous one adds to it (saturating);
-    /// ids must not decrease.
-    pub fn path(&mut self, id: u64, count: u64) {
-        if count == 0 || !self.start_paths() {
+    /// Adds `count` to the entry of `key` in the list being written: a new
+    /// entry if `key` is above the last one, the last one again if equal
+    /// (saturating).
+    fn entry(&mut self, key: u64, count: u64) {
+        let Some(o) = self.open else { return };
+        if o.last_key == Some(key) {
+            let at = self.sink.written().len().saturating_sub(8);
+            let old = le_u64(self.sink.written().get(at..).unwrap_or(&[]));
+            self.patch(at, old.saturating_add(count));
             return;
         }
-        let Some(o) = self.open else { return };
-        match o.last_id {
-            Some(last) if id < last => self.fail(FormatError::InvalidInput {
-                what: "path ids must not decrease",
-            }),
-            Some(last) if id == last => {
-                let at = self.sink.written().len().saturating_sub(8);
-                let old = le_u64(self.sink.written().get(at..).unwrap_or(&[]));
-                self.patch(at, old.saturating_add(count));
-            }
-            _ => {
-                self.put(&id.to_le_bytes());
-                self.put(&count.to_le_bytes());
-                if let Some(ref mut o) = self.open {
-                    o.paths += 1;
-                    o.last_id = Some(id);
-                }
-            }
+        self.put(&key.to_le_bytes());
+        self.put(&count.to_le_bytes());
+        if let Some(ref mut o) = self.open {
+            o.entries += 1;
+            o.last_key = Some(key);
+            o.any = true;
         }
     }
 
+    /// Adds `count` executions of path `id` to the open function, after its
+    /// slots and before its resumes. A zero count is ignored; an id equal to
+    /// the previous one adds to it (saturating); ids must not decrease.
+    pub fn path(&mut self, id: u64, count: u64) {
+        if count == 0 || !self.enter(Part::Paths, "a path after a resume") {
+            return;
+        }
+        if self
+            .open
+            .is_some_and(|o| o.last_key.is_some_and(|l| id < l))
+        {
+            return self.fail(FormatError::InvalidInput {
+                what: "path ids must not decrease",
+            });
+        }
+        self.entry(id, count);
+    }
+
+    /// Records that slot counter `slot` of the open function was taken back
+    /// `count` times below what was written (see the crate doc), after the
+    /// function's paths and before its path resumes. A zero count is
+    /// ignored; slot indices must be strictly increasing and below the
+    /// function's slot count.
+    pub fn slot_resume(&mut self, slot: u64, count: u64) {
+        if count == 0 || !self.enter(Part::SlotResumes, "a slot resume after a path resume") {
+            return;
+        }
+        let Some(o) = self.open else { return };
+        if slot >= o.num_slots {
+            return self.fail(FormatError::InvalidInput {
+                what: "a slot resume of a slot the function does not have",
+            });
+        }
+        if o.last_key.is_some_and(|l| slot <= l) {
+            return self.fail(FormatError::InvalidInput {
+                what: "slot resume indices must be strictly increasing",
+            });
+        }
+        self.entry(slot, count);
+    }
+
+    /// Records that the count of path `id` of the open function was taken
+    /// back `count` times below what was written (see the crate doc), after
+    /// the function's slot resumes. A zero count is ignored; an id equal to
+    /// the previous one adds to it (saturating); ids must not decrease.
+    pub fn path_resume(&mut self, id: u64, count: u64) {
+        if count == 0 || !self.enter(Part::PathResumes, "records out of order") {
+            return;
+        }
+        if self
+            .open
+            .is_some_and(|o| o.last_key.is_some_and(|l| id < l))
+        {
+            return self.fail(FormatError::InvalidInput {
+                what: "path resume ids must not decrease",
+            });
+        }
+        self.entry(id, count);
+    }
+
     /// Closes the open function. With `drop_if_empty`, a function whose slots
-    /// are all zero and which has no paths is left out of the file.
+    /// are all zero and which has no paths and no resumes is left out of the
+    /// file.
     pub fn end_function(&mut self, drop_if_empty: bool) {
-        if !self.start_paths() {
+        if !self.enter(Part::PathResumes, "records out of order") {
             return;
         }
         let Some(o) = self.open.take() else { return };
-        if drop_if_empty && !o.any_slot && o.paths == 0 {
+        if drop_if_empty && !o.any {
             self.sink.truncate_to(o.start);
             return;
         }
-        if let Some(at) = o.paths_at {
-            self.patch(at, o.paths);
-        }
+        self.patch(o.count_at, o.entries);
         self.functions += 1;
         self.last_index = Some(self.index_at(o.start));
     }

@@ -12,8 +12,9 @@ pub enum FormatError {
     /// The bytes do not start with the `PPROFRAW` magic.
     NotAProfile,
     /// The file was written by an older pathprof, in a format version that
-    /// lacks facts the reports need (version 1 had no process counts); the
-    /// program must be run again to record a new profile.
+    /// lacks facts the reports need (version 1 had no process counts,
+    /// version 2 no resumes); the program must be run again to record a new
+    /// profile.
     OlderVersion {
         /// The version found in the file.
         found: u32,
@@ -45,7 +46,8 @@ pub enum FormatError {
         extra: u64,
     },
     /// The checksum matches but the contents break a rule of the format
-    /// (indices or ids out of order, a zero path count).
+    /// (indices or ids out of order, a zero path or resume count, a resume of
+    /// a slot the function does not have).
     Malformed {
         /// Where the offending record starts.
         at: u64,
@@ -120,7 +122,8 @@ impl fmt::Display for FormatError {
                 f,
                 "raw profile version {found} was written by an older pathprof (this pathprof \
                  reads version {}, which also records how many processes and threads wrote \
-                 it); delete it and run the instrumented program again to re-record it",
+                 it and the counts taken back after they were written); delete it and run \
+                 the instrumented program again to re-record it",
                 crate::VERSION
             ),
             FormatError::UnsupportedVersion { found } => write!(

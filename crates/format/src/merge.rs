@@ -1,8 +1,9 @@
 //! Merging two profiles of one build: [`RawProfile::merge`] over owned data
 //! and [`merge_into`] over two [`ProfileView`]s, allocation-free, for the
-//! runtime. Both add counts saturating at `u64::MAX`, take the union of
-//! functions and of path ids, and refuse (before changing anything) profiles
-//! of another build or mode, or a function whose hash or slot count differs.
+//! runtime. Both add counts and resumes saturating at `u64::MAX`, take the
+//! union of functions, of path ids and of resume keys, and refuse (before
+//! changing anything) profiles of another build or mode, or a function whose
+//! hash or slot count differs.
 
 use crate::encoder::{Encoder, Sink};
 use crate::view::{FunctionView, ProfileView};
@@ -64,8 +65,9 @@ where
     Ok(())
 }
 
-/// Merges two id-sorted path lists, calling `out` in increasing id order.
-fn merge_paths(
+/// Merges two key-sorted `(key, count)` lists (paths or resumes), calling
+/// `out` in increasing key order, adding the counts of a key in both.
+fn merge_pairs(
     a: impl Iterator<Item = (u64, u64)>,
     b: impl Iterator<Item = (u64, u64)>,
     mut out: impl FnMut(u64, u64),
@@ -142,6 +144,8 @@ pub fn merge_into<S: Sink>(
         e.begin_function(f.index(), f.hash(), f.num_slots());
         f.slots().for_each(|s| e.slot(s));
         f.paths().for_each(|(id, c)| e.path(id, c));
+        f.slot_resumes().for_each(|(k, r)| e.slot_resume(k, r));
+        f.path_resumes().for_each(|(id, r)| e.path_resume(id, r));
         e.end_function(false);
     };
     loop {
@@ -151,7 +155,13 @@ pub fn merge_into<S: Sink>(
                 x.slots()
                     .zip(y.slots())
                     .for_each(|(p, q)| e.slot(p.saturating_add(q)));
-                merge_paths(x.paths(), y.paths(), |id, c| e.path(id, c));
+                merge_pairs(x.paths(), y.paths(), |id, c| e.path(id, c));
+                merge_pairs(x.slot_resumes(), y.slot_resumes(), |k, r| {
+                    e.slot_resume(k, r)
+                });
+                merge_pairs(x.path_resumes(), y.path_resumes(), |id, r| {
+                    e.path_resume(id, r)
+                });
                 e.end_function(false);
                 a.next();
                 b.next();
@@ -175,8 +185,9 @@ pub fn merge_into<S: Sink>(
 }
 
 impl RawProfile {
-    /// Adds `other`'s counts and process facts to `self` (saturating at
-    /// `u64::MAX`), taking the union of functions and path ids.
+    /// Adds `other`'s counts, resumes and process facts to `self`
+    /// (saturating at `u64::MAX`), taking the union of functions, path ids
+    /// and resume keys.
     ///
     /// Refuses, leaving `self` unchanged, a profile of another build
     /// ([`FormatError::BuildMismatch`]) or mode ([`FormatError::ModeMismatch`]),
@@ -233,17 +244,26 @@ impl RawProfile {
 }
 
 impl RawFunction {
-    /// Adds `other`'s counters (same index, hash and slot count) to `self`.
+    /// Adds `other`'s counters and resumes (same index, hash and slot
+    /// count) to `self`.
     pub(crate) fn add(&mut self, other: &RawFunction) {
         for (s, o) in self.slots.iter_mut().zip(&other.slots) {
             *s = s.saturating_add(*o);
         }
-        let mut paths = Vec::with_capacity(self.paths.len().max(other.paths.len()));
-        merge_paths(
-            self.paths.iter().copied(),
-            other.paths.iter().copied(),
-            |id, c| paths.push((id, c)),
-        );
-        self.paths = paths;
+        add_pairs(&mut self.paths, &other.paths);
+        add_pairs(&mut self.slot_resumes, &other.slot_resumes);
+        add_pairs(&mut self.path_resumes, &other.path_resumes);
     }
+}
+
+/// Merges the key-sorted list `other` into `list`.
+fn add_pairs(list: &mut Vec<(u64, u64)>, other: &[(u64, u64)]) {
+    if other.is_empty() {
+        return;
+    }
+    let mut out = Vec::with_capacity(list.len().max(other.len()));
+    merge_pairs(list.iter().copied(), other.iter().copied(), |k, c| {
+        out.push((k, c))
+    });
+    *list = out;
 }

@@ -8,8 +8,8 @@ use crate::{Facts, FormatError, MAGIC, VERSION};
 
 /// Bytes before the first function record.
 pub(crate) const HEADER_LEN: usize = 56;
-/// Bytes of a function record with no slots and no paths.
-pub(crate) const FUNCTION_MIN_LEN: usize = 4 + 8 + 8 + 8;
+/// Bytes of a function record with no slots, paths or resumes.
+pub(crate) const FUNCTION_MIN_LEN: usize = 4 + 8 + 8 + 8 + 8 + 8;
 /// Bytes of the trailing checksum.
 pub(crate) const CHECKSUM_LEN: usize = 8;
 /// Offset of the process facts (processes, forked, threads) in the header.
@@ -90,6 +90,8 @@ pub struct FunctionView<'a> {
     hash: u64,
     slots: &'a [u8],
     paths: &'a [u8],
+    slot_resumes: &'a [u8],
+    path_resumes: &'a [u8],
 }
 
 /// The function records of a [`ProfileView`], in index order.
@@ -105,11 +107,15 @@ fn read_function<'a>(r: &mut Reader<'a>) -> Result<FunctionView<'a>, FormatError
     let hash = r.u64("function hash")?;
     let slots = r.items(8, "slot counters")?;
     let paths = r.items(16, "path entries")?;
+    let slot_resumes = r.items(16, "slot resumes")?;
+    let path_resumes = r.items(16, "path resumes")?;
     Ok(FunctionView {
         index,
         hash,
         slots,
         paths,
+        slot_resumes,
+        path_resumes,
     })
 }
 
@@ -271,9 +277,32 @@ impl<'a> FunctionView<'a> {
 
     /// The `(path id, count)` entries, ids increasing, counts nonzero.
     pub fn paths(&self) -> impl Iterator<Item = (u64, u64)> + 'a {
-        self.paths
-            .chunks_exact(16)
-            .map(|e| (le_u64(e), le_u64(e.get(8..).unwrap_or(&[]))))
+        pairs(self.paths)
+    }
+
+    /// How many slot resume entries the function has.
+    pub fn num_slot_resumes(&self) -> u64 {
+        (self.slot_resumes.len() / 16) as u64
+    }
+
+    /// The `(slot index, resumes)` entries: how many times each slot
+    /// counter was taken back below what was written (see the crate doc).
+    /// Slot indices increasing and below [`num_slots`](Self::num_slots),
+    /// counts nonzero.
+    pub fn slot_resumes(&self) -> impl Iterator<Item = (u64, u64)> + 'a {
+        pairs(self.slot_resumes)
+    }
+
+    /// How many path resume entries the function has.
+    pub fn num_path_resumes(&self) -> u64 {
+        (self.path_resumes.len() / 16) as u64
+    }
+
+    /// The `(path id, resumes)` entries: how many times each path's count
+    /// was taken back below what was written (see the crate doc). Ids
+    /// increasing, counts nonzero.
+    pub fn path_resumes(&self) -> impl Iterator<Item = (u64, u64)> + 'a {
+        pairs(self.path_resumes)
     }
 
     /// The first order rule this record breaks, if any.
@@ -284,22 +313,60 @@ impl<'a> FunctionView<'a> {
                 what: "function indices are not strictly increasing",
             });
         }
-        let mut last_id: Option<u64> = None;
-        for (id, count) in self.paths() {
-            if last_id.is_some_and(|l| id <= l) {
-                return Some(FormatError::Malformed {
-                    at,
-                    what: "path ids are not strictly increasing",
-                });
-            }
-            if count == 0 {
-                return Some(FormatError::Malformed {
-                    at,
-                    what: "a path entry has a zero count",
-                });
-            }
-            last_id = Some(id);
+        let malformed = |what| Some(FormatError::Malformed { at, what });
+        match pairs_rule_broken(self.paths()) {
+            Some(Broken::Order) => return malformed("path ids are not strictly increasing"),
+            Some(Broken::Zero) => return malformed("a path entry has a zero count"),
+            None => {}
         }
-        None
+        match pairs_rule_broken(self.slot_resumes()) {
+            Some(Broken::Order) => {
+                return malformed("slot resume indices are not strictly increasing")
+            }
+            Some(Broken::Zero) => return malformed("a slot resume has a zero count"),
+            None => {}
+        }
+        if self
+            .slot_resumes()
+            .last()
+            .is_some_and(|(k, _)| k >= self.num_slots())
+        {
+            return malformed("a slot resume names a slot the function does not have");
+        }
+        match pairs_rule_broken(self.path_resumes()) {
+            Some(Broken::Order) => malformed("path resume ids are not strictly increasing"),
+            Some(Broken::Zero) => malformed("a path resume has a zero count"),
+            None => None,
+        }
     }
+}
+
+/// The `(u64, u64)` pairs of `bytes` (16 bytes each).
+fn pairs(bytes: &[u8]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    bytes
+        .chunks_exact(16)
+        .map(|e| (le_u64(e), le_u64(e.get(8..).unwrap_or(&[]))))
+}
+
+/// Which rule of a `(key, count)` list is broken.
+enum Broken {
+    /// Keys not strictly increasing.
+    Order,
+    /// A zero count.
+    Zero,
+}
+
+/// The first rule `list` breaks: keys strictly increasing, counts nonzero.
+fn pairs_rule_broken(list: impl Iterator<Item = (u64, u64)>) -> Option<Broken> {
+    let mut last: Option<u64> = None;
+    for (key, count) in list {
+        if last.is_some_and(|l| key <= l) {
+            return Some(Broken::Order);
+        }
+        if count == 0 {
+            return Some(Broken::Zero);
+        }
+        last = Some(key);
+    }
+    None
 }

@@ -18,18 +18,32 @@ fn sample() -> RawProfile {
                 hash: 0x1111,
                 slots: vec![1, 0, 7],
                 paths: vec![],
+                slot_resumes: vec![(0, 1), (2, u64::MAX)],
+                path_resumes: vec![(3, 2)],
             },
             RawFunction {
                 index: 3,
                 hash: 0x3333,
                 slots: vec![],
                 paths: vec![(0, 4), (17, 1), (u64::MAX, 2)],
+                slot_resumes: vec![],
+                path_resumes: vec![(17, 1), (u64::MAX, 5)],
             },
             RawFunction {
                 index: 9,
                 hash: 0x9999,
                 slots: vec![u64::MAX],
                 paths: vec![(5, u64::MAX)],
+                ..Default::default()
+            },
+            // Only resumes: the counts were written by an earlier dump.
+            RawFunction {
+                index: 12,
+                hash: 0xcccc,
+                slots: vec![0, 0],
+                paths: vec![],
+                slot_resumes: vec![(1, 3)],
+                path_resumes: vec![],
             },
         ],
     }
@@ -59,9 +73,19 @@ fn random_profile(rng: &mut Lcg, build_id: u64) -> RawProfile {
         // Shape depends on the index only, so random profiles of one build merge.
         let slots = (0..index % 3).map(|_| rng.below(5)).collect();
         let mut paths: Vec<(u64, u64)> = Vec::new();
+        let mut path_resumes: Vec<(u64, u64)> = Vec::new();
         for id in 0..6u64 {
             if rng.below(2) == 0 {
                 paths.push((id * 3, 1 + rng.below(3)));
+            }
+            if rng.below(4) == 0 {
+                path_resumes.push((id * 2, 1 + rng.below(3)));
+            }
+        }
+        let mut slot_resumes: Vec<(u64, u64)> = Vec::new();
+        for k in 0..u64::from(index % 3) {
+            if rng.below(3) == 0 {
+                slot_resumes.push((k, 1 + rng.below(2)));
             }
         }
         functions.push(RawFunction {
@@ -69,6 +93,8 @@ fn random_profile(rng: &mut Lcg, build_id: u64) -> RawProfile {
             hash: u64::from(index) * 0x101,
             slots,
             paths,
+            slot_resumes,
+            path_resumes,
         });
     }
     RawProfile {
@@ -111,13 +137,18 @@ fn layout_is_as_documented() {
             hash: 6,
             slots: vec![7],
             paths: vec![(8, 9)],
+            slot_resumes: vec![(0, 10)],
+            path_resumes: vec![(11, 12), (13, 14)],
         }],
     };
     let b = p.encode();
     let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
-    assert_eq!(b.len(), 56 + 4 + 8 + 8 + 8 + 8 + 16 + 8);
-    assert_eq!(u32_at(8), 2);
+    assert_eq!(
+        b.len(),
+        56 + 4 + 8 + 8 + 8 + 8 + 16 + 8 + 16 + 8 + 2 * 16 + 8
+    );
+    assert_eq!(u32_at(8), 3);
     assert_eq!(u32_at(12), 1);
     assert_eq!(u64_at(16), 0x0102_0304_0506_0708);
     assert_eq!((u64_at(24), u64_at(32), u64_at(40)), (10, 11, 12));
@@ -128,7 +159,12 @@ fn layout_is_as_documented() {
     assert_eq!(u64_at(76), 7);
     assert_eq!(u64_at(84), 1);
     assert_eq!((u64_at(92), u64_at(100)), (8, 9));
-    assert_eq!(u64_at(108), fnv1a64(&b[..108]));
+    assert_eq!(u64_at(108), 1);
+    assert_eq!((u64_at(116), u64_at(124)), (0, 10));
+    assert_eq!(u64_at(132), 2);
+    assert_eq!((u64_at(140), u64_at(148)), (11, 12));
+    assert_eq!((u64_at(156), u64_at(164)), (13, 14));
+    assert_eq!(u64_at(172), fnv1a64(&b[..172]));
 }
 
 #[test]
@@ -145,32 +181,74 @@ fn encode_normalizes() {
                 hash: 1,
                 slots: vec![1],
                 paths: vec![(9, 1), (2, 0), (9, u64::MAX), (1, 3)],
+                // Slot 3 does not exist; the zero count goes.
+                slot_resumes: vec![(0, 2), (3, 1), (0, 1), (0, 0)],
+                path_resumes: vec![(7, 0), (2, 1), (2, 2)],
             },
             RawFunction {
                 index: 2,
                 hash: 1,
-                slots: vec![],
-                paths: vec![],
+                ..Default::default()
             },
             RawFunction {
                 index: 4,
                 hash: 1,
                 slots: vec![2],
-                paths: vec![],
+                slot_resumes: vec![(0, 1)],
+                path_resumes: vec![(1, 1)],
+                ..Default::default()
             },
             RawFunction {
                 index: 4,
                 hash: 2,
                 slots: vec![2],
-                paths: vec![],
+                path_resumes: vec![(1, 1)],
+                ..Default::default()
             },
         ],
     };
+    assert!(!p.is_canonical());
     let d = RawProfile::decode(&p.encode()).unwrap();
+    assert!(d.is_canonical());
     assert_eq!(d.functions.len(), 2);
     assert_eq!(d.functions[0].index, 2);
     assert_eq!(d.functions[1].slots, vec![3]);
     assert_eq!(d.functions[1].paths, vec![(1, 3), (9, u64::MAX)]);
+    assert_eq!(d.functions[1].slot_resumes, vec![(0, 4)]);
+    assert_eq!(d.functions[1].path_resumes, vec![(1, 1), (2, 3)]);
+
+    // Each rule of the resume lists alone breaks canonical form.
+    let base = RawProfile {
+        build_id: 1,
+        mode: 2,
+        functions: vec![RawFunction {
+            index: 0,
+            hash: 1,
+            slots: vec![0, 0],
+            slot_resumes: vec![(0, 1), (1, 1)],
+            path_resumes: vec![(4, 1), (5, 1)],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    assert!(base.is_canonical());
+    let broken: [fn(&mut RawFunction); 6] = [
+        |f| f.slot_resumes = vec![(1, 1), (0, 1)],
+        |f| f.slot_resumes = vec![(1, 1), (1, 1)],
+        |f| f.slot_resumes = vec![(0, 0)],
+        |f| f.slot_resumes = vec![(2, 1)],
+        |f| f.path_resumes = vec![(5, 1), (5, 1)],
+        |f| f.path_resumes = vec![(5, 0)],
+    ];
+    for damage in broken {
+        let mut p = base.clone();
+        damage(&mut p.functions[0]);
+        assert!(!p.is_canonical(), "{:?}", p.functions[0]);
+        let d = RawProfile::decode(&p.encode()).unwrap();
+        assert!(d.is_canonical());
+        p.normalize();
+        assert_eq!(d, p);
+    }
 }
 
 #[test]
@@ -184,42 +262,83 @@ fn merge_adds_saturating_and_unions() {
         threads: 0,
         functions: vec![
             RawFunction {
+                index: 0,
+                hash: 0x1111,
+                slots: vec![0, 0, 0],
+                paths: vec![],
+                slot_resumes: vec![(1, 4), (2, 1)],
+                path_resumes: vec![(1, 1), (3, 1)],
+            },
+            RawFunction {
                 index: 1,
                 hash: 0x2222,
                 slots: vec![5],
                 paths: vec![],
+                slot_resumes: vec![(0, 2)],
+                path_resumes: vec![],
             },
             RawFunction {
                 index: 3,
                 hash: 0x3333,
                 slots: vec![],
                 paths: vec![(1, 1), (17, 2), (u64::MAX, u64::MAX)],
+                slot_resumes: vec![],
+                path_resumes: vec![(0, 7), (u64::MAX, u64::MAX)],
             },
             RawFunction {
                 index: 9,
                 hash: 0x9999,
                 slots: vec![1],
                 paths: vec![(5, 1)],
+                slot_resumes: vec![(0, 1)],
+                path_resumes: vec![],
             },
         ],
     };
     a.merge(&b).unwrap();
     let idx: Vec<u32> = a.functions.iter().map(|f| f.index).collect();
-    assert_eq!(idx, vec![0, 1, 3, 9]);
+    assert_eq!(idx, vec![0, 1, 3, 9, 12]);
+    assert_eq!(a.functions[0].slots, vec![1, 0, 7]);
+    assert_eq!(
+        a.functions[0].slot_resumes,
+        vec![(0, 1), (1, 4), (2, u64::MAX)]
+    );
+    assert_eq!(a.functions[0].path_resumes, vec![(1, 1), (3, 3)]);
+    assert_eq!(a.functions[1].slot_resumes, vec![(0, 2)]);
     assert_eq!(
         a.functions[2].paths,
         vec![(0, 4), (1, 1), (17, 3), (u64::MAX, u64::MAX)]
     );
+    assert_eq!(
+        a.functions[2].path_resumes,
+        vec![(0, 7), (17, 1), (u64::MAX, u64::MAX)]
+    );
     assert_eq!(a.functions[3].slots, vec![u64::MAX]);
     assert_eq!(a.functions[3].paths, vec![(5, u64::MAX)]);
+    assert_eq!(a.functions[3].slot_resumes, vec![(0, 1)]);
+    assert_eq!(a.functions[4], sample().functions[3]);
     assert_eq!((a.processes, a.forked, a.threads), (u64::MAX, 3, 4));
 
     // Merging a profile with itself doubles every count.
     let mut d = sample();
     d.merge(&sample()).unwrap();
     assert_eq!(d.functions[0].slots, vec![2, 0, 14]);
+    assert_eq!(d.functions[0].slot_resumes, vec![(0, 2), (2, u64::MAX)]);
+    assert_eq!(d.functions[0].path_resumes, vec![(3, 4)]);
     assert_eq!(d.functions[1].paths, vec![(0, 8), (17, 2), (u64::MAX, 4)]);
+    assert_eq!(d.functions[1].path_resumes, vec![(17, 2), (u64::MAX, 10)]);
+    assert_eq!(d.functions[3].slot_resumes, vec![(1, 6)]);
     assert_eq!((d.processes, d.forked, d.threads), (6, 2, 8));
+
+    // merge_into agrees, on the same inputs.
+    let (ea, eb) = (sample().encode(), b.encode());
+    let out = merge_into(
+        &ProfileView::parse(&ea).unwrap(),
+        &ProfileView::parse(&eb).unwrap(),
+        Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(RawProfile::decode(&out).unwrap(), a);
 }
 
 #[test]
@@ -326,10 +445,40 @@ fn every_error_kind() {
     assert!(!is_profile(b"PPROF"));
 
     let mut v = good.clone();
-    v[8] = 3;
+    v[8] = 4;
     let e = RawProfile::decode(&v).unwrap_err();
-    assert_eq!(e, FormatError::UnsupportedVersion { found: 3 });
-    assert!(e.to_string().contains("unsupported raw profile version 3"));
+    assert_eq!(e, FormatError::UnsupportedVersion { found: 4 });
+    assert!(e.to_string().contains("unsupported raw profile version 4"));
+
+    // A version-2 file (no resumes), complete and sealed: written by an
+    // older pathprof, refused for its version and not for its layout.
+    let mut v2 = good[..56].to_vec();
+    v2[8] = 2;
+    v2[48..56].copy_from_slice(&1u64.to_le_bytes());
+    v2.extend_from_slice(&7u32.to_le_bytes()); // index
+    v2.extend_from_slice(&0x77u64.to_le_bytes()); // hash
+    v2.extend_from_slice(&1u64.to_le_bytes()); // S
+    v2.extend_from_slice(&5u64.to_le_bytes()); // the slot
+    v2.extend_from_slice(&1u64.to_le_bytes()); // P
+    v2.extend_from_slice(&3u64.to_le_bytes()); // path id
+    v2.extend_from_slice(&4u64.to_le_bytes()); // its count
+    v2.extend_from_slice(&[0; 8]);
+    let e = RawProfile::decode(&reseal(v2.clone())).unwrap_err();
+    assert_eq!(e, FormatError::OlderVersion { found: 2 });
+    assert_eq!(
+        ProfileView::parse(&reseal(v2)).unwrap_err(),
+        FormatError::OlderVersion { found: 2 }
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("version 2 was written by an older pathprof"),
+        "{text}"
+    );
+    assert!(
+        text.contains("run the instrumented program again"),
+        "{text}"
+    );
+    assert!(text.contains("re-record"), "{text}");
 
     // A version-1 file (no process facts): written by an older pathprof.
     let mut v1 = good[..24].to_vec();
@@ -403,15 +552,70 @@ fn every_error_kind() {
             hash: 0,
             slots: vec![],
             paths: vec![(1, 1)],
+            ..Default::default()
         }],
     }
     .encode();
-    let n = v.len();
+    // The path's count is before the two (empty) resume counts.
+    let n = v.len() - 16;
     v[n - 16..n - 8].copy_from_slice(&0u64.to_le_bytes());
     assert!(matches!(
         RawProfile::decode(&reseal(v)),
         Err(FormatError::Malformed {
             what: "a path entry has a zero count",
+            ..
+        })
+    ));
+
+    // Broken resume lists behind a good checksum. One function of 2 slots,
+    // no paths, slot resumes (0, 1), (1, 1) and path resumes (4, 1), (5, 1):
+    // the slot resumes are at 56 + 4 + 8 + 8 + 16 + 8 + 8 = 108, the path
+    // resumes at 108 + 32 + 8 = 148.
+    let good = RawProfile {
+        build_id: 1,
+        mode: 2,
+        functions: vec![RawFunction {
+            index: 0,
+            hash: 0,
+            slots: vec![0, 0],
+            paths: vec![],
+            slot_resumes: vec![(0, 1), (1, 1)],
+            path_resumes: vec![(4, 1), (5, 1)],
+        }],
+        ..Default::default()
+    }
+    .encode();
+    assert_eq!(good.len(), 148 + 32 + 8);
+    let at = |bytes: &mut Vec<u8>, i: usize, x: u64| {
+        bytes[i..i + 8].copy_from_slice(&x.to_le_bytes());
+    };
+    let cases: [(usize, u64, &str); 7] = [
+        (108, 1, "slot resume indices are not strictly increasing"),
+        (108, 2, "slot resume indices are not strictly increasing"),
+        (
+            124,
+            2,
+            "a slot resume names a slot the function does not have",
+        ),
+        (116, 0, "a slot resume has a zero count"),
+        (132, 0, "a slot resume has a zero count"),
+        (148, 5, "path resume ids are not strictly increasing"),
+        (172, 0, "a path resume has a zero count"),
+    ];
+    for (i, x, what) in cases {
+        let mut v = good.clone();
+        at(&mut v, i, x);
+        let e = RawProfile::decode(&reseal(v)).unwrap_err();
+        assert_eq!(e, FormatError::Malformed { at: 56, what }, "{i} = {x}");
+    }
+    // A slot resume in a function without slots.
+    let mut v = good.clone();
+    at(&mut v, 68, 0);
+    let v: Vec<u8> = [&v[..76], &v[92..]].concat();
+    assert!(matches!(
+        RawProfile::decode(&reseal(v)),
+        Err(FormatError::Malformed {
+            what: "a slot resume names a slot the function does not have",
             ..
         })
     ));
@@ -428,6 +632,106 @@ fn every_error_kind() {
     e.path(4, 1);
     e.end_function(false);
     assert!(matches!(e.finish(), Err(FormatError::InvalidInput { .. })));
+
+    // Resume misuse: each call sequence after `begin_function(1, 0, 2)`
+    // and its two slots, with the rule it breaks.
+    type Calls = fn(&mut Encoder<Vec<u8>>);
+    let misuse: [(Calls, &str); 8] = [
+        (
+            |e| {
+                e.slot_resume(1, 1);
+                e.slot_resume(0, 1);
+            },
+            "slot resume indices must be strictly increasing",
+        ),
+        (
+            |e| {
+                e.slot_resume(1, 1);
+                e.slot_resume(1, 1);
+            },
+            "slot resume indices must be strictly increasing",
+        ),
+        (
+            |e| e.slot_resume(2, 1),
+            "a slot resume of a slot the function does not have",
+        ),
+        (
+            |e| {
+                e.slot_resume(0, 1);
+                e.path(3, 1);
+            },
+            "a path after a resume",
+        ),
+        (
+            |e| {
+                e.path_resume(0, 1);
+                e.path(3, 1);
+            },
+            "a path after a resume",
+        ),
+        (
+            |e| {
+                e.path_resume(0, 1);
+                e.slot_resume(0, 1);
+            },
+            "a slot resume after a path resume",
+        ),
+        (
+            |e| {
+                e.path_resume(5, 1);
+                e.path_resume(4, 1);
+            },
+            "path resume ids must not decrease",
+        ),
+        (
+            |e| {
+                e.slot_resume(0, 1);
+                e.slot(1);
+            },
+            "more slots than declared, or a slot after a path or resume",
+        ),
+    ];
+    for (calls, what) in misuse {
+        let mut e = Encoder::new(Vec::new(), 1, 2);
+        e.begin_function(1, 0, 2);
+        e.slot(0);
+        e.slot(0);
+        calls(&mut e);
+        e.end_function(false);
+        assert_eq!(e.finish(), Err(FormatError::InvalidInput { what }));
+    }
+    // A resume before all slots were written.
+    let mut e = Encoder::new(Vec::new(), 1, 2);
+    e.begin_function(1, 0, 2);
+    e.slot(0);
+    e.slot_resume(0, 1);
+    assert_eq!(
+        e.finish(),
+        Err(FormatError::InvalidInput {
+            what: "fewer slots than declared"
+        })
+    );
+    // Zero resumes are ignored (even out of order), equal path resume ids add
+    // up, saturating.
+    let mut e = Encoder::new(Vec::new(), 1, 2);
+    e.begin_function(1, 0, 2);
+    e.slot(0);
+    e.slot(0);
+    e.path(9, 1);
+    e.slot_resume(1, 2);
+    e.slot_resume(0, 0);
+    e.slot_resume(7, 0);
+    e.path_resume(3, 1);
+    e.path_resume(3, u64::MAX);
+    e.path_resume(8, 1);
+    e.path_resume(8, 2);
+    e.path_resume(1, 0);
+    e.slot_resume(0, 0);
+    e.end_function(false);
+    let p = RawProfile::decode(&e.finish().unwrap()).unwrap();
+    assert_eq!(p.functions[0].paths, vec![(9, 1)]);
+    assert_eq!(p.functions[0].slot_resumes, vec![(1, 2)]);
+    assert_eq!(p.functions[0].path_resumes, vec![(3, u64::MAX), (8, 3)]);
 
     struct Tiny(Vec<u8>);
     impl pathprof_format::Sink for Tiny {
@@ -453,6 +757,62 @@ fn every_error_kind() {
 }
 
 #[test]
+fn drop_if_empty_keeps_functions_with_resumes() {
+    let mut e = Encoder::new(Vec::new(), 1, 2);
+    // All zero, nothing else: dropped.
+    e.begin_function(1, 0x10, 2);
+    e.slot(0);
+    e.slot(0);
+    e.path(4, 0);
+    e.end_function(true);
+    // Only a slot resume: kept.
+    e.begin_function(2, 0x20, 2);
+    e.slot(0);
+    e.slot(0);
+    e.slot_resume(1, 3);
+    e.end_function(true);
+    // Only a path resume: kept.
+    e.begin_function(3, 0x30, 0);
+    e.path_resume(6, 1);
+    e.end_function(true);
+    // Only zero resumes: dropped.
+    e.begin_function(4, 0x40, 1);
+    e.slot(0);
+    e.slot_resume(0, 0);
+    e.path_resume(6, 0);
+    e.end_function(true);
+    // Dropped functions do not count against the index order.
+    e.begin_function(4, 0x41, 0);
+    e.path(1, 1);
+    e.end_function(true);
+    let p = RawProfile::decode(&e.finish().unwrap()).unwrap();
+    assert_eq!(
+        p.functions,
+        vec![
+            RawFunction {
+                index: 2,
+                hash: 0x20,
+                slots: vec![0, 0],
+                slot_resumes: vec![(1, 3)],
+                ..Default::default()
+            },
+            RawFunction {
+                index: 3,
+                hash: 0x30,
+                path_resumes: vec![(6, 1)],
+                ..Default::default()
+            },
+            RawFunction {
+                index: 4,
+                hash: 0x41,
+                paths: vec![(1, 1)],
+                ..Default::default()
+            },
+        ]
+    );
+}
+
+#[test]
 fn absurd_counts_do_not_allocate() {
     let mut v = RawProfile::new(1, 0).encode();
     v[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
@@ -467,6 +827,32 @@ fn absurd_counts_do_not_allocate() {
         RawProfile::decode(&v),
         Err(FormatError::Truncated { at: 68, .. })
     ));
+    // The first function: 3 slots, no paths, then its slot resume count (at
+    // 56 + 4 + 8 + 8 + 24 + 8 = 108: 2 entries) and path resume count (at
+    // 108 + 8 + 32 = 148: 1 entry).
+    let good = sample().encode();
+    let u64_at = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap());
+    assert_eq!((u64_at(108), u64_at(148)), (2, 1));
+    for (at, n) in [
+        (108, u64::MAX / 16),
+        (108, u64::MAX),
+        (148, u64::MAX / 16),
+        (148, 1 << 60),
+    ] {
+        let mut v = good.clone();
+        v[at..at + 8].copy_from_slice(&n.to_le_bytes());
+        assert_eq!(
+            RawProfile::decode(&v),
+            Err(FormatError::Truncated {
+                at: at as u64,
+                what: if at == 108 {
+                    "slot resumes"
+                } else {
+                    "path resumes"
+                }
+            })
+        );
+    }
 }
 
 #[test]

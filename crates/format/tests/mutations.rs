@@ -9,24 +9,36 @@ use pathprof_format::{
 };
 use proptest::prelude::*;
 
-/// A function of index `index`; its hash and slot count depend on the index
-/// only, so that random profiles of one build merge.
-fn function(index: u32) -> impl Strategy<Value = RawFunction> {
-    let slots = prop::collection::vec(
-        prop_oneof![Just(0u64), 1..5u64, Just(u64::MAX)],
-        (index % 3) as usize,
-    );
-    let paths = prop::collection::btree_map(
+/// `(id, count)` entries, ids strictly increasing, counts nonzero.
+fn entries() -> impl Strategy<Value = Vec<(u64, u64)>> {
+    prop::collection::btree_map(
         prop_oneof![0..8u64, Just(u64::MAX)],
         prop_oneof![1..4u64, Just(u64::MAX)],
         0..4,
+    )
+    .prop_map(|m| m.into_iter().collect())
+}
+
+/// A function of index `index`; its hash and slot count depend on the index
+/// only, so that random profiles of one build merge.
+fn function(index: u32) -> impl Strategy<Value = RawFunction> {
+    let num_slots = (index % 3) as usize;
+    let slots = prop::collection::vec(prop_oneof![Just(0u64), 1..5u64, Just(u64::MAX)], num_slots);
+    // A resume count per slot, zero for most (no entry).
+    let slot_resumes = prop::collection::vec(
+        prop_oneof![3 => Just(0u64), 1 => 1..3u64, 1 => Just(u64::MAX)],
+        num_slots,
     );
-    (slots, paths).prop_map(move |(slots, paths)| RawFunction {
-        index,
-        hash: 0x1000 + u64::from(index),
-        slots,
-        paths: paths.into_iter().collect(),
-    })
+    (slots, entries(), slot_resumes, entries()).prop_map(
+        move |(slots, paths, slot_resumes, path_resumes)| RawFunction {
+            index,
+            hash: 0x1000 + u64::from(index),
+            slots,
+            paths,
+            slot_resumes: (0..).zip(slot_resumes).filter(|&(_, r)| r != 0).collect(),
+            path_resumes,
+        },
+    )
 }
 
 fn profile() -> impl Strategy<Value = RawProfile> {
@@ -79,6 +91,10 @@ fn check(bytes: &[u8]) -> Result<RawProfile, FormatError> {
                 assert_eq!((fv.index(), fv.hash()), (f.index, f.hash));
                 assert!(fv.slots().eq(f.slots.iter().copied()));
                 assert!(fv.paths().eq(f.paths.iter().copied()));
+                assert_eq!(fv.num_slot_resumes(), f.slot_resumes.len() as u64);
+                assert!(fv.slot_resumes().eq(f.slot_resumes.iter().copied()));
+                assert_eq!(fv.num_path_resumes(), f.path_resumes.len() as u64);
+                assert!(fv.path_resumes().eq(f.path_resumes.iter().copied()));
             }
             Ok(p)
         }
@@ -199,13 +215,96 @@ fn huge_counts_are_refused_before_allocating() {
         let err = check(&crafted(n, &[])).unwrap_err();
         assert!(matches!(err, FormatError::Truncated { .. }), "{err:?}");
     }
-    // One function claiming 2^61 slots, then 2^60 paths.
-    for (slots, paths) in [(1u64 << 61, 0u64), (0, 1 << 60), (u64::MAX, u64::MAX)] {
+    // One function claiming 2^61 slots, 2^60 paths, 2^60 slot resumes or
+    // 2^60 path resumes (each list's count followed by the others' zeros).
+    let huge = [
+        [1u64 << 61, 0, 0, 0],
+        [0, 1 << 60, 0, 0],
+        [0, 0, 1 << 60, 0],
+        [0, 0, 0, 1 << 60],
+        [0, 0, 1, 0],
+        [0, 0, 0, 1],
+        [u64::MAX; 4],
+    ];
+    for counts in huge {
         let mut f = 0u32.to_le_bytes().to_vec();
         f.extend_from_slice(&7u64.to_le_bytes());
-        f.extend_from_slice(&slots.to_le_bytes());
-        f.extend_from_slice(&paths.to_le_bytes());
+        for n in counts {
+            f.extend_from_slice(&n.to_le_bytes());
+        }
         let err = check(&crafted(1, &f)).unwrap_err();
-        assert!(matches!(err, FormatError::Truncated { .. }), "{err:?}");
+        assert!(
+            matches!(err, FormatError::Truncated { .. }),
+            "{counts:?}: {err:?}"
+        );
     }
+    // The same record with all four counts zero is a valid empty function.
+    let mut f = 0u32.to_le_bytes().to_vec();
+    f.extend_from_slice(&7u64.to_le_bytes());
+    f.extend_from_slice(&[0; 8 * 4]);
+    let p = check(&crafted(1, &f)).unwrap();
+    assert_eq!(
+        p.functions,
+        vec![RawFunction {
+            index: 0,
+            hash: 7,
+            ..Default::default()
+        }]
+    );
+}
+
+/// Every record of a profile with resumes survives no cut and no changed
+/// byte, exhaustively (the proptests above sample them).
+#[test]
+fn every_cut_and_change_of_a_file_with_resumes_is_refused() {
+    let p = RawProfile {
+        build_id: 0xb1d,
+        mode: 2,
+        processes: 1,
+        functions: vec![
+            RawFunction {
+                index: 1,
+                hash: 0x1001,
+                slots: vec![0],
+                paths: vec![(2, 1)],
+                slot_resumes: vec![(0, 1)],
+                path_resumes: vec![(2, 3), (u64::MAX, 1)],
+            },
+            RawFunction {
+                index: 4,
+                hash: 0x1004,
+                slots: vec![0, 0],
+                slot_resumes: vec![(1, u64::MAX)],
+                ..Default::default()
+            },
+            RawFunction {
+                index: 5,
+                hash: 0x1005,
+                path_resumes: vec![(0, 2)],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let bytes = p.encode();
+    assert_eq!(check(&bytes).unwrap(), p);
+    for cut in 0..bytes.len() {
+        assert!(check(&bytes[..cut]).is_err(), "cut at {cut}");
+        assert!(
+            check(&fix_checksum(bytes[..cut].to_vec())).is_err(),
+            "cut at {cut}, checksum fixed"
+        );
+    }
+    let mut v = bytes.clone();
+    for i in 0..bytes.len() {
+        for x in [1u8, 0x80, 0xff] {
+            v[i] ^= x;
+            assert!(check(&v).is_err(), "byte {i} ^ {x:#x}");
+            // Behind a good checksum it may still decode (a count changed),
+            // but both readers agree and it re-encodes to the same bytes.
+            let _ = check(&fix_checksum(v.clone()));
+            v[i] ^= x;
+        }
+    }
+    check_merge(&bytes, &bytes);
 }

@@ -3,15 +3,17 @@
 //! [`BlockInfo`] per block with instruction counts and source lines.
 //!
 //! Source files are interned in [`Extracted::files`] as the debug info names them
-//! (`directory/filename`, absolute when the compiler knew the directory). Line 0
-//! (compiler-generated code) is never reported.
+//! (`directory/filename`, absolute when the compiler knew the directory), in
+//! [`normalize_path`]'s lexical form, so that the `DIFile`s of one header
+//! included as `sub/../h.h` and `./h.h` are one file. Line 0 (compiler-generated
+//! code) is never reported.
 
 use crate::error::LlvmError;
 use crate::ffi::{self, FileKey};
 use crate::walk::{self, Body};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
-use pathprof_core::map::{BlockInfo, LineSpan};
+use pathprof_core::map::{normalize_path, BlockInfo, LineSpan};
 use pathprof_core::Cfg;
 use std::collections::HashMap;
 
@@ -112,7 +114,8 @@ fn block_info(block: BasicBlock<'_>, files: &mut FileTable) -> BlockInfo {
     info
 }
 
-/// Interns `DIFile`s by node and by path (two nodes may name one path).
+/// Interns `DIFile`s by node and by normalised path (two nodes may name one
+/// file, with the same or different spellings).
 #[derive(Default)]
 struct FileTable {
     names: Vec<String>,
@@ -125,7 +128,7 @@ impl FileTable {
         if let Some(&i) = self.by_node.get(&file) {
             return i;
         }
-        let path = ffi::file_path(file);
+        let path = normalize_path(&ffi::file_path(file));
         let next = self.names.len() as u32;
         let i = *self.by_path.entry(path.clone()).or_insert(next);
         if i == next {

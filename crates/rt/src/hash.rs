@@ -21,7 +21,7 @@
 //! store otherwise (`__pathprof_hash_count`, as array counters: a lock prefix
 //! per path costs several times the path itself). When a table is 3/4 full a table twice its size is
 //! pushed in front of it (`prev` links the older ones); tables are never
-//! moved or freed while the process runs (until a fork child resets them), so
+//! moved or freed while the process runs, so
 //! the cache and the dumper may hold entry pointers without locks. Counting
 //! looks for the id in the newest table only and claims a key there when it is
 //! absent, so an id counted before a growth has entries in several tables
@@ -35,13 +35,16 @@
 //! count (`u64::MAX`: the count it undoes did not add anything). It never
 //! creates an entry: an id that is not there is left alone, except that when
 //! counts were dropped for lack of memory (`LOST`) one of those is taken back,
-//! since the count being undone is then one of them. (After a fork the child's
-//! state is empty, so undoing a pre-fork count there does nothing.) When an id
+//! since the count being undone is then one of them. (A fork child keeps its
+//! parent's tables, with every `written` set to its count, so undoing a
+//! pre-fork count there takes it below `written`: a resume, see `snapshot`.)
+//! When an id
 //! has entries in two tables, the first one found with a count above 0 loses
 //! the count, looking as counting does: the cached entry, then newest table first.
 //!
-//! `written` is touched only by the dumper (under its lock): a dump writes
-//! `count - written` and, once the file is written, sets `written` to the
+//! `written` is touched only by the dumper (under its lock) and a fork child's
+//! atfork handler: a dump writes `count - written` (or, below it, the
+//! difference as resumes) and, once the file is written, sets `written` to the
 //! count it read. Counters are never written by the dumper, so an increment
 //! that a signal interrupts is never lost or counted twice. Because uncounting
 //! makes counts go down, `written` is a high-water mark (see `snapshot`).
@@ -167,7 +170,7 @@ fn grow(state: &[AtomicU64; 8], old: *mut Table) -> bool {
     let capacity = if old.is_null() {
         FIRST_CAPACITY
     } else {
-        // Safety: published tables live until a fork child resets the state.
+        // Safety: published tables live until the process ends.
         unsafe { (*old).capacity.saturating_mul(2) }
     };
     let Some(bytes) = usize::try_from(capacity)
@@ -211,8 +214,7 @@ fn entry_for(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
             }
             continue;
         }
-        // Safety: published tables live until a fork child resets the state
-        // (the child is single-threaded then, and not inside this function).
+        // Safety: published tables live until the process ends.
         let t = unsafe { &*h };
         if let Probe::Found(e) = t.probe(key, false) {
             return Some(e);
@@ -300,8 +302,7 @@ pub(crate) fn uncount(state: &[AtomicU64; 8], id: u64) {
     let mut found = false;
     let mut t = head(state);
     while !t.is_null() {
-        // Safety: published tables live until a fork child resets the state
-        // (the child is single-threaded then, and not inside this function).
+        // Safety: published tables live until the process ends.
         let table = unsafe { &*t };
         if let Probe::Found(e) = table.probe(key, false) {
             found = true;
@@ -319,12 +320,12 @@ pub(crate) fn uncount(state: &[AtomicU64; 8], id: u64) {
 /// Calls `f(id, count, written)` for every entry (an id may come twice).
 pub(crate) fn for_each(state: &[AtomicU64; 8], mut f: impl FnMut(u64, u64, &AtomicU64)) {
     let max = state[MAX_COUNT].load(Relaxed);
-    if max != 0 {
+    if max != 0 || state[MAX_WRITTEN].load(Relaxed) != 0 {
         f(u64::MAX, max, &state[MAX_WRITTEN]);
     }
     let mut t = head(state);
     while !t.is_null() {
-        // Safety: published tables live until a fork child resets the state.
+        // Safety: published tables live until the process ends.
         let table = unsafe { &*t };
         for i in 0..table.capacity {
             let e = table.entry(i);
@@ -342,11 +343,12 @@ pub(crate) fn lost(state: &[AtomicU64; 8]) -> u64 {
     state[LOST].load(Relaxed)
 }
 
-/// Frees every table and zeroes the state.
+/// Frees every table and zeroes the state (tests: a state on the stack).
 ///
 /// # Safety
-/// No other thread uses `state` (a fork child, in its atfork handler).
-pub(crate) unsafe fn reset(state: &[AtomicU64; 8]) {
+/// No other thread uses `state`.
+#[cfg(test)]
+unsafe fn reset(state: &[AtomicU64; 8]) {
     let mut t = head(state);
     for w in state {
         w.store(0, Relaxed);

@@ -21,11 +21,11 @@
 //!   seconds; a fork child starts its own.
 
 use crate::dump::{self, Trigger};
+use crate::msg::Line;
 use crate::registry;
-use crate::{hash, interpose, os, process};
+use crate::{interpose, os, process, snapshot};
 use std::ffi::c_void;
 use std::panic::catch_unwind;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Once;
 
 /// The signals whose default action ends the process and which get a final
@@ -159,29 +159,25 @@ extern "C" fn on_sigusr1(_sig: libc::c_int) {
     os::set_errno(saved);
 }
 
-/// Zeroes every counter in a fork child, so pre-fork counts are written once,
-/// by the parent, and marks the process a fork child with no threads started
-/// (for the profile's facts). The child has one thread here.
+/// In a fork child: everything counted so far is the parent's to write, so
+/// the child's marks start at its counters (see `snapshot`); the process is
+/// marked a fork child with no threads started (for the profile's facts).
+/// The child has one thread here.
 extern "C" fn on_fork_child() {
     let _ = catch_unwind(|| {
         process::on_fork_child();
         for node in registry::nodes() {
-            // Safety: registered modules are valid, and mapped until retired.
-            for f in unsafe { node.module().functions() } {
-                if !f.is_valid() {
-                    continue;
-                }
-                // Safety: `f` is valid; the child's only thread is here, so
-                // resetting the hash state cannot race with a count.
-                unsafe {
-                    f.slot_counters().iter().for_each(|c| c.store(0, Relaxed));
-                    f.array_counters().iter().for_each(|c| c.store(0, Relaxed));
-                    if let Some(state) = f.hash_state() {
-                        hash::reset(state);
-                    }
-                }
+            node.forget_writes();
+            if !snapshot::mark_all_written(node) {
+                node.retire();
+                Line::new()
+                    .text(format_args!(
+                        "fork child: no memory to set its counts apart from its parent's; \
+                         build {:016x} writes nothing from this process",
+                        node.module().build_id
+                    ))
+                    .emit();
             }
-            node.reset_shadow();
         }
         dump::reset_after_fork();
         start_interval_thread();

@@ -136,7 +136,7 @@ extern "C" fn hook_exit(status: c_int) -> ! {
 /// `daemon`, done as the C library does it: `fork`; the parent leaves by
 /// `_exit(0)`, here the hooked one, which writes its counts (the C library's
 /// `daemon` ends its parent with an internal `_exit` nothing can take over,
-/// losing them); the child (a fork child: counters zeroed, see `hooks`)
+/// losing them); the child (a fork child: its marks start at its counters, see `hooks`)
 /// starts a session, moves to `/` unless `nochdir`, and points descriptors
 /// 0, 1 and 2 at `/dev/null` unless `noclose`.
 extern "C" fn hook_daemon(nochdir: c_int, noclose: c_int) -> c_int {

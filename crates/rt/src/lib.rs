@@ -47,9 +47,10 @@
 //!   the count back when the call returns (`-1` on its own counters,
 //!   `__pathprof_hash_uncount` for hash-table paths), so a count survives only
 //!   in a process that ended inside the call (`exit`, `longjmp` out of it). A
-//!   dump taken during such a call writes its count; the undo is then
-//!   absorbed by that counter's later counts, never subtracted from the file
-//!   (see `snapshot`).
+//!   count written before its undo (a dump during the call, or a fork child
+//!   returning from a call its parent was in at the fork) cannot be taken
+//!   out of the file: the undo is written as a *resume* of that counter
+//!   instead (see `snapshot`), and readers subtract it.
 //! * **Dumps** (`dump`) at normal exit (`atexit`, `at_quick_exit`), before
 //!   `_exit`, `_Exit`, every `exec*` and `abort` (`interpose`), on SIGHUP,
 //!   SIGINT, SIGQUIT, SIGABRT, SIGPIPE, SIGALRM and SIGTERM when they have
@@ -83,9 +84,9 @@
 //!   (it records, per counter, how much has been written, and writes the
 //!   difference next time), which keeps dumps exact under concurrent and
 //!   interrupted increments. A failed write keeps the counts for the next dump.
-//! * **fork**: the child's counters are zeroed (`pthread_atfork`), so what was
-//!   counted before the fork is written once, by the parent; the child is
-//!   marked a fork child. (A child made by a raw `clone` or `_Fork`, which
+//! * **fork**: the child marks everything its counters hold as written
+//!   (`pthread_atfork`), so what was counted before the fork is written once,
+//!   by the parent; the child is marked a fork child. (A child made by a raw `clone` or `_Fork`, which
 //!   run no fork handlers, writes nothing.)
 //! * **Exit**: the `atexit` handler is registered by the first registration
 //!   (a constructor), so it runs after the exit handlers and C++ static
@@ -133,9 +134,9 @@
 //! * With early-exit counting, a dump counts every call in progress as an
 //!   execution that ended there (that is what a dump at exit must do). For a
 //!   SIGUSR1 or explicit dump the program then goes on, the calls return,
-//!   and those counts stay in the file: the final profile has, per counter,
-//!   at most one extra count per call that was in progress at an earlier
-//!   dump and returned later. Dumps at exit only are exact.
+//!   and the next dump writes those undos as resumes, so the final profile
+//!   is exact; a profile read between the two shows the calls in progress as
+//!   ended there.
 //! * A shared library's counts made in code another object's destructors
 //!   run after that library's own destructor are lost (`dlclose` writes and
 //!   retires the library's module; see `registry`).

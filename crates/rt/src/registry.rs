@@ -178,18 +178,21 @@ impl Node {
         self.retired.store(true, Release);
     }
 
-    /// Forgets what has been written (a fork child, or a module loaded
-    /// again, starts from zero).
-    pub(crate) fn reset_shadow(&self) {
+    /// Forgets that this process wrote the module (a fork child has not).
+    pub(crate) fn forget_writes(&self) {
         self.process_written.store(false, Relaxed);
         self.threads_written.store(0, Relaxed);
         self.wrote.store(false, Relaxed);
+    }
+
+    /// Forgets what has been written (a module loaded again starts from
+    /// zero).
+    pub(crate) fn reset_shadow(&self) {
+        self.forget_writes();
         let p = self.shadow.swap(ptr::null_mut(), AcqRel);
         let len = self.shadow_len.swap(0, AcqRel);
         if !p.is_null() {
-            // Safety: called only in a fork child's atfork handler, where no
-            // other thread can hold a slice of the shadow, or for a retired
-            // node, which no dump reads.
+            // Safety: called only for a retired node, which no dump reads.
             unsafe { unmap(p.cast(), len * 8) };
         }
     }

@@ -14,19 +14,17 @@
 //!
 //! Counts can also go *down*: an early-termination count made before a call
 //! is undone when the call returns (CONTRACTS.md §1, `Call` sites; the
-//! instrumented code's `-1`, `__pathprof_hash_uncount`). A dump taken while
-//! such a call is in progress (SIGUSR1, `__pathprof_dump()` from inside the
-//! call or from another thread) writes that count, and a profile file only
-//! grows, so the undo cannot be written. Hence `written` is a high-water mark:
-//! a dump writes `count - written` when the count is above it and nothing when
-//! it is below, and `written` never goes down. A counter below its mark owes
-//! the file the difference, which its next counts pay off before anything
-//! more is written. Over all dumps the file gets exactly the counter's final
-//! value, or its value at an earlier dump when that was higher: the surplus
-//! is the executions that dump saw cut short inside calls that later returned
-//! (at most one per call in progress, per counter). The deltas never
-//! underflow. (Counters only start again from zero in a fork child, whose
-//! marks are reset with them.)
+//! instrumented code's `-1`, `__pathprof_hash_uncount`). When the count was
+//! written before it was undone, the file cannot take it back: a dump in the
+//! middle of the call (SIGUSR1, `__pathprof_dump()`, another thread's dump),
+//! or a fork child, for which everything counted before the fork is its
+//! parent's to write (its marks start at the counters' values) and which
+//! then returns from a call the parent was in. A counter below its mark
+//! therefore writes the difference as *resumes* (the format's slot and path
+//! resumes: activations that went on after that call although their count
+//! there was written) and its mark comes down to the count. Over all dumps
+//! and processes, counts minus resumes is exactly what the counters ended
+//! at, and the reports derive edge counts from that.
 
 use crate::abi::PATHS_ARRAY;
 use crate::mem::MapVec;
@@ -47,6 +45,7 @@ pub(crate) struct Commit {
 struct Item {
     id: u64,
     delta: u64,
+    resumes: u64,
     commit: Commit,
 }
 
@@ -70,24 +69,24 @@ pub(crate) enum SnapshotError {
     Format(FormatError),
 }
 
-/// What a counter at `count` adds to a file that has `written` of it: only
-/// what goes beyond the high-water mark (see the module doc). A nonzero
-/// result is committed, raising the mark to `count`; zero commits nothing, so
-/// the mark never goes down.
-fn news(count: u64, written: u64) -> u64 {
-    count.saturating_sub(written)
+/// What a counter at `count` adds to a file that has `written` of it:
+/// `(counts, resumes)`, at most one of them nonzero (see the module doc).
+/// Either one is committed, moving the mark to `count`.
+fn news(count: u64, written: u64) -> (u64, u64) {
+    (count.saturating_sub(written), written.saturating_sub(count))
 }
 
-/// Encodes `node`'s counts added since the last commit, with the process
-/// facts: with `last` (a final dump) the process counts once (and as a fork
-/// child if it is one) unless it already did; threads started since the last
-/// commit count in any dump.
-pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
-    let m = node.module();
-    // Safety: registered modules are valid, and mapped until retired.
-    let funcs = unsafe { m.functions() };
+/// Where a module's functions' marks are in its shadow.
+struct ShadowLayout {
+    /// The shadow offset of each function (module order).
+    offsets: MapVec<usize>,
+    /// `(index, position)` of the valid functions, sorted by index.
+    order: MapVec<(u32, u32)>,
+    /// The shadow's length.
+    total: usize,
+}
 
-    // Shadow offsets in module order, and the order of valid functions by index.
+fn shadow_layout(funcs: &[crate::abi::PpFunction]) -> Result<ShadowLayout, SnapshotError> {
     let mut offsets: MapVec<usize> = MapVec::new();
     let mut order: MapVec<(u32, u32)> = MapVec::new();
     let mut total = 0usize;
@@ -106,11 +105,79 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
         }
     }
     order.as_mut_slice().sort_unstable();
+    Ok(ShadowLayout {
+        offsets,
+        order,
+        total,
+    })
+}
+
+/// A fork child's start: everything the counters hold was counted before the
+/// fork and is the parent's to write, so every mark is set to its counter
+/// (not to zero: a call in progress at the fork that returns in the child
+/// takes its early-exit count back below the mark, which the child then
+/// writes as a resume). False if the shadow could not be mapped (the child
+/// then writes nothing for the module rather than its parent's counts twice).
+///
+/// Only the fork child's atfork handler calls this (one thread).
+pub(crate) fn mark_all_written(node: &Node) -> bool {
+    // Safety: registered modules are valid, and mapped until retired.
+    let funcs = unsafe { node.module().functions() };
+    let Ok(ShadowLayout {
+        offsets,
+        order,
+        total,
+    }) = shadow_layout(funcs)
+    else {
+        return false;
+    };
+    let Some(shadow) = node.shadow(total) else {
+        return false;
+    };
+    let pagemap = crate::os::open_pagemap();
+    for &(_, pos) in order.as_slice() {
+        let f = &funcs[pos as usize];
+        let base = offsets.as_slice()[pos as usize];
+        // Safety: `f` is valid (only valid functions are in `order`).
+        let (slots, array, state) =
+            unsafe { (f.slot_counters(), f.array_counters(), f.hash_state()) };
+        for (k, c) in slots.iter().enumerate() {
+            shadow[base + k].store(c.load(Relaxed), Relaxed);
+        }
+        let base = base + slots.len();
+        for range in touched_ranges(array, pagemap.as_ref()) {
+            for id in range {
+                shadow[base + id].store(array[id].load(Relaxed), Relaxed);
+            }
+        }
+        if let Some(state) = state {
+            hash::for_each(state, |_, count, w| w.store(count, Relaxed));
+        }
+    }
+    true
+}
+
+/// Encodes `node`'s counts added since the last commit, with the process
+/// facts: with `last` (a final dump) the process counts once (and as a fork
+/// child if it is one) unless it already did; threads started since the last
+/// commit count in any dump.
+pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
+    let m = node.module();
+    // Safety: registered modules are valid, and mapped until retired.
+    let funcs = unsafe { m.functions() };
+
+    let ShadowLayout {
+        offsets,
+        order,
+        total,
+    } = shadow_layout(funcs)?;
     let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
 
     let pagemap = crate::os::open_pagemap();
     let mut log: MapVec<Commit> = MapVec::new();
     let mut items: MapVec<Item> = MapVec::new();
+    let mut slot_resumes: MapVec<(u64, u64)> = MapVec::new();
+    let mut path_resumes: MapVec<(u64, u64)> = MapVec::new();
     let mut e = Encoder::new(MapVec::new(), m.build_id, m.mode);
     let mut last_index = None;
     let mut ok = true;
@@ -133,12 +200,17 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
             })
         };
         e.begin_function(index, f.hash, slots.len() as u64);
+        slot_resumes.clear();
+        path_resumes.clear();
         for (k, c) in slots.iter().enumerate() {
             let (count, w) = (c.load(Relaxed), &shadow[base + k]);
-            let d = news(count, w.load(Relaxed));
+            let (d, r) = news(count, w.load(Relaxed));
             e.slot(d);
-            if d != 0 {
+            if d != 0 || r != 0 {
                 ok &= note(&mut log, w, count);
+            }
+            if r != 0 {
+                ok &= slot_resumes.push((k as u64, r));
             }
         }
         if f.path_kind == PATHS_ARRAY {
@@ -146,10 +218,15 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
             for range in touched_ranges(array, pagemap.as_ref()) {
                 for id in range {
                     let (count, w) = (array[id].load(Relaxed), &shadow[base + id]);
-                    let d = news(count, w.load(Relaxed));
+                    let (d, r) = news(count, w.load(Relaxed));
                     if d != 0 {
                         e.path(id as u64, d);
+                    }
+                    if d != 0 || r != 0 {
                         ok &= note(&mut log, w, count);
+                    }
+                    if r != 0 {
+                        ok &= path_resumes.push((id as u64, r));
                     }
                 }
             }
@@ -157,13 +234,18 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
         if let Some(state) = state {
             items.clear();
             hash::for_each(state, |id, count, w| {
-                let delta = news(count, w.load(Relaxed));
-                if delta != 0 {
+                let (delta, resumes) = news(count, w.load(Relaxed));
+                if delta != 0 || resumes != 0 {
                     let commit = Commit {
                         written: w,
                         value: count,
                     };
-                    ok &= items.push(Item { id, delta, commit });
+                    ok &= items.push(Item {
+                        id,
+                        delta,
+                        resumes,
+                        commit,
+                    });
                 }
             });
             items.as_mut_slice().sort_unstable_by_key(|i| i.id);
@@ -171,7 +253,16 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
                 e.path(i.id, i.delta);
                 any = true;
                 ok &= log.push(i.commit);
+                if i.resumes != 0 {
+                    ok &= path_resumes.push((i.id, i.resumes));
+                }
             }
+        }
+        for &(k, r) in slot_resumes.as_slice() {
+            e.slot_resume(k, r);
+        }
+        for &(id, r) in path_resumes.as_slice() {
+            e.path_resume(id, r);
         }
         e.end_function(!any);
         if !ok {
@@ -222,7 +313,7 @@ pub(crate) fn commit(node: &Node, s: &Snapshot) {
     node.wrote.store(true, Relaxed);
     for c in s.log.as_slice() {
         // Safety: `written` points into a shadow or a hash entry, both of
-        // which live until a fork child resets them; only the dumper (which
+        // which live until the module is retired; only the dumper (which
         // holds the dump lock) gets here, and a fork child never does with a
         // snapshot taken before the fork (the lock is reset there).
         unsafe { (*c.written).store(c.value, Relaxed) };

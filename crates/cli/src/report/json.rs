@@ -2,6 +2,7 @@
 //! `pathprof-report`, version 1) that tests and other tools rely on.
 
 use super::load::Loaded;
+use pathprof_core::derive::PathCount;
 use pathprof_core::layout::Layout;
 use pathprof_core::regen::PathEnd;
 use serde_json::{json, Value};
@@ -28,6 +29,12 @@ pub fn report(loaded: &Loaded) -> Value {
                         // Returns, and activations that ended inside its calls
                         // (counted with --early-exit).
                         block["exits"] = json!(exits[i]);
+                    }
+                    if let Some(starts) = &c.starts {
+                        // Activations that went on after one of its calls
+                        // although their count up to it was written (a fork
+                        // child returning into a frame of its parent's).
+                        block["starts"] = json!(starts[i]);
                     }
                     block
                 })
@@ -73,20 +80,23 @@ pub fn report(loaded: &Loaded) -> Value {
                     PathEnd::Unsplittable(b) => json!([Value::Null, b.0]),
                     other => end(other),
                 };
-                let paths: Vec<Value> = c
-                    .paths
-                    .iter()
-                    .map(|p| {
-                        json!({
-                            "id": p.id,
-                            "count": p.count,
-                            "blocks": p.path.blocks(dag).iter().map(|b| b.0).collect::<Vec<_>>(),
-                            "exit": end(p.path.end(dag)),
-                            "start": start(p.path.start(dag)),
-                            "terminated": matches!(p.path.end(dag), PathEnd::Call(..)),
+                let listed = |paths: &[PathCount]| -> Vec<Value> {
+                    paths
+                        .iter()
+                        .map(|p| {
+                            json!({
+                                "id": p.id,
+                                "count": p.count,
+                                "blocks": p.path.blocks(dag).iter().map(|b| b.0).collect::<Vec<_>>(),
+                                "exit": end(p.path.end(dag)),
+                                "start": start(p.path.start(dag)),
+                                "terminated": matches!(p.path.end(dag), PathEnd::Call(..)),
+                            })
                         })
-                    })
-                    .collect();
+                        .collect()
+                };
+                let paths = listed(&c.paths);
+                obj["resumed_paths"] = json!(listed(&c.resumed));
                 obj["paths"] = json!(paths);
             }
             if !matches!(f.layout, Layout::Block { .. }) {

@@ -1,15 +1,23 @@
 //! `pathprof export --format lcov`: an LCOV tracefile (the `geninfo` format that
-//! `genhtml`, IDEs and coverage services read), one record per source file:
+//! `genhtml`, IDEs and coverage services read), exactly one record per source
+//! file:
 //!
-//! - `SF:` the file as the debug info recorded it; when it is not there but is
-//!   found under `--source-root`, the relocated path (so `genhtml` can read it).
+//! - `SF:` the file as the debug info recorded it ([`normalize_path`]'s form);
+//!   when it is not there but is found under `--source-root`, the relocated path
+//!   (so `genhtml` can read it). Map entries that come to the same `SF:` name
+//!   (spelled differently in an older map, or found at one place under the
+//!   root) make one record: their line counts add up, as lcov adds up records
+//!   of one file when it merges tracefiles.
 //! - `FN:line,name` / `FNDA:calls,name` per function defined in the file, by
 //!   linkage name (LCOV names may not contain commas, and `genhtml
 //!   --demangle-cpp` demangles them), then `FNF` / `FNH`.
 //! - `BRDA:line,block,branch,count` for every block with two or more out-edges,
 //!   one per out-edge in successor order, on the line of the block's test (see
 //!   [`branch_line`]); the count is the edge's, or `-` when the block never ran. Block-mode profiles
-//!   know no edge counts and have no branch records. Then `BRF` / `BRH`.
+//!   know no edge counts and have no branch records. Branches of several
+//!   functions with the same line, block and branch (copies of one header
+//!   function) are one record whose count is their sum, as lcov merges them.
+//!   Then `BRF` / `BRH`.
 //! - `DA:line,count` from [`super::lines::line_counts`], the same counts as
 //!   `pathprof lines`, then `LF` / `LH`.
 
@@ -17,9 +25,9 @@ use super::lines::line_counts;
 use super::load::Loaded;
 use super::source::SourceRoot;
 use anyhow::Result;
-use pathprof_core::map::{LineSpan, MapFunction};
+use pathprof_core::map::{normalize_path, LineSpan, MapFunction};
 use pathprof_core::BlockId;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Where `recorded` is (see [`SourceRoot::locate`]), else `recorded` unchanged.
@@ -63,33 +71,70 @@ fn branch_line(f: &MapFunction, b: BlockId) -> Option<LineSpan> {
     )
 }
 
-/// One branch record.
-struct Branch {
-    line: u32,
-    block: u32,
-    branch: usize,
-    count: Option<u64>,
+/// Everything one `SF:` record says, gathered from every map entry and
+/// function that names its file.
+#[derive(Default)]
+struct Record<'a> {
+    /// Linkage name -> (line of the definition, calls).
+    functions: BTreeMap<&'a str, (u32, u64)>,
+    /// (line, block, branch) -> count, `None` while no block behind it ran.
+    branches: BTreeMap<(u32, u32, usize), Option<u64>>,
+    /// Line -> count.
+    lines: BTreeMap<u32, u64>,
 }
 
-/// The tracefile.
-pub fn export(loaded: &Loaded, sources: &SourceRoot) -> Result<String> {
+/// Adds a branch count that may be unknown (its block never ran) to another.
+fn add_branch(sum: Option<u64>, count: Option<u64>) -> Option<u64> {
+    match (sum, count) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The records being gathered, keyed by their `SF:` name.
+struct Records<'a> {
+    /// The `SF:` name of each file index.
+    names: Vec<String>,
+    by_name: BTreeMap<String, Record<'a>>,
+}
+
+impl<'a> Records<'a> {
+    /// The record of file index `file`; `None` for an index beyond the files
+    /// (which a map that passed its checks does not have).
+    fn of(&mut self, file: u32) -> Option<&mut Record<'a>> {
+        let name = self.names.get(file as usize)?;
+        Some(self.by_name.entry(name.clone()).or_default())
+    }
+}
+
+/// Gathers the records, keyed by their `SF:` name.
+fn records<'a>(loaded: &'a Loaded, sources: &SourceRoot) -> BTreeMap<String, Record<'a>> {
     let map = &loaded.map;
-    let lines = line_counts(loaded);
-    // Functions per file: (line, linkage name, calls).
-    let mut functions: BTreeMap<u32, Vec<(u32, &str, u64)>> = BTreeMap::new();
-    let mut branches: BTreeMap<u32, Vec<Branch>> = BTreeMap::new();
+    let mut out = Records {
+        names: map
+            .files
+            .iter()
+            .map(|f| locate(&normalize_path(f), sources))
+            .collect(),
+        by_name: BTreeMap::new(),
+    };
+    for (file, ls) in line_counts(loaded) {
+        let Some(Record { lines, .. }) = out.of(file) else {
+            continue;
+        };
+        for (line, lc) in ls.into_iter().filter(|&(l, _)| l > 0) {
+            let n = lines.entry(line).or_default();
+            *n = n.saturating_add(lc.count);
+        }
+    }
     for (f, c) in map.functions.iter().zip(&loaded.counts) {
-        if let Some(file) = f.file {
-            let line = f
-                .line
-                .or_else(|| f.blocks.iter().find_map(|b| b.line))
-                .filter(|&l| l > 0);
-            if let Some(line) = line {
-                functions
-                    .entry(file)
-                    .or_default()
-                    .push((line, &f.name, c.entry));
-            }
+        let line = f
+            .line
+            .or_else(|| f.blocks.iter().find_map(|b| b.line))
+            .filter(|&l| l > 0);
+        if let (Some(r), Some(line)) = (f.file.and_then(|file| out.of(file)), line) {
+            let entry = r.functions.entry(&f.name).or_insert((line, 0));
+            entry.1 = entry.1.saturating_add(c.entry);
         }
         let Some(edges) = &c.edges else {
             continue;
@@ -103,64 +148,50 @@ pub fn export(loaded: &Loaded, sources: &SourceRoot) -> Result<String> {
                 continue;
             };
             let ran = c.blocks[b.index()] > 0;
-            let list = branches.entry(span.file).or_default();
+            let Some(Record { branches, .. }) = out.of(span.file) else {
+                continue;
+            };
             for (k, &e) in succs.iter().enumerate() {
-                list.push(Branch {
-                    line: span.line,
-                    block: b.0,
-                    branch: k,
-                    count: ran.then(|| edges[e.index()]),
-                });
+                let sum = branches.entry((span.line, b.0, k)).or_default();
+                *sum = add_branch(*sum, ran.then(|| edges[e.index()]));
             }
         }
     }
-    let files: BTreeSet<u32> = lines
-        .keys()
-        .chain(functions.keys())
-        .chain(branches.keys())
-        .copied()
-        .filter(|&f| (f as usize) < map.files.len())
-        .collect();
+    out.by_name
+}
+
+/// The tracefile.
+pub fn export(loaded: &Loaded, sources: &SourceRoot) -> Result<String> {
     let mut out = String::new();
-    for file in files {
-        let _ = writeln!(out, "TN:");
-        let _ = writeln!(out, "SF:{}", locate(&map.files[file as usize], sources));
-        if let Some(fs) = functions.get_mut(&file) {
-            fs.sort();
-            for (line, name, _) in fs.iter() {
-                let _ = writeln!(out, "FN:{line},{name}");
-            }
-            for (_, name, calls) in fs.iter() {
-                let _ = writeln!(out, "FNDA:{calls},{name}");
-            }
-            let _ = writeln!(out, "FNF:{}", fs.len());
-            let _ = writeln!(out, "FNH:{}", fs.iter().filter(|f| f.2 > 0).count());
-        } else {
-            let _ = writeln!(out, "FNF:0\nFNH:0");
+    for (name, r) in records(loaded, sources) {
+        let _ = writeln!(out, "TN:\nSF:{name}");
+        let mut functions: Vec<(u32, &str, u64)> = r
+            .functions
+            .iter()
+            .map(|(&name, &(line, calls))| (line, name, calls))
+            .collect();
+        functions.sort();
+        for (line, name, _) in &functions {
+            let _ = writeln!(out, "FN:{line},{name}");
         }
-        if let Some(bs) = branches.get_mut(&file) {
-            bs.sort_by_key(|b| (b.line, b.block, b.branch));
-            for b in bs.iter() {
-                let count = b.count.map_or("-".to_string(), |n| n.to_string());
-                let _ = writeln!(out, "BRDA:{},{},{},{count}", b.line, b.block, b.branch);
-            }
-            let _ = writeln!(out, "BRF:{}", bs.len());
-            let _ = writeln!(
-                out,
-                "BRH:{}",
-                bs.iter().filter(|b| b.count.is_some_and(|n| n > 0)).count()
-            );
+        for (_, name, calls) in &functions {
+            let _ = writeln!(out, "FNDA:{calls},{name}");
         }
-        let mut found = 0;
-        let mut hit = 0;
-        if let Some(ls) = lines.get(&file) {
-            for (&line, lc) in ls.iter().filter(|(&l, _)| l > 0) {
-                let _ = writeln!(out, "DA:{line},{}", lc.count);
-                found += 1;
-                hit += usize::from(lc.count > 0);
+        let hit = functions.iter().filter(|f| f.2 > 0).count();
+        let _ = writeln!(out, "FNF:{}\nFNH:{hit}", functions.len());
+        if !r.branches.is_empty() {
+            for (&(line, block, branch), count) in &r.branches {
+                let count = count.map_or("-".to_string(), |n| n.to_string());
+                let _ = writeln!(out, "BRDA:{line},{block},{branch},{count}");
             }
+            let hit = r.branches.values().filter(|c| c.is_some_and(|n| n > 0));
+            let _ = writeln!(out, "BRF:{}\nBRH:{}", r.branches.len(), hit.count());
         }
-        let _ = writeln!(out, "LF:{found}\nLH:{hit}\nend_of_record");
+        for (line, count) in &r.lines {
+            let _ = writeln!(out, "DA:{line},{count}");
+        }
+        let hit = r.lines.values().filter(|&&n| n > 0).count();
+        let _ = writeln!(out, "LF:{}\nLH:{hit}\nend_of_record", r.lines.len());
     }
     Ok(out)
 }
@@ -168,6 +199,7 @@ pub fn export(loaded: &Loaded, sources: &SourceRoot) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::lines::tests::two_copies;
     use crate::report::predict::tests::loaded;
 
     #[test]
@@ -218,6 +250,50 @@ end_of_record
             locate("/build/elsewhere/u.c", &root),
             "/build/elsewhere/u.c"
         );
+    }
+
+    #[test]
+    fn spellings_of_one_file_are_one_record() {
+        // f: b0 -> b1 3 times; g: b0 -> b2 twice; b3 never runs in either.
+        let text = export(&two_copies(1), &SourceRoot(None)).unwrap();
+        let expected = "TN:
+SF:/src/dir/t.c
+FN:9,f
+FN:9,g
+FNDA:3,f
+FNDA:2,g
+FNF:2
+FNH:2
+BRDA:10,0,0,3
+BRDA:10,0,1,2
+BRDA:13,3,0,-
+BRDA:13,3,1,-
+BRF:4
+BRH:2
+DA:10,5
+DA:11,3
+DA:12,5
+DA:13,0
+LF:4
+LH:3
+end_of_record
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn files_found_at_one_place_under_the_root_are_one_record() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/t.c"), "int x;\n").unwrap();
+        let mut l = two_copies(1);
+        l.map.files = vec!["/build/one/src/t.c".into(), "/build/two/src/t.c".into()];
+        let root = SourceRoot(Some(dir.path().to_path_buf()));
+        let text = export(&l, &root).unwrap();
+        let sf = format!("SF:{}\n", dir.path().join("src/t.c").display());
+        assert_eq!(text.matches("SF:").count(), 1, "{text}");
+        assert!(text.contains(&sf), "{text}");
+        assert!(text.contains("\nDA:10,5\n"), "{text}");
     }
 
     #[test]

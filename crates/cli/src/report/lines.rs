@@ -1,8 +1,12 @@
 //! Per-line counts, the basis of `lines`, `coverage`, the LCOV export and the HTML
-//! listing. A line's *count* is the largest count of the blocks that have
-//! instructions on it (how often the line was reached, as gcov and llvm-cov show
-//! it); its *instructions executed* is the exact sum over those blocks of block
-//! count × the block's instructions on the line (Weinberger's measure).
+//! listing. A line's *count* is how often it was reached: in each function, the
+//! largest count of the function's blocks that have instructions on it (as gcov
+//! and llvm-cov show a line), added up over the functions with code on it, so
+//! that the copies of one source function (a header's `static inline` function
+//! compiled into several translation units, or inlined into several callers)
+//! count together. Its *instructions executed* is the exact sum over those
+//! blocks of block count × the block's instructions on the line (Weinberger's
+//! measure).
 
 use super::load::Loaded;
 use std::collections::BTreeMap;
@@ -22,6 +26,8 @@ pub type FileLines = BTreeMap<u32, BTreeMap<u32, LineCount>>;
 pub fn line_counts(loaded: &Loaded) -> FileLines {
     let mut out: FileLines = BTreeMap::new();
     for (f, c) in loaded.map.functions.iter().zip(&loaded.counts) {
+        // (file, line) -> this function's count of the line.
+        let mut reached: BTreeMap<(u32, u32), u64> = BTreeMap::new();
         for (b, info) in f.blocks.iter().enumerate() {
             let n = c.blocks[b];
             for span in &info.lines {
@@ -30,11 +36,17 @@ pub fn line_counts(loaded: &Loaded) -> FileLines {
                     .or_default()
                     .entry(span.line)
                     .or_default();
-                lc.count = lc.count.max(n);
                 lc.instructions += span.instructions as u64;
                 lc.instructions_executed = lc
                     .instructions_executed
                     .saturating_add(n.saturating_mul(span.instructions as u64));
+                let r = reached.entry((span.file, span.line)).or_default();
+                *r = (*r).max(n);
+            }
+        }
+        for ((file, line), n) in reached {
+            if let Some(lc) = out.get_mut(&file).and_then(|f| f.get_mut(&line)) {
+                lc.count = lc.count.saturating_add(n);
             }
         }
     }
@@ -49,4 +61,53 @@ pub fn last_line(lines: &BTreeMap<u32, LineCount>, text: &[String]) -> u32 {
         .copied()
         .unwrap_or(0)
         .max(text.len() as u32)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::predict::tests::loaded;
+
+    /// Two copies of one function (as a header's `static inline` function has
+    /// in two translation units): `f` on lines 10.. of file 0, which took the
+    /// path b0 b1 b2 three times, and `g`, the same blocks on the same lines of
+    /// file `g_file`, which took b0 b2 twice. The map names two files, both
+    /// spellings of `/src/dir/t.c`.
+    pub(crate) fn two_copies(g_file: u32) -> Loaded {
+        let edges = [(0, 1), (0, 2), (1, 2), (3, 1), (3, 2)];
+        let mut l = loaded(4, &edges, &[(&[0, 1, 2], 3)], &[]);
+        let other = loaded(4, &edges, &[(&[0, 2], 2)], &[]);
+        let mut g = other.map.functions[0].clone();
+        g.name = "g".into();
+        g.file = Some(g_file);
+        for span in g.blocks.iter_mut().flat_map(|b| &mut b.lines) {
+            span.file = g_file;
+        }
+        l.map.functions.push(g);
+        l.counts.push(other.counts[0].clone());
+        l.map.files = vec!["/src/dir/./t.c".into(), "/src/dir/sub/../t.c".into()];
+        l.map.file_digests = vec![None, None];
+        l
+    }
+
+    #[test]
+    fn counts_are_largest_in_a_function_and_added_over_functions() {
+        let mut l = two_copies(0);
+        // f's b1 (3 runs) also has code on line 10, like b0 (3 runs).
+        l.map.functions[0].blocks[1]
+            .lines
+            .push(pathprof_core::map::LineSpan {
+                file: 0,
+                line: 10,
+                instructions: 1,
+            });
+        let counts: Vec<(u32, u64)> = line_counts(&l)[&0]
+            .iter()
+            .map(|(&line, c)| (line, c.count))
+            .collect();
+        assert_eq!(counts, [(10, 3 + 2), (11, 3), (12, 3 + 2), (13, 0)]);
+        // Instructions executed add up over every block: line 10 has f's b0
+        // (1 instruction) and b1 (1), and g's b0 (1).
+        assert_eq!(line_counts(&l)[&0][&10].instructions_executed, 3 + 3 + 2);
+    }
 }

@@ -34,13 +34,19 @@ pub struct Facts {
     /// was never counted (they ended inside a call from it), added to `main`'s
     /// lost paths; with how many entered it.
     pub ended_in_calls: Option<(u64, u64)>,
+    /// Path and edge modes: how many more times `main` was counted as called
+    /// than processes entered it: fork children that returned into `main`
+    /// from a call it was in at the fork (a build without early-exit counting
+    /// counts such a frame's path in both processes), with how many entered.
+    pub returned_in_children: Option<(u64, u64)>,
 }
 
 impl Facts {
-    /// Whether counts can have lost increments: threads ran in a build
-    /// without atomic updates.
+    /// Whether counts can be wrong: threads ran in a build without atomic
+    /// updates (lost increments), or fork children returned into frames of
+    /// their parent's (counted twice).
     pub fn exact(&self) -> bool {
-        self.threads == 0 || self.atomic
+        (self.threads == 0 || self.atomic) && self.returned_in_children.is_none()
     }
 }
 
@@ -61,6 +67,7 @@ pub fn load(map_path: &Path, profiles: &[PathBuf]) -> Result<Loaded> {
             threads: raw.threads,
             atomic: map.atomic,
             ended_in_calls: None,
+            returned_in_children: None,
         },
         map,
         map_path: map_path.to_path_buf(),
@@ -91,6 +98,10 @@ impl Loaded {
             c.lost = c.lost.saturating_add(missing);
             self.facts.ended_in_calls = Some((missing, entered));
         }
+        let surplus = self.counts[i].entry.saturating_sub(entered);
+        if surplus > 0 {
+            self.facts.returned_in_children = Some((surplus, entered));
+        }
     }
 
     /// The name a person reads for function `i`.
@@ -119,7 +130,16 @@ impl Loaded {
                  build with --early-exit to count them."
             ));
         }
-        if !self.facts.exact() {
+        if let Some((surplus, entered)) = self.facts.returned_in_children {
+            notes.push(format!(
+                "pathprof: warning: main is counted {} times but only {entered} processes entered it: \
+                 {surplus} fork child(ren) returned from a call main was in at the fork, and the paths in \
+                 progress in main and in the functions between it and the fork were counted by both \
+                 processes, so their counts are too high. Build with --early-exit for exact counts.",
+                entered + surplus
+            ));
+        }
+        if self.facts.threads > 0 && !self.facts.atomic {
             notes.push(format!(
                 "pathprof: warning: {} thread(s) ran in a build without atomic updates: where threads \
                  ran the same code at once, counts may have lost increments (and may not balance). \

@@ -44,23 +44,24 @@ fn describe(what: &str, out: &Output) -> String {
     )
 }
 
-/// Copies fixture `name` into a fresh directory and builds it with
-/// `pathprof cc --mode=<mode> -O1 -g`.
-pub fn build(name: &str, mode: &str) -> Program {
-    let dir = tempfile::Builder::new()
+/// A fresh directory for one program.
+pub fn program_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
         .prefix("pathprof-reports-")
         .tempdir()
-        .unwrap();
-    let source = dir.path().join(name);
-    std::fs::copy(fixture(name), &source).unwrap();
-    let exe = dir.path().join(name.trim_end_matches(".c"));
+        .unwrap()
+}
+
+/// Runs `pathprof cc --mode=<mode> ARGS -o EXE` in `dir` (so relative names in
+/// `args` are under it), which must succeed, and returns the map it wrote.
+pub fn cc(dir: &Path, mode: &str, args: &[&str], exe: &Path) -> PathBuf {
     let out = Command::new(pathprof())
+        .current_dir(dir)
         .arg("cc")
         .arg(format!("--mode={mode}"))
-        .args(["-O1", "-g"])
-        .arg(&source)
+        .args(args)
         .arg("-o")
-        .arg(&exe)
+        .arg(exe)
         .output()
         .expect("run pathprof cc");
     assert!(
@@ -73,6 +74,22 @@ pub fn build(name: &str, mode: &str) -> Program {
         map.exists(),
         "pathprof cc wrote no map at {}",
         map.display()
+    );
+    map
+}
+
+/// Copies fixture `name` into a fresh directory and builds it with
+/// `pathprof cc --mode=<mode> -O1 -g`.
+pub fn build(name: &str, mode: &str) -> Program {
+    let dir = program_dir();
+    let source = dir.path().join(name);
+    std::fs::copy(fixture(name), &source).unwrap();
+    let exe = dir.path().join(name.trim_end_matches(".c"));
+    let map = cc(
+        dir.path(),
+        mode,
+        &["-O1", "-g", &source.display().to_string()],
+        &exe,
     );
     Program {
         dir,

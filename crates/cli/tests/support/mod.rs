@@ -340,6 +340,9 @@ pub struct Report {
     pub format: String,
     pub version: u64,
     pub mode: String,
+    /// Whether the report vouches for every count.
+    #[serde(default)]
+    pub exact: Option<bool>,
     pub functions: Vec<Function>,
 }
 
@@ -354,6 +357,10 @@ pub struct Function {
     pub edges: Vec<Edge>,
     #[serde(default)]
     pub paths: Option<Vec<PathCount>>,
+    /// Path mode: paths ending in a call whose counts were taken back
+    /// (activations that went on after the call in a fork child).
+    #[serde(default)]
+    pub resumed_paths: Vec<PathCount>,
     /// Path mode: executions whose last partial path was lost to `exit()` (0
     /// with `--early-exit`).
     #[serde(default)]
@@ -1156,6 +1163,33 @@ fn check_paths(ctx: &str, f: &Function, c: &mut Checks) {
         }
         if p.blocks[0] == 0 {
             from_entry += p.count;
+        }
+    }
+    // Resumed paths did not run up to their call: take them back.
+    for p in &f.resumed_paths {
+        let pctx = format!("{ctx}: resumed path {} {:?}", p.id, p.blocks);
+        c.check(p.terminated, || format!("{pctx}: does not end in a call"));
+        let mut back = |n: &mut u64| {
+            c.check(*n >= p.count, || {
+                format!("{pctx}: resumed more often than counted")
+            });
+            *n = n.saturating_sub(p.count);
+        };
+        if let Some((Some(a), Some(b))) = p.start {
+            if resumes.contains(&(a, b)) {
+                back(derived.entry((a, b)).or_insert(0));
+            }
+        }
+        for w in p.blocks.windows(2) {
+            back(derived.entry((w[0], w[1])).or_insert(0));
+        }
+        for &b in &p.blocks {
+            if let Some(n) = through.get_mut(b as usize) {
+                back(n);
+            }
+        }
+        if p.blocks.first() == Some(&0) {
+            back(&mut from_entry);
         }
     }
     c.check(executed <= potential, || {

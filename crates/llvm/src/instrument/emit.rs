@@ -20,8 +20,8 @@
 //! path ids computed before the call:
 //! - array or slot counter: `store (c + 1 <=u 1 ? c : c - 1), p` for `c = load p`,
 //!   i.e. minus one except at `u64::MAX` (saturated: the increment did nothing)
-//!   and at 0 (a fork child's counters are zeroed by the runtime, possibly
-//!   between the count and its undo); with atomic updates
+//!   and at 0 (never below: with plain updates a racing thread can lose the
+//!   count being undone); with atomic updates
 //!   `atomicrmw usub_sat p, 1 monotonic` (atomic counters wrap, never saturate,
 //!   so only the floor at 0 matters);
 //! - hash: `__pathprof_hash_uncount(state, id)`.

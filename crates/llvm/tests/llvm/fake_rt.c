@@ -102,6 +102,15 @@ void __pathprof_register(const struct PpModule *m) {
     fprintf(stderr, "pp-error too many modules\n");
 }
 
+/* The module's destructor (after atexit handlers): the counts were printed
+ * at exit already; a module that was never registered is an error. */
+void __pathprof_fini(const struct PpModule *m) {
+  for (int i = 0; i < num_modules; i++)
+    if (modules[i] == m)
+      return;
+  fprintf(stderr, "pp-error fini of a module never registered\n");
+}
+
 void __pathprof_hash_count(uint64_t *state, uint64_t id) {
   for (int i = 0; i < num_hashed; i++) {
     if (hashed[i].state == state && hashed[i].id == id) {

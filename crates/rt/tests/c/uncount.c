@@ -37,7 +37,8 @@ int main(void) {
     __pathprof_dump();
     after(42);
     after(100);
-    /* ...and later dumps neither take them back nor write them again. */
+    /* ...and the next dump writes their undos as resumes (counts written
+     * once, taken back once). */
     __pathprof_dump();
     work(2);
     __pathprof_dump();
