@@ -9,6 +9,24 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+/// `pathprof export --format lcov` of `profile` into `name` in the program's
+/// directory: the tracefile's path and text.
+fn export_lcov(p: &Program, profile: &Path, name: &str) -> (std::path::PathBuf, String) {
+    let tracefile = p.dir.path().join(name);
+    pathprof_ok([
+        "export".as_ref(),
+        "--format".as_ref(),
+        "lcov".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        profile.as_os_str(),
+        "-o".as_ref(),
+        tracefile.as_os_str(),
+    ]);
+    let text = std::fs::read_to_string(&tracefile).unwrap();
+    (tracefile, text)
+}
+
 /// Per source file, per line: the `DA` counts of a tracefile.
 fn da_counts(tracefile: &str) -> BTreeMap<String, BTreeMap<u32, u64>> {
     let mut out: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
@@ -85,18 +103,7 @@ fn genhtml(tracefile: &Path, out_dir: &Path, extra: &[&str]) {
 fn genhtml_accepts_the_tracefile_and_counts_match_lines() {
     let p = build("hot.c", "path");
     let profile = p.run(&["100"], "hot.pprof");
-    let tracefile = p.dir.path().join("hot.info");
-    pathprof_ok([
-        "export".as_ref(),
-        "--format".as_ref(),
-        "lcov".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        profile.as_os_str(),
-        "-o".as_ref(),
-        tracefile.as_os_str(),
-    ]);
-    let text = std::fs::read_to_string(&tracefile).unwrap();
+    let (tracefile, text) = export_lcov(&p, &profile, "hot.info");
     genhtml(&tracefile, &p.dir.path().join("genhtml"), &[]);
     genhtml(
         &tracefile,
@@ -287,18 +294,7 @@ fn one_header_spelled_three_ways_is_one_file_and_one_record() {
     assert_eq!(got, expected, "the map's files");
 
     let profile = p.run(&[], "prog.pprof");
-    let tracefile = p.dir.path().join("prog.info");
-    pathprof_ok([
-        "export".as_ref(),
-        "--format".as_ref(),
-        "lcov".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        profile.as_os_str(),
-        "-o".as_ref(),
-        tracefile.as_os_str(),
-    ]);
-    let text = std::fs::read_to_string(&tracefile).unwrap();
+    let (tracefile, text) = export_lcov(&p, &profile, "prog.info");
     let sf: Vec<&str> = text.lines().filter(|l| l.starts_with("SF:")).collect();
     assert_eq!(sf.len(), 4, "one record per file:\n{text}");
     let records: Vec<&str> = text

@@ -150,7 +150,9 @@ pub fn derive_with_resumes(
             let mut net = slots.to_vec();
             for &(k, n) in resumes.slots {
                 match counted.get(k as usize) {
-                    Some(&FlowEdge::Exit(b)) => flow.starts[b.index()] += n,
+                    Some(&FlowEdge::Exit(b)) => {
+                        flow.starts[b.index()] = flow.starts[b.index()].saturating_add(n)
+                    }
                     Some(_) => net[k as usize] = net[k as usize].saturating_sub(n),
                     None => {}
                 }
@@ -235,7 +237,7 @@ pub fn derive_with_resumes(
                     continue;
                 };
                 if let Some(&b) = call_exits.get(call) {
-                    flow.starts[b.index()] += n;
+                    flow.starts[b.index()] = flow.starts[b.index()].saturating_add(n);
                     unsplit_out[b.index()] = unsplit_out[b.index()].saturating_add(n);
                 }
             }
@@ -485,6 +487,36 @@ mod tests {
         assert_eq!(damaged.imbalance.nodes, vec![node(1, 1, 0), node(3, 0, 1)]);
         assert_eq!(damaged.imbalance.total(), 1);
         assert_eq!(damaged.lost, 0);
+    }
+
+    #[test]
+    fn edge_mode_resumes_of_a_block_exit_are_starts() {
+        let cfg = looped();
+        let layout = Layout::Edge {
+            counted: vec![
+                FlowEdge::Cfg(EdgeId::new(1)),
+                FlowEdge::Exit(BlockId::new(3)),
+            ],
+        };
+        // b3's exit counted 2, taken back once: one activation started in b3
+        // (a fork child returning there) and both left it.
+        let resumes = Resumes {
+            slots: &[(1, 1)],
+            paths: &[],
+        };
+        let c = derive_with_resumes(&cfg, &layout, &[2, 2], &[], resumes).unwrap();
+        assert_eq!(c.starts, Some(vec![0, 0, 0, 1]));
+        assert_eq!(c.exits, Some(vec![0, 0, 0, 2]));
+        assert_eq!(c.edges, Some(vec![1, 2, 1, 1]));
+        assert!(c.imbalance.is_balanced());
+        // Absurd resumes (a damaged profile that decodes) never overflow.
+        let absurd = Resumes {
+            slots: &[(1, u64::MAX), (1, u64::MAX)],
+            paths: &[],
+        };
+        let c = derive_with_resumes(&cfg, &layout, &[2, 2], &[], absurd).unwrap();
+        assert_eq!(c.starts.unwrap()[3], u64::MAX);
+        assert!(!c.imbalance.is_balanced());
     }
 
     #[test]

@@ -236,12 +236,18 @@ end_of_record
         assert_eq!(text, expected);
     }
 
-    #[test]
-    fn sources_are_relocated_only_when_found() {
+    /// A source root (a temporary directory) that holds `src/t.c`.
+    fn root_holding_src_t_c() -> (tempfile::TempDir, SourceRoot) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/t.c"), "int x;\n").unwrap();
         let root = SourceRoot(Some(dir.path().to_path_buf()));
+        (dir, root)
+    }
+
+    #[test]
+    fn sources_are_relocated_only_when_found() {
+        let (dir, root) = root_holding_src_t_c();
         assert_eq!(
             locate("/build/elsewhere/src/t.c", &root),
             dir.path().join("src/t.c").display().to_string()
@@ -283,12 +289,9 @@ end_of_record
 
     #[test]
     fn files_found_at_one_place_under_the_root_are_one_record() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("src/t.c"), "int x;\n").unwrap();
+        let (dir, root) = root_holding_src_t_c();
         let mut l = two_copies(1);
         l.map.files = vec!["/build/one/src/t.c".into(), "/build/two/src/t.c".into()];
-        let root = SourceRoot(Some(dir.path().to_path_buf()));
         let text = export(&l, &root).unwrap();
         let sf = format!("SF:{}\n", dir.path().join("src/t.c").display());
         assert_eq!(text.matches("SF:").count(), 1, "{text}");

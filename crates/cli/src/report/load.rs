@@ -46,7 +46,12 @@ impl Facts {
     /// updates (lost increments), or fork children returned into frames of
     /// their parent's (counted twice).
     pub fn exact(&self) -> bool {
-        (self.threads == 0 || self.atomic) && self.returned_in_children.is_none()
+        !self.threads_raced() && self.returned_in_children.is_none()
+    }
+
+    /// Threads ran in a build without atomic updates: increments may be lost.
+    pub fn threads_raced(&self) -> bool {
+        self.threads > 0 && !self.atomic
     }
 }
 
@@ -139,7 +144,7 @@ impl Loaded {
                 entered + surplus
             ));
         }
-        if self.facts.threads > 0 && !self.facts.atomic {
+        if self.facts.threads_raced() {
             notes.push(format!(
                 "pathprof: warning: {} thread(s) ran in a build without atomic updates: where threads \
                  ran the same code at once, counts may have lost increments (and may not balance). \
