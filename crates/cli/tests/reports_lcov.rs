@@ -82,21 +82,28 @@ fn genhtml(tracefile: &Path, out_dir: &Path, extra: &[&str]) {
         have("genhtml", "--version"),
         "genhtml is not installed: run scripts/install-deps.sh (it installs lcov)"
     );
-    let out = Command::new("genhtml")
-        .args(extra)
-        .arg("-o")
-        .arg(out_dir)
-        .arg(tracefile)
-        .output()
-        .unwrap();
+    quiet_success(
+        Command::new("genhtml")
+            .args(extra)
+            .arg("-o")
+            .arg(out_dir)
+            .arg(tracefile),
+    );
+    assert!(out_dir.join("index.html").exists());
+}
+
+/// Runs an lcov tool, which must succeed without a warning; its output.
+fn quiet_success(command: &mut Command) -> String {
+    let out = command.output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "genhtml failed:\n{text}");
-    assert!(!text.contains("WARNING"), "genhtml warned:\n{text}");
-    assert!(out_dir.join("index.html").exists());
+    let tool = command.get_program().to_string_lossy().into_owned();
+    assert!(out.status.success(), "{tool} failed:\n{text}");
+    assert!(!text.contains("WARNING"), "{tool} warned:\n{text}");
+    text
 }
 
 #[test]
@@ -370,19 +377,12 @@ fn one_header_spelled_three_ways_is_one_file_and_one_record() {
 
     // lcov reads it as it is written.
     assert!(have("lcov", "--version"), "lcov is not installed");
-    let out = Command::new("lcov")
-        .arg("--summary")
-        .arg(&tracefile)
-        .args(["--rc", "lcov_branch_coverage=1"])
-        .output()
-        .unwrap();
-    let summary = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let summary = quiet_success(
+        Command::new("lcov")
+            .arg("--summary")
+            .arg(&tracefile)
+            .args(["--rc", "lcov_branch_coverage=1"]),
     );
-    assert!(out.status.success(), "lcov --summary failed:\n{summary}");
-    assert!(!summary.contains("WARNING"), "{summary}");
     let sum = |key: &str| -> usize {
         text.lines()
             .filter_map(|l| l.strip_prefix(key))
