@@ -11,7 +11,9 @@ use pathprof_core::hash::fnv64;
 use pathprof_core::layout::Layout;
 use pathprof_core::map::MapFile;
 use pathprof_core::profile::{interpret, mode_number};
-use pathprof_format::{fnv1a64, merge_into, FormatError, ProfileView, RawFunction, RawProfile};
+use pathprof_format::{
+    fnv1a64, merge_into, FormatError, ProfileFile, ProfileView, RawFunction, RawProfile,
+};
 
 /// `body` behind a valid map header line.
 pub fn map_with_header(body: &[u8]) -> Vec<u8> {
@@ -107,44 +109,60 @@ pub fn check_map(bytes: &[u8]) {
     }
 }
 
-/// Decodes `bytes` as a raw profile both ways (owned and view) and, when it is
-/// valid, checks that it re-encodes to the same bytes and merges with itself.
+/// Decodes `bytes` as a raw profile file every way (owned file, owned
+/// single build, view) and, when it is valid, checks that it re-encodes to
+/// the same bytes and merges with itself.
 pub fn check_profile(bytes: &[u8]) {
-    let decoded = RawProfile::decode(bytes);
+    let decoded = ProfileFile::decode(bytes);
     let view = ProfileView::parse(bytes);
-    let (p, v) = match (decoded, view) {
+    let single = RawProfile::decode(bytes);
+    let (file, v) = match (decoded, view) {
         (Ok(p), Ok(v)) => (p, v),
         (Err(a), Err(b)) => {
             assert_eq!(a, b, "decode and view give different errors");
+            assert_eq!(single, Err(a.clone()), "the one-build reader agrees");
             return one_line(&a);
         }
         (a, b) => panic!("decode and view disagree: {:?} / {:?}", a.err(), b.err()),
     };
-    assert!(p.is_canonical(), "a decoded profile keeps the invariants");
+    assert!(file.is_canonical(), "a decoded file keeps the invariants");
     assert_eq!(
-        p.encode(),
+        file.encode(),
         bytes,
-        "a decoded profile re-encodes to its bytes"
+        "a decoded file re-encodes to its bytes"
     );
-    assert_eq!((v.build_id(), v.mode()), (p.build_id, p.mode));
-    assert_eq!(v.facts(), p.facts());
-    assert_eq!(v.num_functions(), p.functions.len() as u64);
-    for (fv, f) in v.functions().zip(&p.functions) {
-        assert_eq!((fv.index(), fv.hash()), (f.index, f.hash));
-        assert_eq!(fv.num_slots(), f.slots.len() as u64);
-        assert_eq!(fv.num_paths(), f.paths.len() as u64);
-        assert!(fv.slots().eq(f.slots.iter().copied()));
-        assert!(fv.paths().eq(f.paths.iter().copied()));
-        assert!(fv.slot_resumes().eq(f.slot_resumes.iter().copied()));
-        assert!(fv.path_resumes().eq(f.path_resumes.iter().copied()));
+    match &file.sections[..] {
+        [one] => assert_eq!(single.as_ref(), Ok(one)),
+        _ => match single {
+            Err(e @ FormatError::NotOneBuild { .. }) => one_line(&e),
+            other => panic!("a file of several builds read as one: {other:?}"),
+        },
+    }
+    assert_eq!(v.num_sections(), file.sections.len() as u64);
+    for (sv, p) in v.sections().zip(&file.sections) {
+        assert_eq!((sv.build_id(), sv.mode()), (p.build_id, p.mode));
+        assert_eq!(sv.facts(), p.facts());
+        assert!(sv.objects().eq(p.objects.iter().map(String::as_str)));
+        assert_eq!(sv.objects_truncated(), p.objects_truncated);
+        assert_eq!(sv.num_functions(), p.functions.len() as u64);
+        for (fv, f) in sv.functions().zip(&p.functions) {
+            assert_eq!((fv.index(), fv.hash()), (f.index, f.hash));
+            assert_eq!(fv.num_slots(), f.slots.len() as u64);
+            assert_eq!(fv.num_paths(), f.paths.len() as u64);
+            assert!(fv.slots().eq(f.slots.iter().copied()));
+            assert!(fv.paths().eq(f.paths.iter().copied()));
+            assert!(fv.slot_resumes().eq(f.slot_resumes.iter().copied()));
+            assert!(fv.path_resumes().eq(f.path_resumes.iter().copied()));
+        }
     }
     check_merge(bytes, bytes);
 }
 
-/// Merges two raw profiles both ways (owned and view) and checks that the two
-/// agree: the same error, or the same bytes, which decode again.
+/// Merges two raw profile files both ways (owned and view) and checks that
+/// the two agree: the same error, or the same bytes, which decode again and
+/// hold every build of either file.
 pub fn check_merge(a: &[u8], b: &[u8]) {
-    let (Ok(pa), Ok(pb)) = (RawProfile::decode(a), RawProfile::decode(b)) else {
+    let (Ok(pa), Ok(pb)) = (ProfileFile::decode(a), ProfileFile::decode(b)) else {
         return;
     };
     let (Ok(va), Ok(vb)) = (ProfileView::parse(a), ProfileView::parse(b)) else {
@@ -157,11 +175,16 @@ pub fn check_merge(a: &[u8], b: &[u8]) {
         (Ok(x), Ok(y)) => {
             assert_eq!(x, y, "merge and merge_into give different files");
             assert!(y.len() <= a.len() + b.len(), "the merged file grew");
-            let m = RawProfile::decode(y).expect("a merged profile decodes");
-            // Merging is commutative (both have one build, so one header).
+            let m = ProfileFile::decode(y).expect("a merged profile decodes");
+            // Merging is commutative.
             let mut other_way = pb.clone();
             other_way.merge(&pa).expect("merge succeeded the other way");
             assert_eq!(other_way, m, "merge is not commutative");
+            let mut ids = pa.build_ids();
+            ids.extend(pb.build_ids());
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(m.build_ids(), ids, "a build was lost or repeated");
         }
         (Err(x), Err(y)) => {
             assert_eq!(x, y, "merge and merge_into give different errors");

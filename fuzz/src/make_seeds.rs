@@ -3,13 +3,13 @@
 //! files (behind the targets' flag byte 0: "fix the checksum").
 
 use pathprof_core::map::MapFile;
-use pathprof_format::{RawFunction, RawProfile};
+use pathprof_format::{ProfileFile, RawFunction, RawProfile};
 use std::path::Path;
 
 #[path = "../../crates/core/tests/seed_maps/mod.rs"]
 mod seed_maps;
 
-fn profiles() -> Vec<RawProfile> {
+fn profiles() -> Vec<ProfileFile> {
     let f = |index, slots: &[u64], paths: &[(u64, u64)]| RawFunction {
         index,
         hash: 0x1000 + u64::from(index),
@@ -17,10 +17,11 @@ fn profiles() -> Vec<RawProfile> {
         paths: paths.to_vec(),
         ..Default::default()
     };
-    vec![
+    let one = [
         RawProfile::new(7, 2),
         RawProfile {
             functions: vec![f(0, &[1, 2], &[(0, 3), (5, 1)]), f(2, &[], &[(1, 9)])],
+            objects: vec!["/usr/bin/prog".into()],
             ..RawProfile::new(7, 2)
         },
         RawProfile {
@@ -28,9 +29,27 @@ fn profiles() -> Vec<RawProfile> {
             forked: 2,
             threads: u64::MAX,
             functions: vec![f(0, &[4, 0], &[(5, u64::MAX)]), f(1, &[3], &[])],
+            objects: vec!["/lib/liba.so".into(), "/usr/bin/prog".into()],
+            objects_truncated: true,
             ..RawProfile::new(7, 2)
         },
-    ]
+    ];
+    let mut files: Vec<ProfileFile> = one.iter().cloned().map(ProfileFile::from).collect();
+    // Files of several builds: an executable's and a library's sections.
+    files.push(ProfileFile {
+        sections: vec![
+            RawProfile {
+                functions: vec![f(0, &[1], &[])],
+                objects: vec!["/lib/liba.so".into()],
+                ..RawProfile::new(3, 0)
+            },
+            one[1].clone(),
+        ],
+    });
+    files.push(ProfileFile {
+        sections: vec![one[2].clone(), RawProfile::new(9, 1)],
+    });
+    files
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "pathprof", version, about, long_about = None)]
 #[command(
-    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--mode=block|edge|path] [--map=FILE] [--max-paths=N] [--array-limit=N] [--atomic] [--early-exit] CLANG-ARGS...\n  pathprof c++ ...   (the same, with clang++)"
+    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--mode=block|edge|path] [--map=FILE] [--max-paths=N] [--array-limit=N] [--atomic] [--early-exit] [--whole-program] CLANG-ARGS...\n  pathprof c++ ...   (the same, with clang++)"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -19,10 +19,14 @@ pub struct Cli {
 /// The map file and profiles a report reads.
 #[derive(Args, Debug, Clone)]
 pub struct Inputs {
-    /// The map file written when the program was built (`<program>.ppmap`).
-    #[arg(long, value_name = "MAP")]
-    pub map: PathBuf,
-    /// Profiles written by runs of that program (summed).
+    /// What was built: the program or shared library itself, or the map
+    /// written beside it (`<program>.ppmap`). Give it several times to read
+    /// programs and libraries together (a library's counts from every program
+    /// add up).
+    #[arg(long, value_name = "MAP", required = true)]
+    pub map: Vec<PathBuf>,
+    /// Profiles written by runs of that program (summed; of a file holding
+    /// several builds, the section of the map's build is read).
     #[arg(value_name = "PROFILE", required = true)]
     pub profiles: Vec<PathBuf>,
 }
@@ -90,9 +94,9 @@ pub enum Command {
     /// `pathprof lines --map MAP PROFILE... [FILE...]`: arguments that are
     /// profiles are read as profiles, the others name source files to list.
     Lines {
-        /// The map file written when the program was built.
-        #[arg(long, value_name = "MAP")]
-        map: PathBuf,
+        /// The program, library or map file (repeatable, as for `report`).
+        #[arg(long, value_name = "MAP", required = true)]
+        map: Vec<PathBuf>,
         /// Profiles (summed), then optionally source files to list (as named in
         /// the map, or a suffix of it: `lines --map p.ppmap p.pprof util.c`).
         #[arg(value_name = "PROFILE|FILE", required = true)]
@@ -129,13 +133,13 @@ pub enum Command {
     /// the edge counts derived from paths must match exactly.
     Verify {
         /// The map of the path-mode build.
-        #[arg(long, value_name = "PATH_MAP")]
-        map: PathBuf,
+        #[arg(long, value_name = "PATH_MAP", required = true)]
+        map: Vec<PathBuf>,
         /// The path-mode profile.
         path_profile: PathBuf,
         /// The map of the edge-mode build.
-        #[arg(long, value_name = "EDGE_MAP")]
-        edge_map: PathBuf,
+        #[arg(long, value_name = "EDGE_MAP", required = true)]
+        edge_map: Vec<PathBuf>,
         /// The edge-mode profile of the same program, flags and input.
         edge_profile: PathBuf,
     },
@@ -146,27 +150,39 @@ pub enum Command {
     },
     /// Compare the paths of two profiles of one build (e.g. train versus ref).
     Diff {
-        #[arg(long, value_name = "MAP")]
-        map: PathBuf,
+        #[arg(long, value_name = "MAP", required = true)]
+        map: Vec<PathBuf>,
         a: PathBuf,
         b: PathBuf,
     },
     /// A function's path DAG for Graphviz, with values, increments and hot paths.
     Dot {
-        #[arg(long, value_name = "MAP")]
-        map: PathBuf,
+        #[arg(long, value_name = "MAP", required = true)]
+        map: Vec<PathBuf>,
         #[arg(long)]
         function: String,
         /// Draw the hot paths of this profile heavier.
         #[arg(long)]
         profile: Option<PathBuf>,
     },
-    /// Sum profiles of one build into one file.
+    /// Sum profile files into one: sections of one build are added, every
+    /// other build keeps a section of its own (files from many programs,
+    /// libraries and hosts merge into one).
     Merge {
         #[arg(required = true)]
         profiles: Vec<PathBuf>,
         #[arg(short, long)]
         output: PathBuf,
+    },
+    /// List the builds a profile file holds, one line each: build id, mode,
+    /// processes (and fork children among them) and threads that wrote it,
+    /// functions with counts, the total of all its counters (before resumes),
+    /// and the executables and libraries it was loaded from.
+    Info {
+        #[arg(value_name = "PROFILE", required = true)]
+        profiles: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
     },
     /// Export as an LCOV tracefile or the JSON report.
     Export {

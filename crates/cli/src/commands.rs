@@ -137,7 +137,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             function,
             profile,
         } => {
-            let map_file = pathprof_core::map::MapFile::read(&map)?;
+            let map_file = report::load::read_map(&map)?;
             let loaded = match profile {
                 Some(p) => Some(load(&map, &[p])?),
                 None => None,
@@ -145,10 +145,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print(&report::dot::render(&map_file, &function, loaded.as_ref())?)
         }
         Command::Merge { profiles, output } => {
-            let raw = report::load::read_profiles(&profiles)?;
-            std::fs::write(&output, raw.encode())
+            let file = report::load::read_profiles(&profiles)?;
+            std::fs::write(&output, file.encode())
                 .with_context(|| format!("cannot write {}", output.display()))?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Info { profiles, format } => {
+            let files = profiles
+                .into_iter()
+                .map(|p| {
+                    let file = pathprof_core::profile::read_file(&p)?;
+                    Ok((p, file))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            match format {
+                ReportFormat::Json => {
+                    print(&(serde_json::to_string_pretty(&report::info::json(&files))? + "\n"))
+                }
+                ReportFormat::Text => print(&report::info::text(&files)),
+            }
         }
         Command::Export {
             inputs,

@@ -82,7 +82,7 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
         });
         plans.push(plan);
     }
-    let build_id = MapFile::compute_build_id(settings.mode, &functions);
+    let build_id = MapFile::compute_build_id(settings.mode, &extracted.files, &functions);
     let info = ModuleInfo {
         mode: settings.mode,
         build_id,

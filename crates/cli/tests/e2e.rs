@@ -856,11 +856,51 @@ fn errors_name_their_cause() {
         ),
     }
 
-    // The runtime never overwrites a profile of another build, nor a damaged
-    // one: it writes a new file and says so on stderr.
+    // Another build's run adds a section of its own to the profile: no new
+    // file, not a word, and each map still reads its own build's counts.
+    // (The contract's structs have no equality: compare their debug forms.)
+    let counts = |r: &Report| format!("{:?}", r.functions);
+    let before = report(&map_of(&path_exe), &path_profile).map(|r| counts(&r));
+    let files_before = std::fs::read_dir(dir).unwrap().count();
+    let out = run(&edge_exe, Some(&path_profile));
+    c.check(
+        out.status == Some(3) && out.stdout.starts_with("nest 1945") && out.stderr.is_empty(),
+        || format!("run of another build onto a profile: {out}"),
+    );
+    c.check(
+        std::fs::read_dir(dir).unwrap().count() == files_before,
+        || "the runtime wrote a new file instead of adding a section".to_string(),
+    );
+    match (
+        before,
+        report(&map_of(&path_exe), &path_profile),
+        report(&map_of(&edge_exe), &path_profile),
+        report(&map_of(&edge_exe), &profile_of(&edge_exe)),
+    ) {
+        (Ok(before), Ok(after), Ok(edge), Ok(edge_alone)) => {
+            c.check(before == counts(&after), || {
+                "another build's section changed the path build's report".to_string()
+            });
+            c.check(counts(&edge) == counts(&edge_alone), || {
+                "the edge build's section differs from its own profile".to_string()
+            });
+        }
+        _ => c.fail("a profile of two builds could not be read with each map".to_string()),
+    }
+
+    // The runtime never overwrites a damaged profile, nor one of an older
+    // format version (3: one build, no sections): it writes a new file and
+    // says so on stderr.
+    let older = dir.join("older.pprof");
+    let mut v3 = b"PPROFRAW".to_vec();
+    v3.extend_from_slice(&3u32.to_le_bytes());
+    v3.extend_from_slice(&[0; 44]); // mode, build id, facts, no functions
+    let sum = pathprof_format::fnv1a64(&v3);
+    v3.extend_from_slice(&sum.to_le_bytes());
+    std::fs::write(&older, &v3).unwrap();
     for (existing, exe, what) in [
-        (&path_profile, &edge_exe, "another build's profile"),
         (&truncated, &path_exe, "a damaged profile"),
+        (&older, &path_exe, "a profile of an older format version"),
     ] {
         let before = std::fs::read(existing).unwrap();
         let files_before = std::fs::read_dir(dir).unwrap().count();

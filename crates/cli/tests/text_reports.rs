@@ -1,5 +1,5 @@
 //! Golden tests of the text reports (`report`, `paths`, `lines`, `funcs`,
-//! `files`, `coverage`, `verify`, `merge`) on `text_reports/classify.c`, whose
+//! `files`, `coverage`, `verify`, `merge`, `info`) on `text_reports/classify.c`, whose
 //! counts are known by hand: `classify` runs 10 times (x % 3 == 0 for 0, 3, 6, 9;
 //! == 1 for 1, 4, 7; else 2, 5, 8), the loop runs 10 times, `never` never runs.
 //! Built at -O0 so blocks follow the source. And every report's errors for a
@@ -121,7 +121,7 @@ rank        count   share blocks instrs  function / path
         &report(&b, "path", &["lines"]),
         "==> <dir>/classify.c <==
            -     1  #include <stdio.h>
-           -     2  static int classify(int x) {
+          10     2  static int classify(int x) {
           10     3      if (x % 3 == 0)
            4     4          return 0;
            6     5      if (x % 3 == 1)
@@ -129,7 +129,7 @@ rank        count   share blocks instrs  function / path
            3     7      return 2;
           10     8  }
        #####     9  static int never(int x) { return x * 2; }
-           -    10  int main(int argc, char **argv) {
+           1    10  int main(int argc, char **argv) {
            1    11      int counts[3] = {0, 0, 0};
           11    12      for (int i = 0; i < 10; i++)
           10    13          counts[classify(i)]++;
@@ -240,41 +240,164 @@ fn verify_passes_and_reports_an_altered_edge() {
     );
 }
 
+/// The build id a profile of one build records.
+fn build_id(profile: &Path) -> u64 {
+    pathprof_format::RawProfile::decode(&std::fs::read(profile).unwrap())
+        .unwrap()
+        .build_id
+}
+
 #[test]
-fn merge_sums_profiles_and_refuses_other_builds() {
+fn merge_sums_profiles_and_keeps_other_builds_apart() {
     let b = build("path");
     let p = b.path("classify-path.pprof");
     let merged = b.path("merged.pprof");
-    let (_, err, ok) = pathprof(&[
-        "merge",
-        p.to_str().unwrap(),
-        p.to_str().unwrap(),
-        "-o",
-        merged.to_str().unwrap(),
-    ]);
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&p), "-o", &s(&merged)]);
     assert!(ok, "{err}");
     let map = b.path("classify-path.ppmap");
-    let (out, _, _) = pathprof(&[
-        "report",
-        "--map",
-        map.to_str().unwrap(),
-        merged.to_str().unwrap(),
-    ]);
+    let summary_of = |map: &Path, profile: &Path| {
+        let (out, err, ok) = pathprof(&["report", "--map", &s(map), &s(profile)]);
+        assert!(ok, "{err}");
+        out
+    };
     assert!(
-        out.contains("          20       6/6             3/3  classify"),
-        "{out}"
+        summary_of(&map, &merged).contains("          20       6/6             3/3  classify"),
+        "{}",
+        summary_of(&map, &merged)
     );
+    // Another build (the edge-mode one) and the path profile twice more:
+    // the path sections add up, the edge build keeps a section of its own.
     let other = build("edge");
     let q = other.path("classify-edge.pprof");
-    let (_, err, ok) = pathprof(&[
-        "merge",
-        p.to_str().unwrap(),
-        q.to_str().unwrap(),
-        "-o",
-        merged.to_str().unwrap(),
-    ]);
+    let all = b.path("all.pprof");
+    let (_, err, ok) = pathprof(&["merge", &s(&merged), &s(&q), &s(&p), "-o", &s(&all)]);
+    assert!(ok, "{err}");
+    let file = pathprof_format::ProfileFile::decode(&std::fs::read(&all).unwrap()).unwrap();
+    let mut ids = vec![build_id(&p), build_id(&q)];
+    ids.sort_unstable();
+    assert_eq!(file.build_ids(), ids);
+    let path_section = file.section(build_id(&p)).unwrap();
+    assert_eq!(path_section.processes, 3);
+    assert_eq!(file.section(build_id(&q)).unwrap().processes, 1);
+    // Each map reads its own build's section of the merged file.
+    assert!(summary_of(&map, &all).contains("          30       6/6             3/3  classify"));
+    let edge_map = other.path("classify-edge.ppmap");
+    assert_eq!(summary_of(&edge_map, &all), summary_of(&edge_map, &q));
+    // Merging is commutative, to the byte.
+    let all2 = b.path("all2.pprof");
+    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&q), &s(&merged), "-o", &s(&all2)]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read(&all).unwrap(), std::fs::read(&all2).unwrap());
+
+    // One build in two modes cannot be added.
+    let mut clash = pathprof_format::RawProfile::decode(&std::fs::read(&q).unwrap()).unwrap();
+    clash.build_id = build_id(&p);
+    let clash_file = b.path("clash.pprof");
+    std::fs::write(&clash_file, clash.encode()).unwrap();
+    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&clash_file), "-o", &s(&merged)]);
     assert!(!ok);
-    assert!(err.contains("build"), "{err}");
+    assert!(err.contains("cannot add"), "{err}");
+    assert!(err.contains("different modes cannot be merged"), "{err}");
+}
+
+#[test]
+fn info_lists_every_build_of_a_file() {
+    let path = build("path");
+    let edge = build("edge");
+    let p = path.path("classify-path.pprof");
+    let q = edge.path("classify-edge.pprof");
+    let all = path.path("all.pprof");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&q), &s(&p), "-o", &s(&all)]);
+    assert!(ok, "{err}");
+    let (out, err, ok) = pathprof(&["info", &s(&all), &s(&q)]);
+    assert!(ok, "{err}");
+    let exe = |b: &Built, mode: &str| {
+        std::fs::canonicalize(b.path(&format!("classify-{mode}")))
+            .unwrap()
+            .display()
+            .to_string()
+    };
+    let raw = |f: &Path| pathprof_format::RawProfile::decode(&std::fs::read(f).unwrap()).unwrap();
+    let (rp, rq) = (raw(&p), raw(&q));
+    let total = |r: &pathprof_format::RawProfile| {
+        r.functions
+            .iter()
+            .flat_map(|f| f.slots.iter().copied().chain(f.paths.iter().map(|p| p.1)))
+            .sum::<u64>()
+    };
+    let row =
+        |r: &pathprof_format::RawProfile, mode: &str, processes: u64, times: u64, exe: &str| {
+            format!(
+                "{:016x} {mode} {processes} 0 0 {} {} {exe}",
+                r.build_id,
+                r.functions.len(),
+                total(r) * times
+            )
+        };
+    // Compare with the columns' padding squeezed out.
+    let lines: Vec<String> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let mut rows = [
+        (rp.build_id, row(&rp, "path", 2, 2, &exe(&path, "path"))),
+        (rq.build_id, row(&rq, "edge", 1, 1, &exe(&edge, "edge"))),
+    ];
+    rows.sort();
+    let header = "build id mode processes forked threads functions counts objects";
+    let want = vec![
+        format!("{}: 2 builds", all.display()),
+        header.to_string(),
+        rows[0].1.clone(),
+        rows[1].1.clone(),
+        String::new(),
+        format!("{}: 1 build", q.display()),
+        header.to_string(),
+        row(&rq, "edge", 1, 1, &exe(&edge, "edge")),
+    ];
+    assert_eq!(lines, want, "{out}");
+    // The columns line up.
+    let first: Vec<&str> = out.lines().skip(1).take(3).collect();
+    let at = |l: &str| l.find("objects").or_else(|| l.find('/')).unwrap();
+    assert!(first.iter().all(|l| at(l) == at(first[0])), "{out}");
+
+    let (json, err, ok) = pathprof(&["info", "--format", "json", &s(&all)]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["format"], "pathprof-info");
+    let sections = v["files"][0]["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 2);
+    let ps = sections
+        .iter()
+        .find(|x| x["mode"] == "path")
+        .expect("the path build");
+    assert_eq!(ps["build_id"], format!("{:016x}", rp.build_id));
+    assert_eq!(ps["processes"], 2);
+    assert_eq!(ps["counts"], total(&rp) * 2);
+    assert_eq!(ps["objects"], serde_json::json!([exe(&path, "path")]));
+    assert_eq!(ps["objects_truncated"], false);
+
+    // A damaged file: a one-line error.
+    let bad = path.path("bad.pprof");
+    std::fs::write(&bad, b"PPROFRAW").unwrap();
+    let (_, err, ok) = pathprof(&["info", &s(&bad)]);
+    assert!(!ok);
+    assert!(err.contains("truncated"), "{err}");
+}
+
+/// A complete version-3 file (one build, no object paths) of `build`, as
+/// pathprof wrote before files held a section per build.
+fn version_3_file(build: u64) -> Vec<u8> {
+    let mut v = b"PPROFRAW".to_vec();
+    v.extend_from_slice(&3u32.to_le_bytes());
+    v.extend_from_slice(&2u32.to_le_bytes());
+    v.extend_from_slice(&build.to_le_bytes());
+    v.extend_from_slice(&[0; 32]);
+    let sum = pathprof_format::fnv1a64(&v);
+    v.extend_from_slice(&sum.to_le_bytes());
+    v
 }
 
 #[test]
@@ -295,6 +418,23 @@ fn every_report_explains_bad_inputs() {
     m[n - 10] ^= 0x20;
     std::fs::write(&damaged_map, &m).unwrap();
     let missing = b.path("missing.pprof");
+    let older = b.path("older.pprof");
+    std::fs::write(&older, version_3_file(build_id(&profile))).unwrap();
+    // A file of two builds, neither of them the map's.
+    let mut two =
+        pathprof_format::ProfileFile::decode(&std::fs::read(&other_profile).unwrap()).unwrap();
+    two.merge(&pathprof_format::RawProfile::new(0x1234, 2).into())
+        .unwrap();
+    let neither = b.path("neither.pprof");
+    std::fs::write(&neither, two.encode()).unwrap();
+    let neither_ids = format!(
+        "build ids {}",
+        two.build_ids()
+            .iter()
+            .map(|b| format!("{b:016x}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for cmd in [
         "report", "paths", "lines", "funcs", "files", "coverage", "predict",
     ] {
@@ -307,6 +447,15 @@ fn every_report_explains_bad_inputs() {
         check(&map, &truncated, "truncated");
         check(&map, &garbage, "not a pathprof raw profile");
         check(&map, &other_profile, "another build");
+        check(&map, &neither, "another build");
+        check(&map, &neither, &neither_ids);
+        check(
+            &map,
+            &neither,
+            "pass the .ppmap written when one of those was built",
+        );
+        check(&map, &older, "version 3 was written by an older pathprof");
+        check(&map, &older, "run the instrumented program again");
         check(&damaged_map, &profile, "damaged");
         check(&map, &missing, "cannot read profile");
         check(&b.path("nope.ppmap"), &profile, "cannot read map file");

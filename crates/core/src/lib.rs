@@ -9,9 +9,11 @@
 
 pub mod block;
 pub mod cfg;
+pub mod combine;
 pub mod dag;
 pub mod derive;
 pub mod edge;
+pub mod elf;
 pub mod flow;
 pub mod hash;
 pub mod ids;

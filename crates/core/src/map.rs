@@ -1,9 +1,18 @@
 //! The map file (`.ppmap`): what reports need to read a profile, written at
 //! instrumentation time so that no report ever needs LLVM.
 //!
-//! On disk: one header line `pathprof-map <version> <fnv64 of the body, 16 hex>`,
-//! then the body, a JSON [`MapFile`]. The checksum catches truncation and edits;
-//! the `build_id` ties profiles to the build that made them.
+//! A map describes one instrumented module (a translation unit, or a whole
+//! program linked with `--whole-program`): a *fragment*. On disk a fragment is
+//! one header line `pathprof-map 2 <fnv64 of the body, 16 hex> <body length>`,
+//! then the body, a JSON [`MapFile`]. The checksum catches truncation and
+//! edits; the `build_id` ties profiles to the module that wrote them. Version
+//! 1 (one fragment, no length) is still read.
+//!
+//! Fragments travel with the code: every instrumented object carries its own
+//! in the ELF section `.pathprof.map` (see `pathprof-llvm`'s `embed_map`),
+//! which linkers concatenate, so an executable or shared library holds the
+//! fragments of exactly the objects linked into it. A `.ppmap` file is the
+//! same concatenation. [`read_fragments`] reads either.
 //!
 //! Reading never panics and never allocates more than the file's size
 //! justifies: before the body is parsed, every block count it declares must be
@@ -21,8 +30,10 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The map format version this code reads and writes.
-pub const MAP_VERSION: u32 = 1;
+/// The map format version this code writes (it reads version 1 too).
+pub const MAP_VERSION: u32 = 2;
+/// The ELF section that holds the fragments of a linked file.
+pub const MAP_SECTION: &str = ".pathprof.map";
 const MAP_MAGIC: &str = "pathprof-map";
 
 /// Source position and size of one basic block.
@@ -94,8 +105,10 @@ pub struct MapFile {
 pub enum MapError {
     #[error("cannot read map file {path}: {error}")]
     Io { path: String, error: std::io::Error },
-    #[error("{path} is not a pathprof map file (it does not start with `pathprof-map`); pass the .ppmap written when the program was built")]
+    #[error("{path} is not a pathprof map file (it does not start with `pathprof-map`); pass the .ppmap written when the program was built, or the program or library itself")]
     NotAMap { path: String },
+    #[error("{path} holds no pathprof map: it was not built with `pathprof cc` (or its .pathprof.map section was removed)")]
+    NoMapSection { path: String },
     #[error("{path} is a version {found} map file; this pathprof reads version {MAP_VERSION}. Rebuild the program with this pathprof")]
     Version { path: String, found: String },
     #[error("{path} is damaged (its checksum does not match its contents: truncated or edited?); rebuild the program to get a fresh map")]
@@ -105,28 +118,55 @@ pub enum MapError {
 }
 
 impl MapFile {
-    /// Computes the build id from the functions' names and shapes and the mode.
-    pub fn compute_build_id(mode: Mode, functions: &[MapFunction]) -> u64 {
+    /// Computes the build id from the mode, the source files and the
+    /// functions' names, positions, shapes and counter layouts: two modules
+    /// share an id only when they are the same code (one source compiled
+    /// alike), whose counts may add up.
+    pub fn compute_build_id(mode: Mode, files: &[String], functions: &[MapFunction]) -> u64 {
         let mut h = Fnv64::new();
         h.write_str(mode.name());
+        for file in files {
+            h.write_str(file);
+        }
         for f in functions {
             h.write_str(&f.name);
+            h.write_u64(f.file.map_or(u64::MAX, u64::from));
+            h.write_u64(f.line.map_or(u64::MAX, u64::from));
             h.write_u64(f.hash);
             h.write_u64(f.layout.identity());
         }
         h.finish()
     }
 
-    /// The file's bytes: header line and JSON body.
+    /// The fragment's bytes: header line and JSON body.
     pub fn to_bytes(&self) -> Vec<u8> {
         let body = serde_json::to_vec(self).expect("map serializes");
-        let mut out = format!("{MAP_MAGIC} {MAP_VERSION} {:016x}\n", fnv64(&body)).into_bytes();
+        let mut out = format!(
+            "{MAP_MAGIC} {MAP_VERSION} {:016x} {}\n",
+            fnv64(&body),
+            body.len()
+        )
+        .into_bytes();
         out.extend_from_slice(&body);
         out
     }
 
-    /// Parses a map file's bytes; `path` is only used in messages.
+    /// Parses one fragment's bytes (nothing may follow it); `path` is only used
+    /// in messages.
     pub fn from_bytes(bytes: &[u8], path: &str) -> Result<Self, MapError> {
+        let (map, rest) = Self::first_fragment(bytes, path)?;
+        if !rest.is_empty() {
+            return Err(MapError::Malformed {
+                path: path.to_string(),
+                detail: format!("{} bytes follow the map", rest.len()),
+            });
+        }
+        Ok(map)
+    }
+
+    /// Parses the fragment at the start of `bytes`; returns it and the bytes
+    /// after it.
+    fn first_fragment<'a>(bytes: &'a [u8], path: &str) -> Result<(Self, &'a [u8]), MapError> {
         let path_s = || path.to_string();
         let nl = bytes
             .iter()
@@ -139,14 +179,28 @@ impl MapFile {
             return Err(MapError::NotAMap { path: path_s() });
         }
         let version = parts.next().unwrap_or("");
-        if version != MAP_VERSION.to_string() {
-            return Err(MapError::Version {
-                path: path_s(),
-                found: version.to_string(),
-            });
-        }
-        let body = &bytes[nl + 1..];
         let sum = parts.next().and_then(|s| u64::from_str_radix(s, 16).ok());
+        let after = &bytes[nl + 1..];
+        let (body, rest) = match version {
+            "1" => (after, &after[after.len()..]),
+            "2" => {
+                let len = parts
+                    .next()
+                    .and_then(|l| l.parse::<usize>().ok())
+                    .filter(|&l| l <= after.len())
+                    .ok_or_else(|| MapError::Malformed {
+                        path: path_s(),
+                        detail: "its header's length is missing or beyond the end of the file (truncated?)".into(),
+                    })?;
+                after.split_at(len)
+            }
+            _ => {
+                return Err(MapError::Version {
+                    path: path_s(),
+                    found: version.to_string(),
+                })
+            }
+        };
         if sum != Some(fnv64(body)) {
             return Err(MapError::Checksum { path: path_s() });
         }
@@ -164,7 +218,33 @@ impl MapFile {
         check_sizes(body).map_err(malformed)?;
         let map: MapFile = serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;
         map.check().map_err(malformed)?;
-        Ok(map)
+        Ok((map, rest))
+    }
+
+    /// Parses a sequence of fragments (a `.ppmap` file or the contents of a
+    /// `.pathprof.map` section); NUL and newline bytes between fragments are
+    /// padding. A fragment that appears twice (same build id) is kept once.
+    pub fn fragments_from_bytes(bytes: &[u8], path: &str) -> Result<Vec<Self>, MapError> {
+        let mut out: Vec<MapFile> = Vec::new();
+        let mut rest = bytes;
+        loop {
+            let skip = rest.iter().take_while(|&&b| b == 0 || b == b'\n').count();
+            rest = &rest[skip..];
+            if rest.is_empty() {
+                break;
+            }
+            let (map, after) = Self::first_fragment(rest, path)?;
+            if !out.iter().any(|m| m.build_id == map.build_id) {
+                out.push(map);
+            }
+            rest = after;
+        }
+        if out.is_empty() {
+            return Err(MapError::NotAMap {
+                path: path.to_string(),
+            });
+        }
+        Ok(out)
     }
 
     /// Checks what the types alone do not: file indices in range, one block
@@ -202,7 +282,7 @@ impl MapFile {
         std::fs::write(path, self.to_bytes())
     }
 
-    /// Reads and checks the map at `path`.
+    /// Reads and checks the one-fragment map at `path`.
     pub fn read(path: &Path) -> Result<Self, MapError> {
         let bytes = std::fs::read(path).map_err(|error| MapError::Io {
             path: path.display().to_string(),
@@ -216,6 +296,36 @@ impl MapFile {
         file.and_then(|f| self.files.get(f as usize))
             .map(String::as_str)
     }
+}
+
+/// Reads the fragments of `path`: a `.ppmap` file, or an executable, shared
+/// library or object file built by `pathprof cc` (its `.pathprof.map` section).
+pub fn read_fragments(path: &Path) -> Result<Vec<MapFile>, MapError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|error| MapError::Io {
+        path: shown.clone(),
+        error,
+    })?;
+    if !crate::elf::is_elf(&bytes) {
+        return MapFile::fragments_from_bytes(&bytes, &shown);
+    }
+    match crate::elf::section(&bytes, MAP_SECTION) {
+        Ok(Some(section)) => MapFile::fragments_from_bytes(&section, &shown),
+        Ok(None) => Err(MapError::NoMapSection { path: shown }),
+        Err(detail) => Err(MapError::Malformed {
+            path: shown,
+            detail,
+        }),
+    }
+}
+
+/// Writes fragments as one `.ppmap` file.
+pub fn write_fragments(path: &Path, fragments: &[MapFile]) -> std::io::Result<()> {
+    let mut bytes = Vec::new();
+    for f in fragments {
+        bytes.extend_from_slice(&f.to_bytes());
+    }
+    std::fs::write(path, bytes)
 }
 
 /// The lexical normal form of a source file name, so that one file has one name

@@ -1,9 +1,10 @@
-//! Pairs a map file with a raw profile: checks they come from one build and
-//! interprets every function's counters ([`crate::derive`]).
+//! Pairs a map file with a raw profile: finds the section of the map's build
+//! in a profile file, checks they come from one build and interprets every
+//! function's counters ([`crate::derive`]).
 
 use crate::derive::{derive_with_resumes, DeriveError, FunctionCounts, Resumes};
 use crate::map::MapFile;
-use pathprof_format::{FormatError, RawProfile};
+use pathprof_format::{FormatError, ProfileFile, RawProfile};
 use std::path::Path;
 
 /// Why a profile could not be read against a map.
@@ -14,12 +15,19 @@ pub enum ProfileError {
     Io { path: String, error: std::io::Error },
     #[error("{path}: {error}")]
     Format { path: String, error: FormatError },
-    #[error("profile {profile} was written by another build (build id {found:016x}) than map {map} (build id {expected:016x}); use the .ppmap written when that program was built")]
+    #[error("profile {profile} was written by another build ({}) than map {map} (build id {expected:016x}); {}", builds(.found), advice(.found))]
     OtherBuild {
         profile: String,
         map: String,
-        found: u64,
+        /// The builds the profile holds (one section each).
+        found: Vec<u64>,
         expected: u64,
+    },
+    #[error("{map} holds objects built in {first} mode and in {other} mode; report on each mode's objects separately")]
+    MixedModes {
+        map: String,
+        first: &'static str,
+        other: &'static str,
     },
     #[error("profile {profile} records {found} counters but map {map} is for {expected} mode")]
     Mode {
@@ -49,7 +57,54 @@ pub enum ProfileError {
     },
 }
 
-/// Reads and decodes a raw profile file.
+/// "build id X", "build ids X, Y", or "no build" for an empty file.
+fn builds(found: &[u64]) -> String {
+    let ids: Vec<String> = found.iter().map(|b| format!("{b:016x}")).collect();
+    match ids.len() {
+        0 => "no build".to_string(),
+        1 => format!("build id {}", ids[0]),
+        _ => format!("build ids {}", ids.join(", ")),
+    }
+}
+
+/// What to do about a profile of other builds than the map's.
+fn advice(found: &[u64]) -> &'static str {
+    if found.len() > 1 {
+        "pass the .ppmap written when one of those was built"
+    } else {
+        "use the .ppmap written when that program was built"
+    }
+}
+
+/// Reads and decodes a raw profile file of any number of builds.
+pub fn read_file(path: &Path) -> Result<ProfileFile, ProfileError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|error| ProfileError::Io {
+        path: p.clone(),
+        error,
+    })?;
+    ProfileFile::decode(&bytes).map_err(|error| ProfileError::Format { path: p, error })
+}
+
+/// The section of `map`'s build in `file`, or [`ProfileError::OtherBuild`]
+/// naming the builds the file holds. Names are for messages.
+pub fn section_for<'a>(
+    map: &MapFile,
+    map_name: &str,
+    file: &'a ProfileFile,
+    profile_name: &str,
+) -> Result<&'a RawProfile, ProfileError> {
+    file.section(map.build_id)
+        .ok_or_else(|| ProfileError::OtherBuild {
+            profile: profile_name.into(),
+            map: map_name.into(),
+            found: file.build_ids(),
+            expected: map.build_id,
+        })
+}
+
+/// Reads and decodes a raw profile file of one build (see [`read_file`]
+/// for files of several).
 pub fn read_raw(path: &Path) -> Result<RawProfile, ProfileError> {
     let p = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|error| ProfileError::Io {
@@ -80,7 +135,7 @@ pub fn interpret(
         return Err(ProfileError::OtherBuild {
             profile: profile_name.into(),
             map: map_name.into(),
-            found: raw.build_id,
+            found: vec![raw.build_id],
             expected: map.build_id,
         });
     }

@@ -1,10 +1,13 @@
-//! [`Encoder`]: writes a raw profile record by record into a [`Sink`],
-//! checking the order rules as it goes. It allocates nothing itself, so the
-//! runtime can use it over memory it maps on its own.
+//! [`Encoder`]: writes a raw profile file section by section and record by
+//! record into a [`Sink`], checking the order rules as it goes. It allocates
+//! nothing itself, so the runtime can use it over memory it maps on its own.
 
 use crate::checksum::fnv1a64;
-use crate::view::{le_u64, FACTS_AT, FUNCTION_COUNT_AT};
-use crate::{Facts, FormatError, MAGIC, VERSION};
+use crate::view::{
+    le_u64, SectionView, FACTS_AT, FLAGS_AT, FLAG_OBJECTS_TRUNCATED, OBJECT_COUNT_AT,
+    SECTION_COUNT_AT,
+};
+use crate::{Facts, FormatError, MAGIC, MAX_OBJECTS, VERSION};
 
 /// Where an [`Encoder`] puts its bytes. Implemented for `Vec<u8>`; the runtime
 /// implements it for memory it maps itself.
@@ -15,6 +18,20 @@ pub trait Sink {
     fn written(&mut self) -> &mut [u8];
     /// Forgets everything after the first `len` bytes.
     fn truncate_to(&mut self, len: usize);
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn append(&mut self, bytes: &[u8]) -> bool {
+        (**self).append(bytes)
+    }
+
+    fn written(&mut self) -> &mut [u8] {
+        (**self).written()
+    }
+
+    fn truncate_to(&mut self, len: usize) {
+        (**self).truncate_to(len)
+    }
 }
 
 impl Sink for Vec<u8> {
@@ -65,20 +82,44 @@ struct Open {
     last_key: Option<u64>,
 }
 
-/// Writes one raw profile into a [`Sink`]:
-/// `new`, optionally `facts`, then per function (in increasing index order)
-/// `begin_function`, exactly `num_slots` calls of `slot`, any number of
-/// `path` calls with non-decreasing ids, any number of `slot_resume` calls
-/// with strictly increasing slot indices below `num_slots`, any number of
-/// `path_resume` calls with non-decreasing ids, `end_function`; then
-/// `finish`.
+/// The section being written.
+#[derive(Debug, Clone, Copy)]
+struct Section {
+    /// Where the section starts.
+    start: usize,
+    /// Function records written.
+    functions: u64,
+    /// The index of the last function record written.
+    last_index: Option<u32>,
+    /// Object paths written.
+    objects: u64,
+    /// Where the last object path written is in the sink: (start, length).
+    last_object: Option<(usize, usize)>,
+    /// Where the function count is, once written (at the first function,
+    /// or at the end of the section).
+    function_count_at: Option<usize>,
+}
+
+/// Writes one raw profile file into a [`Sink`]: `new`; then per section (in
+/// strictly increasing build id order) `begin_section`, optionally `facts`,
+/// `object` paths (strictly increasing, before the functions; beyond 32 they
+/// are left out and the section marked truncated) and `objects_truncated`,
+/// then per function (in increasing index order) `begin_function`, exactly
+/// `num_slots` calls of `slot`, any number of `path` calls with
+/// non-decreasing ids, any number of `slot_resume` calls with strictly
+/// increasing slot indices below `num_slots`, any number of `path_resume`
+/// calls with non-decreasing ids, `end_function`; then `end_section` (also
+/// done by the next `begin_section`, `copy_section` or `finish`); a whole
+/// checked section can be copied with `copy_section`; then `finish`.
 ///
 /// The first misuse or refused append is remembered and returned by `finish`;
 /// every later call does nothing. The encoder allocates nothing itself.
 ///
 /// ```
-/// use pathprof_format::{Encoder, RawProfile};
-/// let mut e = Encoder::new(Vec::new(), 0xabc, 2);
+/// use pathprof_format::{Encoder, ProfileFile, RawProfile};
+/// let mut e = Encoder::new(Vec::new());
+/// e.begin_section(0xabc, 2);
+/// e.object("/usr/bin/prog");
 /// e.begin_function(3, 0x77, 1);
 /// e.slot(5);
 /// e.path(9, 2);
@@ -86,52 +127,51 @@ struct Open {
 /// e.slot_resume(0, 1);
 /// e.path_resume(4, 1);
 /// e.end_function(false);
+/// e.begin_section(0xdef, 0); // a second build in the same file
 /// let bytes = e.finish()?;
-/// let p = RawProfile::decode(&bytes)?;
+/// let file = ProfileFile::decode(&bytes)?;
+/// assert_eq!(file.sections.len(), 2);
+/// let p = file.section(0xabc).unwrap();
+/// assert_eq!(p.objects, vec!["/usr/bin/prog".to_string()]);
 /// assert_eq!(p.functions[0].paths, vec![(9, 3)]);
 /// assert_eq!(p.functions[0].slot_resumes, vec![(0, 1)]);
 /// assert_eq!(p.functions[0].path_resumes, vec![(4, 1)]);
+/// // A file of several builds is not one RawProfile.
+/// assert!(RawProfile::decode(&bytes).is_err());
 /// # Ok::<(), pathprof_format::FormatError>(())
 /// ```
 #[derive(Debug)]
 pub struct Encoder<S: Sink> {
     sink: S,
-    /// Where the profile starts in the sink.
+    /// Where the file starts in the sink.
     start: usize,
-    functions: u64,
-    last_index: Option<u32>,
+    /// Sections written (closed or copied).
+    sections: u64,
+    /// The build id of the last section begun.
+    last_build: Option<u64>,
+    section: Option<Section>,
     open: Option<Open>,
     error: Option<FormatError>,
 }
 
 impl<S: Sink> Encoder<S> {
-    /// Starts a profile of `build_id` and `mode` at the end of `sink`.
-    pub fn new(mut sink: S, build_id: u64, mode: u32) -> Self {
+    /// Starts a profile file at the end of `sink`.
+    pub fn new(mut sink: S) -> Self {
         let start = sink.written().len();
         let mut e = Encoder {
             sink,
             start,
-            functions: 0,
-            last_index: None,
+            sections: 0,
+            last_build: None,
+            section: None,
             open: None,
             error: None,
         };
         e.put(&MAGIC);
         e.put(&VERSION.to_le_bytes());
-        e.put(&mode.to_le_bytes());
-        e.put(&build_id.to_le_bytes());
-        e.put(&[0u8; 24]); // process facts, zero unless set with `facts`
-        e.put(&0u64.to_le_bytes()); // function count, patched by finish
+        e.put(&0u32.to_le_bytes()); // reserved
+        e.put(&0u64.to_le_bytes()); // section count, patched by finish
         e
-    }
-
-    /// Sets the header's process facts (zero until set); may be called at
-    /// any time before [`finish`](Self::finish).
-    pub fn facts(&mut self, facts: Facts) {
-        let at = self.start + FACTS_AT;
-        self.patch(at, facts.processes);
-        self.patch(at + 8, facts.forked);
-        self.patch(at + 16, facts.threads);
     }
 
     fn fail(&mut self, err: FormatError) {
@@ -148,15 +188,180 @@ impl<S: Sink> Encoder<S> {
     }
 
     fn patch(&mut self, at: usize, value: u64) {
+        self.patch_bytes(at, &value.to_le_bytes());
+    }
+
+    fn patch_bytes(&mut self, at: usize, value: &[u8]) {
         if self.error.is_some() {
             return;
         }
-        match self.sink.written().get_mut(at..at + 8) {
-            Some(b) => b.copy_from_slice(&value.to_le_bytes()),
+        match self.sink.written().get_mut(at..at + value.len()) {
+            Some(b) => b.copy_from_slice(value),
             None => self.fail(FormatError::InvalidInput {
                 what: "the sink lost bytes already written",
             }),
         }
+    }
+
+    /// Whether the build id `build_id` may start the next section; records
+    /// the misuse if not.
+    fn next_build(&mut self, build_id: u64) -> bool {
+        if self.open.is_some() {
+            self.fail(FormatError::InvalidInput {
+                what: "a section begun with a function still open",
+            });
+            return false;
+        }
+        self.end_section();
+        if self.last_build.is_some_and(|l| build_id <= l) {
+            self.fail(FormatError::InvalidInput {
+                what: "section build ids must be strictly increasing",
+            });
+            return false;
+        }
+        self.error.is_none()
+    }
+
+    /// Starts the section of build `build_id` (strictly above the previous
+    /// section's) counted in `mode`, closing the open section, if any.
+    pub fn begin_section(&mut self, build_id: u64, mode: u32) {
+        if !self.next_build(build_id) {
+            return;
+        }
+        let start = self.sink.written().len();
+        self.put(&build_id.to_le_bytes());
+        self.put(&mode.to_le_bytes());
+        self.put(&0u32.to_le_bytes()); // flags
+        self.put(&[0u8; 24]); // process facts, zero unless set with `facts`
+        self.put(&0u64.to_le_bytes()); // object count, patched as objects come
+        self.last_build = Some(build_id);
+        self.section = Some(Section {
+            start,
+            functions: 0,
+            last_index: None,
+            objects: 0,
+            last_object: None,
+            function_count_at: None,
+        });
+    }
+
+    /// The open section, or the misuse `what` recorded.
+    fn open_section(&mut self, what: &'static str) -> Option<Section> {
+        let s = self.section;
+        if s.is_none() {
+            self.fail(FormatError::InvalidInput { what });
+        }
+        s
+    }
+
+    /// Sets the open section's process facts (zero until set); may be called
+    /// at any time before the section ends.
+    pub fn facts(&mut self, facts: Facts) {
+        let Some(s) = self.open_section("facts outside a section") else {
+            return;
+        };
+        let at = s.start + FACTS_AT;
+        self.patch(at, facts.processes);
+        self.patch(at + 8, facts.forked);
+        self.patch(at + 16, facts.threads);
+    }
+
+    /// Adds an object path (an executable or shared library the build was
+    /// loaded from) to the open section, before its functions. Paths must be
+    /// nonempty and strictly increasing (byte order); beyond the 32nd they
+    /// are left out and the section is marked truncated instead.
+    pub fn object(&mut self, path: &str) {
+        let Some(s) = self.open_section("an object path outside a section") else {
+            return;
+        };
+        if s.function_count_at.is_some() {
+            return self.fail(FormatError::InvalidInput {
+                what: "an object path after a function",
+            });
+        }
+        if path.is_empty() {
+            return self.fail(FormatError::InvalidInput {
+                what: "an empty object path",
+            });
+        }
+        if let Some((at, len)) = s.last_object {
+            let last = self.sink.written().get(at..at + len).unwrap_or(&[]);
+            if path.as_bytes() <= last {
+                return self.fail(FormatError::InvalidInput {
+                    what: "object paths must be strictly increasing",
+                });
+            }
+        }
+        if s.objects >= MAX_OBJECTS as u64 {
+            return self.objects_truncated();
+        }
+        self.put(&(path.len() as u64).to_le_bytes());
+        let at = self.sink.written().len();
+        self.put(path.as_bytes());
+        let objects = s.objects + 1;
+        self.patch(s.start + OBJECT_COUNT_AT, objects);
+        if let Some(ref mut s) = self.section {
+            s.objects = objects;
+            s.last_object = Some((at, path.len()));
+        }
+    }
+
+    /// Marks the open section's object list as truncated: more objects were
+    /// known than it lists.
+    pub fn objects_truncated(&mut self) {
+        let Some(s) = self.open_section("objects_truncated outside a section") else {
+            return;
+        };
+        let at = s.start + FLAGS_AT;
+        let flags = self
+            .sink
+            .written()
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u32::from_le_bytes);
+        self.patch_bytes(at, &(flags | FLAG_OBJECTS_TRUNCATED).to_le_bytes());
+    }
+
+    /// Writes the open section's function count placeholder if it is not
+    /// there yet.
+    fn function_count(&mut self) {
+        if let Some(s) = self.section {
+            if s.function_count_at.is_none() {
+                let at = self.sink.written().len();
+                self.put(&0u64.to_le_bytes());
+                if let Some(ref mut s) = self.section {
+                    s.function_count_at = Some(at);
+                }
+            }
+        }
+    }
+
+    /// Closes the open section, if any (a function still open is a misuse).
+    pub fn end_section(&mut self) {
+        if self.open.is_some() {
+            return self.fail(FormatError::InvalidInput {
+                what: "end_section with a function still open",
+            });
+        }
+        self.function_count();
+        let Some(s) = self.section.take() else {
+            return;
+        };
+        if let Some(at) = s.function_count_at {
+            self.patch(at, s.functions);
+        }
+        self.sections += 1;
+    }
+
+    /// Appends a whole section of a checked file as it is (closing the open
+    /// section first); its build id must be above the previous section's.
+    pub fn copy_section(&mut self, section: &SectionView<'_>) {
+        if !self.next_build(section.build_id()) {
+            return;
+        }
+        self.put(section.as_bytes());
+        self.last_build = Some(section.build_id());
+        self.sections += 1;
     }
 
     /// Starts the record of function `index` with `num_slots` slot counters.
@@ -166,11 +371,15 @@ impl<S: Sink> Encoder<S> {
                 what: "begin_function before end_function",
             });
         }
-        if self.last_index.is_some_and(|l| index <= l) {
+        let Some(section) = self.open_section("a function outside a section") else {
+            return;
+        };
+        if section.last_index.is_some_and(|l| index <= l) {
             return self.fail(FormatError::InvalidInput {
                 what: "function indices must be strictly increasing",
             });
         }
+        self.function_count();
         let start = self.sink.written().len();
         self.put(&index.to_le_bytes());
         self.put(&hash.to_le_bytes());
@@ -346,8 +555,11 @@ impl<S: Sink> Encoder<S> {
             return;
         }
         self.patch(o.count_at, o.entries);
-        self.functions += 1;
-        self.last_index = Some(self.index_at(o.start));
+        let index = self.index_at(o.start);
+        if let Some(ref mut s) = self.section {
+            s.functions += 1;
+            s.last_index = Some(index);
+        }
     }
 
     fn index_at(&mut self, at: usize) -> u32 {
@@ -359,14 +571,16 @@ impl<S: Sink> Encoder<S> {
             .unwrap_or(0)
     }
 
-    /// Writes the function count and the checksum and returns the sink.
+    /// Closes the open section, writes the section count and the checksum
+    /// and returns the sink.
     pub fn finish(mut self) -> Result<S, FormatError> {
         if self.open.is_some() {
             self.fail(FormatError::InvalidInput {
                 what: "finish with a function still open",
             });
         }
-        self.patch(self.start + FUNCTION_COUNT_AT, self.functions);
+        self.end_section();
+        self.patch(self.start + SECTION_COUNT_AT, self.sections);
         let sum = fnv1a64(self.sink.written().get(self.start..).unwrap_or(&[]));
         self.put(&sum.to_le_bytes());
         match self.error {

@@ -13,8 +13,8 @@ pub enum FormatError {
     NotAProfile,
     /// The file was written by an older pathprof, in a format version that
     /// lacks facts the reports need (version 1 had no process counts,
-    /// version 2 no resumes); the program must be run again to record a new
-    /// profile.
+    /// version 2 no resumes, version 3 held one build without object
+    /// paths); the program must be run again to record a new profile.
     OlderVersion {
         /// The version found in the file.
         found: u32,
@@ -53,6 +53,12 @@ pub enum FormatError {
         at: u64,
         /// The rule that is broken.
         what: &'static str,
+    },
+    /// A reader of one build ([`crate::RawProfile::decode`]) was given a
+    /// file of no or several sections (builds).
+    NotOneBuild {
+        /// How many sections the file holds.
+        builds: u64,
     },
     /// Merging profiles of two different builds.
     BuildMismatch {
@@ -121,9 +127,10 @@ impl fmt::Display for FormatError {
             FormatError::OlderVersion { found } => write!(
                 f,
                 "raw profile version {found} was written by an older pathprof (this pathprof \
-                 reads version {}, which also records how many processes and threads wrote \
-                 it and the counts taken back after they were written); delete it and run \
-                 the instrumented program again to re-record it",
+                 reads version {}, which holds every build of a process or test suite in one \
+                 file, with how many processes and threads wrote each and the counts taken \
+                 back after they were written); delete it and run the instrumented program \
+                 again to re-record it",
                 crate::VERSION
             ),
             FormatError::UnsupportedVersion { found } => write!(
@@ -151,6 +158,17 @@ impl fmt::Display for FormatError {
                 f,
                 "malformed raw profile at byte {at}: {what} (not written by pathprof, \
                  or damaged); {REDO}"
+            ),
+            FormatError::NotOneBuild { builds: 0 } => write!(
+                f,
+                "raw profile holds no build's counts (no sections); it was not written by \
+                 a program built with pathprof"
+            ),
+            FormatError::NotOneBuild { builds } => write!(
+                f,
+                "raw profile holds {builds} builds (one section each), where one was \
+                 expected; read it with ProfileFile, or pick a build's section \
+                 (`pathprof info` lists them)"
             ),
             FormatError::BuildMismatch { ours, theirs } => write!(
                 f,

@@ -1,11 +1,11 @@
 //! # pathprof-format: the raw profile file
 //!
-//! A raw profile holds the counters one or more runs of an instrumented
-//! program left behind: per function its slot counters (block or edge
-//! counts, or Ball-Larus path counters kept in an array), its
-//! `(path id, count)` entries, and the *resumes* of both (below). The runtime
-//! (`pathprof-rt`) writes and merges it; the tools read it against the map
-//! file of the same build.
+//! A raw profile holds the counters one or more runs of instrumented
+//! programs left behind, one section per build (below): per function its
+//! slot counters (block or edge counts, or Ball-Larus path counters kept in
+//! an array), its `(path id, count)` entries, and the *resumes* of both
+//! (below). The runtime (`pathprof-rt`) writes and merges it; the tools read
+//! each section against the map file of the same build.
 //!
 //! ## Resumes
 //!
@@ -21,26 +21,52 @@
 //! adds resumes like counts, and a function with resumes but no counts is
 //! kept.
 //!
-//! ## Layout (version 3)
+//! ## Sections
+//!
+//! One file holds the counts of any number of builds (instrumented modules:
+//! an executable, its shared libraries, or one translation unit each), one
+//! *section* per build id, in increasing build id order. Every program and
+//! library of a test suite can write into one file. A section records,
+//! besides its counts, the process facts of the processes that wrote it and
+//! the *object paths* (executables and shared libraries) the build was
+//! loaded from when they wrote it: each path once, sorted by bytes, at most
+//! [`MAX_OBJECTS`] (32). A merge keeps the union; beyond 32 paths it keeps
+//! the first 32 in sort order and sets the section's *objects truncated*
+//! flag, which then stays set (it says "more objects wrote this section
+//! than are listed", not how many).
+//!
+//! ## Layout (version 4)
 //!
 //! Every integer is little-endian; there is no padding.
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `PPROFRAW` |
-//! | 8 | 4 | version, `3` |
-//! | 12 | 4 | mode: 0 block, 1 edge, 2 path |
-//! | 16 | 8 | build id (the map file's `build_id`) |
-//! | 24 | 8 | processes: processes whose final write (exit, `_exit`, exec, abort, fatal signal) added to the file |
-//! | 32 | 8 | forked: how many of those processes were fork children |
-//! | 40 | 8 | threads: threads those processes started with `pthread_create` |
-//! | 48 | 8 | function count F |
-//! | 56 | … | F function records, indices strictly increasing |
+//! | 8 | 4 | version, `4` |
+//! | 12 | 4 | reserved, `0` |
+//! | 16 | 8 | section count N |
+//! | 24 | … | N sections, build ids strictly increasing |
 //! | end − 8 | 8 | FNV-1a 64 of every byte before it |
 //!
+//! A section:
+//!
+//! | offset in the section | size | field |
+//! |---|---|---|
+//! | 0 | 8 | build id (the map file's `build_id`) |
+//! | 8 | 4 | mode: 0 block, 1 edge, 2 path |
+//! | 12 | 4 | flags: bit 0 = objects truncated (more object paths were known than listed); other bits 0 |
+//! | 16 | 8 | processes: processes whose final write (exit, `_exit`, exec, abort, fatal signal) added to the section |
+//! | 24 | 8 | forked: how many of those processes were fork children |
+//! | 32 | 8 | threads: threads those processes started with `pthread_create` |
+//! | 40 | 8 | object path count O, at most 32 |
+//! | 48 | … | O object paths: each a length L (8 bytes) and L bytes of UTF-8, nonempty, strictly increasing by bytes |
+//! | … | 8 | function count F |
+//! | … | … | F function records, indices strictly increasing |
+//!
 //! Version 1 (pathprof before the process facts) had no processes, forked
-//! and threads fields, and version 2 had no resumes; reading either fails
-//! with [`FormatError::OlderVersion`] (record the profile again).
+//! and threads fields, version 2 had no resumes, and version 3 held one
+//! build only, with no object paths; reading any of them fails with
+//! [`FormatError::OlderVersion`] (record the profile again).
 //!
 //! A function record:
 //!
@@ -68,20 +94,27 @@
 //!
 //! ## Entry points
 //!
-//! * [`RawProfile`] / [`RawFunction`]: owned data, with [`RawProfile::encode`],
-//!   [`RawProfile::decode`] and [`RawProfile::merge`]; [`is_profile`] sniffs.
-//! * [`ProfileView`], [`Encoder`] and [`merge_into`]: the same file read,
-//!   written and merged without allocating, for the runtime (it merges from a
-//!   signal handler, where `malloc` is off limits).
+//! * [`ProfileFile`]: a whole file, its sections as [`RawProfile`]s, with
+//!   [`ProfileFile::encode`], [`ProfileFile::decode`], [`ProfileFile::merge`]
+//!   (section by section) and [`ProfileFile::section`].
+//! * [`RawProfile`] / [`RawFunction`]: one section (owned data), with
+//!   [`RawProfile::encode`] (a file of that one section),
+//!   [`RawProfile::decode`] (a file of exactly one section) and
+//!   [`RawProfile::merge`] (one build); [`is_profile`] sniffs.
+//! * [`ProfileView`] / [`SectionView`], [`Encoder`] and [`merge_into`]: the
+//!   same files read, written and merged without allocating, for the
+//!   runtime (it merges from a signal handler, where `malloc` is off limits).
 //!
 //! ```
-//! use pathprof_format::{RawFunction, RawProfile};
+//! use pathprof_format::{ProfileFile, RawFunction, RawProfile};
 //! let mut p = RawProfile {
 //!     build_id: 0x1234,
 //!     mode: 2,
 //!     processes: 1,
 //!     forked: 0,
 //!     threads: 0,
+//!     objects: vec!["/usr/bin/prog".into()],
+//!     objects_truncated: false,
 //!     functions: vec![RawFunction {
 //!         index: 0,
 //!         hash: 7,
@@ -100,6 +133,14 @@
 //! assert_eq!(p.functions[0].slot_resumes, vec![(1, 4)]);
 //! assert!(p.functions[0].path_resumes.is_empty());
 //! assert_eq!(p.processes, 2);
+//!
+//! // Another build's section joins the same file.
+//! let mut file = ProfileFile::from(p.clone());
+//! file.merge(&ProfileFile::from(RawProfile::new(0x99, 0)))?;
+//! let file = ProfileFile::decode(&file.encode())?;
+//! assert_eq!(file.sections.len(), 2);
+//! assert_eq!(file.sections[0].build_id, 0x99);
+//! assert_eq!(file.section(0x1234), Some(&p));
 //! # Ok::<(), pathprof_format::FormatError>(())
 //! ```
 
@@ -113,12 +154,14 @@ pub use checksum::fnv1a64;
 pub use encoder::{Encoder, Sink};
 pub use error::FormatError;
 pub use merge::merge_into;
-pub use view::{FunctionView, Functions, ProfileView};
+pub use view::{FunctionView, Functions, Objects, ProfileView, SectionView, Sections};
 
 /// The first 8 bytes of every raw profile.
 pub const MAGIC: [u8; 8] = *b"PPROFRAW";
 /// The format version this crate reads and writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
+/// The most object paths a section lists (see the crate doc).
+pub const MAX_OBJECTS: usize = 32;
 
 /// The header's facts about the processes whose counts a profile holds.
 /// Merging adds them (saturating).
@@ -146,10 +189,11 @@ impl Facts {
     }
 }
 
-/// The counters of one or more runs of one build.
+/// The counters of one or more runs of one build: one section of a file.
 ///
 /// Invariant (kept by [`decode`](Self::decode) and [`merge`](Self::merge)):
-/// `functions` sorted by index, indices unique.
+/// `functions` sorted by index, indices unique; `objects` nonempty strings,
+/// strictly increasing, at most [`MAX_OBJECTS`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RawProfile {
     /// The build id of the program (the map file's `build_id`).
@@ -167,6 +211,13 @@ pub struct RawProfile {
     /// this profile; nonzero in a build without atomic updates means counts
     /// may have lost increments.
     pub threads: u64,
+    /// The executables and shared libraries the build was loaded from when
+    /// its counts were written (absolute paths as the runtime found them),
+    /// sorted, each once, at most [`MAX_OBJECTS`].
+    pub objects: Vec<String>,
+    /// More object paths were known than `objects` lists (a merge kept the
+    /// first [`MAX_OBJECTS`] in sort order).
+    pub objects_truncated: bool,
     /// The functions that have counts, by increasing index.
     pub functions: Vec<RawFunction>,
 }
@@ -212,6 +263,8 @@ impl RawProfile {
             processes: 0,
             forked: 0,
             threads: 0,
+            objects: Vec::new(),
+            objects_truncated: false,
             functions: Vec::new(),
         }
     }
@@ -232,7 +285,8 @@ impl RawProfile {
         self.threads = f.threads;
     }
 
-    /// The file's bytes (see the crate doc for the layout).
+    /// The bytes of a file holding this one section (see the crate doc for
+    /// the layout).
     ///
     /// A profile that breaks the invariants is encoded as
     /// [`normalize`](Self::normalize) would fix it, so that the result always
@@ -243,8 +297,22 @@ impl RawProfile {
             p.normalize();
             return p.encode();
         }
-        let size = view::HEADER_LEN
-            + view::CHECKSUM_LEN
+        let size = view::FILE_HEADER_LEN + view::CHECKSUM_LEN + self.encoded_len();
+        let mut e = Encoder::new(Vec::with_capacity(size));
+        self.encode_section(&mut e);
+        // A canonical profile meets every rule of the encoder and a Vec only
+        // refuses bytes when memory is exhausted.
+        e.finish().unwrap_or_default()
+    }
+
+    /// The size of this (canonical) section in a file.
+    fn encoded_len(&self) -> usize {
+        view::SECTION_MIN_LEN
+            + self
+                .objects
+                .iter()
+                .map(|o| view::OBJECT_MIN_LEN + o.len())
+                .sum::<usize>()
             + self
                 .functions
                 .iter()
@@ -253,9 +321,17 @@ impl RawProfile {
                         + 8 * f.slots.len()
                         + 16 * (f.paths.len() + f.slot_resumes.len() + f.path_resumes.len())
                 })
-                .sum::<usize>();
-        let mut e = Encoder::new(Vec::with_capacity(size), self.build_id, self.mode);
+                .sum::<usize>()
+    }
+
+    /// Writes this (canonical) profile as a section of `e`.
+    fn encode_section<S: Sink>(&self, e: &mut Encoder<S>) {
+        e.begin_section(self.build_id, self.mode);
         e.facts(self.facts());
+        if self.objects_truncated {
+            e.objects_truncated();
+        }
+        self.objects.iter().for_each(|o| e.object(o));
         for f in &self.functions {
             e.begin_function(f.index, f.hash, f.slots.len() as u64);
             f.slots.iter().for_each(|&s| e.slot(s));
@@ -268,19 +344,29 @@ impl RawProfile {
                 .for_each(|&(id, r)| e.path_resume(id, r));
             e.end_function(false);
         }
-        // A canonical profile meets every rule of the encoder and a Vec only
-        // refuses bytes when memory is exhausted.
-        e.finish().unwrap_or_default()
+        e.end_section();
     }
 
-    /// Reads a file written by [`encode`](Self::encode) (or by the runtime).
+    /// Reads a file of exactly one section, written by
+    /// [`encode`](Self::encode) (or by the runtime).
     ///
     /// Errors: [`FormatError::NotAProfile`], [`FormatError::OlderVersion`],
     /// [`FormatError::UnsupportedVersion`],
     /// [`FormatError::Truncated`], [`FormatError::TrailingBytes`],
-    /// [`FormatError::ChecksumMismatch`], [`FormatError::Malformed`].
+    /// [`FormatError::ChecksumMismatch`], [`FormatError::Malformed`], and
+    /// [`FormatError::NotOneBuild`] for a file of no or several sections
+    /// (read those with [`ProfileFile::decode`]).
     pub fn decode(bytes: &[u8]) -> Result<RawProfile, FormatError> {
         let view = ProfileView::parse(bytes)?;
+        let mut sections = view.sections();
+        match (sections.next(), view.num_sections()) {
+            (Some(s), 1) => Ok(RawProfile::from_view(&s)),
+            (_, n) => Err(FormatError::NotOneBuild { builds: n }),
+        }
+    }
+
+    /// The owned copy of a checked section.
+    fn from_view(view: &SectionView<'_>) -> RawProfile {
         // Counts were checked against the file's length by `parse`.
         let mut functions = Vec::with_capacity(view.num_functions() as usize);
         for f in view.functions() {
@@ -302,22 +388,28 @@ impl RawProfile {
             });
         }
         let facts = view.facts();
-        Ok(RawProfile {
+        RawProfile {
             build_id: view.build_id(),
             mode: view.mode(),
             processes: facts.processes,
             forked: facts.forked,
             threads: facts.threads,
+            objects: view.objects().map(str::to_string).collect(),
+            objects_truncated: view.objects_truncated(),
             functions,
-        })
+        }
     }
 
-    /// Whether the invariants hold: functions strictly increasing by index,
-    /// each function's paths, slot resumes and path resumes strictly
-    /// increasing by key with nonzero counts, slot resumes only of slots the
-    /// function has.
+    /// Whether the invariants hold: object paths nonempty, strictly
+    /// increasing and at most [`MAX_OBJECTS`]; functions strictly increasing
+    /// by index, each function's paths, slot resumes and path resumes
+    /// strictly increasing by key with nonzero counts, slot resumes only of
+    /// slots the function has.
     pub fn is_canonical(&self) -> bool {
-        self.functions.windows(2).all(|w| w[0].index < w[1].index)
+        self.objects.len() <= MAX_OBJECTS
+            && self.objects.windows(2).all(|w| w[0] < w[1])
+            && self.objects.iter().all(|o| !o.is_empty())
+            && self.functions.windows(2).all(|w| w[0].index < w[1].index)
             && self.functions.iter().all(|f| {
                 is_canonical_list(&f.paths)
                     && is_canonical_list(&f.path_resumes)
@@ -328,14 +420,23 @@ impl RawProfile {
             })
     }
 
-    /// Restores the invariants: sorts functions by index, paths and resumes
-    /// by key, adds up duplicate keys (saturating), drops zero counts and
-    /// resumes of slots the function does not have, and merges functions
-    /// that share an index (into the first one; a later one with another
-    /// hash or slot count is dropped).
+    /// Restores the invariants: sorts object paths, drops empty and
+    /// repeated ones and keeps the first [`MAX_OBJECTS`] (setting
+    /// `objects_truncated` if there were more); sorts functions by index,
+    /// paths and resumes by key, adds up duplicate keys (saturating), drops
+    /// zero counts and resumes of slots the function does not have, and
+    /// merges functions that share an index (into the first one; a later one
+    /// with another hash or slot count is dropped).
     pub fn normalize(&mut self) {
         if self.is_canonical() {
             return;
+        }
+        self.objects.retain(|o| !o.is_empty());
+        self.objects.sort();
+        self.objects.dedup();
+        if self.objects.len() > MAX_OBJECTS {
+            self.objects.truncate(MAX_OBJECTS);
+            self.objects_truncated = true;
         }
         for f in &mut self.functions {
             normalize_list(&mut f.paths);
@@ -357,6 +458,117 @@ impl RawProfile {
             }
         }
         self.functions = out;
+    }
+}
+
+/// A whole raw profile file: one section per build, in increasing build id
+/// order (see the crate doc).
+///
+/// Invariant (kept by [`decode`](Self::decode) and [`merge`](Self::merge)):
+/// `sections` strictly increasing by build id, each section canonical
+/// ([`RawProfile::is_canonical`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileFile {
+    /// The sections, by increasing build id.
+    pub sections: Vec<RawProfile>,
+}
+
+impl From<RawProfile> for ProfileFile {
+    /// A file of that one section.
+    fn from(p: RawProfile) -> Self {
+        ProfileFile { sections: vec![p] }
+    }
+}
+
+impl ProfileFile {
+    /// The file's bytes (see the crate doc for the layout).
+    ///
+    /// A file that breaks the invariants is encoded as
+    /// [`normalize`](Self::normalize) would fix it, so that the result
+    /// always decodes.
+    pub fn encode(&self) -> Vec<u8> {
+        if !self.is_canonical() {
+            let mut f = self.clone();
+            f.normalize();
+            return f.encode();
+        }
+        let size = view::FILE_HEADER_LEN
+            + view::CHECKSUM_LEN
+            + self
+                .sections
+                .iter()
+                .map(RawProfile::encoded_len)
+                .sum::<usize>();
+        let mut e = Encoder::new(Vec::with_capacity(size));
+        for s in &self.sections {
+            s.encode_section(&mut e);
+        }
+        // As in `RawProfile::encode`.
+        e.finish().unwrap_or_default()
+    }
+
+    /// Reads a file written by [`encode`](Self::encode),
+    /// [`RawProfile::encode`] or the runtime.
+    ///
+    /// Errors: as [`RawProfile::decode`], except that any number of sections
+    /// is fine.
+    pub fn decode(bytes: &[u8]) -> Result<ProfileFile, FormatError> {
+        let view = ProfileView::parse(bytes)?;
+        // The section count was checked against the file's length by `parse`.
+        let mut sections = Vec::with_capacity(view.num_sections() as usize);
+        sections.extend(view.sections().map(|s| RawProfile::from_view(&s)));
+        Ok(ProfileFile { sections })
+    }
+
+    /// The section of `build_id`, if the file has one.
+    pub fn section(&self, build_id: u64) -> Option<&RawProfile> {
+        match self
+            .sections
+            .binary_search_by_key(&build_id, |s| s.build_id)
+        {
+            Ok(i) => self.sections.get(i),
+            // Not canonical: look everywhere.
+            Err(_) => self.sections.iter().find(|s| s.build_id == build_id),
+        }
+    }
+
+    /// The build ids of the sections, in file order.
+    pub fn build_ids(&self) -> Vec<u64> {
+        self.sections.iter().map(|s| s.build_id).collect()
+    }
+
+    /// Whether the invariants hold: sections strictly increasing by build id,
+    /// each canonical.
+    pub fn is_canonical(&self) -> bool {
+        self.sections
+            .windows(2)
+            .all(|w| w[0].build_id < w[1].build_id)
+            && self.sections.iter().all(RawProfile::is_canonical)
+    }
+
+    /// Restores the invariants: normalizes each section, sorts them by build
+    /// id and merges sections of one build (into the first one; a later one
+    /// that cannot merge, of another mode or with a function of another
+    /// shape, is dropped).
+    pub fn normalize(&mut self) {
+        if self.is_canonical() {
+            return;
+        }
+        for s in &mut self.sections {
+            s.normalize();
+        }
+        self.sections.sort_by_key(|s| s.build_id);
+        let mut out: Vec<RawProfile> = Vec::with_capacity(self.sections.len());
+        for s in std::mem::take(&mut self.sections) {
+            match out.last_mut() {
+                Some(last) if last.build_id == s.build_id => {
+                    // A refused merge leaves `last` unchanged: `s` is dropped.
+                    let _ = last.merge(&s);
+                }
+                _ => out.push(s),
+            }
+        }
+        self.sections = out;
     }
 }
 

@@ -1,21 +1,35 @@
 //! Zero-copy, allocation-free reading: [`ProfileView`] checks a whole file once
-//! (structure, order rules, checksum) and then hands out its functions as
-//! [`FunctionView`]s borrowing the bytes. The runtime merges with it from a
-//! signal handler, where it must not call `malloc`.
+//! (structure, order rules, checksum) and then hands out its sections as
+//! [`SectionView`]s and their functions as [`FunctionView`]s, all borrowing
+//! the bytes. The runtime merges with it from a signal handler, where it must
+//! not call `malloc`.
 
 use crate::checksum::fnv1a64;
-use crate::{Facts, FormatError, MAGIC, VERSION};
+use crate::{Facts, FormatError, MAGIC, MAX_OBJECTS, VERSION};
 
-/// Bytes before the first function record.
-pub(crate) const HEADER_LEN: usize = 56;
+/// Bytes of the file header (magic, version, reserved word, section count).
+pub(crate) const FILE_HEADER_LEN: usize = 24;
+/// Offset of the section count in the file header.
+pub(crate) const SECTION_COUNT_AT: usize = 16;
+/// Bytes of a section header before its object paths (build id, mode,
+/// flags, facts, object count).
+pub(crate) const SECTION_HEADER_LEN: usize = 48;
+/// Bytes of a section with no objects and no functions.
+pub(crate) const SECTION_MIN_LEN: usize = SECTION_HEADER_LEN + 8;
+/// Offset of the flags in a section.
+pub(crate) const FLAGS_AT: usize = 12;
+/// Offset of the process facts (processes, forked, threads) in a section.
+pub(crate) const FACTS_AT: usize = 16;
+/// Offset of the object count in a section.
+pub(crate) const OBJECT_COUNT_AT: usize = 40;
+/// Bytes of an object path entry besides the path itself.
+pub(crate) const OBJECT_MIN_LEN: usize = 8;
 /// Bytes of a function record with no slots, paths or resumes.
 pub(crate) const FUNCTION_MIN_LEN: usize = 4 + 8 + 8 + 8 + 8 + 8;
 /// Bytes of the trailing checksum.
 pub(crate) const CHECKSUM_LEN: usize = 8;
-/// Offset of the process facts (processes, forked, threads) in the header.
-pub(crate) const FACTS_AT: usize = 24;
-/// Offset of the function count in the header.
-pub(crate) const FUNCTION_COUNT_AT: usize = 48;
+/// Section flag: more object paths were known than the section lists.
+pub(crate) const FLAG_OBJECTS_TRUNCATED: u32 = 1;
 
 /// Reads little-endian fields, failing with [`FormatError::Truncated`].
 struct Reader<'a> {
@@ -50,17 +64,23 @@ impl<'a> Reader<'a> {
         Ok(le_u64(self.take(8, what)?))
     }
 
-    /// A count of `size`-byte items that must fit in the rest of the file.
-    fn items(&mut self, size: usize, what: &'static str) -> Result<&'a [u8], FormatError> {
+    /// A count of records of at least `size` bytes each, which must fit in
+    /// the rest of the file.
+    fn count(&mut self, size: usize, what: &'static str) -> Result<u64, FormatError> {
         let at = self.pos;
         let n = self.u64(what)?;
-        let max = self.remaining() / size;
-        if n > max as u64 {
+        if n > (self.remaining() / size) as u64 {
             return Err(FormatError::Truncated {
                 at: at as u64,
                 what,
             });
         }
+        Ok(n)
+    }
+
+    /// A count of `size`-byte items that must fit in the rest of the file.
+    fn items(&mut self, size: usize, what: &'static str) -> Result<&'a [u8], FormatError> {
+        let n = self.count(size, what)?;
         self.take(n as usize * size, what)
     }
 }
@@ -73,17 +93,35 @@ pub(crate) fn le_u64(b: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
-/// A checked raw profile, borrowing its bytes.
+/// A checked raw profile file, borrowing its bytes: its sections, one per
+/// build, in increasing build id order.
 #[derive(Debug, Clone, Copy)]
 pub struct ProfileView<'a> {
     bytes: &'a [u8],
-    build_id: u64,
-    mode: u32,
-    facts: Facts,
-    num_functions: u64,
+    num_sections: u64,
 }
 
-/// One function record of a [`ProfileView`].
+/// One section of a [`ProfileView`]: the counts of one build.
+#[derive(Debug, Clone, Copy)]
+pub struct SectionView<'a> {
+    /// The whole file.
+    file: &'a [u8],
+    /// Where the section starts and ends in `file`.
+    start: usize,
+    end: usize,
+    build_id: u64,
+    mode: u32,
+    flags: u32,
+    facts: Facts,
+    num_objects: u64,
+    /// Where the first object path entry starts in `file`.
+    objects_at: usize,
+    num_functions: u64,
+    /// Where the first function record starts in `file`.
+    functions_at: usize,
+}
+
+/// One function record of a [`SectionView`].
 #[derive(Debug, Clone, Copy)]
 pub struct FunctionView<'a> {
     index: u32,
@@ -94,10 +132,26 @@ pub struct FunctionView<'a> {
     path_resumes: &'a [u8],
 }
 
-/// The function records of a [`ProfileView`], in index order.
+/// The sections of a [`ProfileView`], in build id order.
+#[derive(Debug, Clone)]
+pub struct Sections<'a> {
+    file: &'a [u8],
+    pos: usize,
+    left: u64,
+}
+
+/// The object paths of a [`SectionView`], in increasing (byte) order.
+#[derive(Debug, Clone)]
+pub struct Objects<'a> {
+    file: &'a [u8],
+    pos: usize,
+    left: u64,
+}
+
+/// The function records of a [`SectionView`], in index order.
 #[derive(Debug, Clone)]
 pub struct Functions<'a> {
-    reader_bytes: &'a [u8],
+    file: &'a [u8],
     pos: usize,
     left: u64,
 }
@@ -116,6 +170,87 @@ fn read_function<'a>(r: &mut Reader<'a>) -> Result<FunctionView<'a>, FormatError
         paths,
         slot_resumes,
         path_resumes,
+    })
+}
+
+/// Records `what` at `at` as the problem of `slot`, unless it has one.
+fn note(slot: &mut Option<&mut Option<FormatError>>, at: usize, what: &'static str) {
+    if let Some(slot) = slot.as_deref_mut() {
+        if slot.is_none() {
+            *slot = Some(FormatError::Malformed {
+                at: at as u64,
+                what,
+            });
+        }
+    }
+}
+
+/// Reads the section at `r`'s position. With `problem`, also checks the
+/// section's order rules and records the first one broken there (unless one
+/// was recorded already); structural damage is returned as an error.
+fn read_section<'a>(
+    r: &mut Reader<'a>,
+    mut problem: Option<&mut Option<FormatError>>,
+) -> Result<SectionView<'a>, FormatError> {
+    let start = r.pos;
+    let build_id = r.u64("build id")?;
+    let mode = r.u32("mode")?;
+    let flags = r.u32("section flags")?;
+    let facts = Facts {
+        processes: r.u64("process count")?,
+        forked: r.u64("fork child count")?,
+        threads: r.u64("thread count")?,
+    };
+    if flags & !FLAG_OBJECTS_TRUNCATED != 0 {
+        note(&mut problem, start, "a section has unknown flags set");
+    }
+    let num_objects = r.count(OBJECT_MIN_LEN, "object paths")?;
+    if num_objects > MAX_OBJECTS as u64 {
+        note(
+            &mut problem,
+            start,
+            "a section lists more than 32 object paths",
+        );
+    }
+    let objects_at = r.pos;
+    let mut last: Option<&[u8]> = None;
+    for _ in 0..num_objects {
+        let at = r.pos;
+        let path = r.items(1, "object path")?;
+        if path.is_empty() {
+            note(&mut problem, at, "an object path is empty");
+        } else if std::str::from_utf8(path).is_err() {
+            note(&mut problem, at, "an object path is not UTF-8");
+        } else if last.is_some_and(|l| path <= l) {
+            note(&mut problem, at, "object paths are not strictly increasing");
+        }
+        last = Some(path);
+    }
+    let num_functions = r.count(FUNCTION_MIN_LEN, "function records")?;
+    let functions_at = r.pos;
+    let mut last_index: Option<u32> = None;
+    for _ in 0..num_functions {
+        let at = r.pos as u64;
+        let f = read_function(r)?;
+        if let Some(slot) = problem.as_deref_mut() {
+            if slot.is_none() {
+                *slot = f.rule_broken(last_index, at);
+            }
+        }
+        last_index = Some(f.index);
+    }
+    Ok(SectionView {
+        file: r.bytes,
+        start,
+        end: r.pos,
+        build_id,
+        mode,
+        flags,
+        facts,
+        num_objects,
+        objects_at,
+        num_functions,
+        functions_at,
     })
 }
 
@@ -143,31 +278,26 @@ impl<'a> ProfileView<'a> {
         if version != VERSION {
             return Err(FormatError::UnsupportedVersion { found: version });
         }
-        let mode = r.u32("mode")?;
-        let build_id = r.u64("build id")?;
-        let facts = Facts {
-            processes: r.u64("process count")?,
-            forked: r.u64("fork child count")?,
-            threads: r.u64("thread count")?,
-        };
-        let count_at = r.pos;
-        let num_functions = r.u64("function count")?;
-        if num_functions > (r.remaining() / FUNCTION_MIN_LEN) as u64 {
-            return Err(FormatError::Truncated {
-                at: count_at as u64,
-                what: "function records",
-            });
-        }
         // Order rules are checked after the checksum, so that damage is reported as damage.
         let mut problem: Option<FormatError> = None;
-        let mut last_index: Option<u32> = None;
-        for _ in 0..num_functions {
+        if r.u32("reserved header word")? != 0 {
+            problem = Some(FormatError::Malformed {
+                at: 12,
+                what: "the reserved header word is not zero",
+            });
+        }
+        let num_sections = r.count(SECTION_MIN_LEN, "sections")?;
+        let mut last_build: Option<u64> = None;
+        for _ in 0..num_sections {
             let at = r.pos as u64;
-            let f = read_function(&mut r)?;
-            if problem.is_none() {
-                problem = f.rule_broken(last_index, at);
+            let s = read_section(&mut r, Some(&mut problem))?;
+            if problem.is_none() && last_build.is_some_and(|l| s.build_id <= l) {
+                problem = Some(FormatError::Malformed {
+                    at,
+                    what: "section build ids are not strictly increasing",
+                });
             }
-            last_index = Some(f.index);
+            last_build = Some(s.build_id);
         }
         let body_end = r.pos;
         let stored = r.u64("checksum")?;
@@ -186,14 +316,57 @@ impl<'a> ProfileView<'a> {
         }
         Ok(ProfileView {
             bytes,
-            build_id,
-            mode,
-            facts,
-            num_functions,
+            num_sections,
         })
     }
 
-    /// The build id of the program that wrote the profile.
+    /// How many sections (builds) the file holds.
+    pub fn num_sections(&self) -> u64 {
+        self.num_sections
+    }
+
+    /// The sections, in increasing build id order.
+    pub fn sections(&self) -> Sections<'a> {
+        Sections {
+            file: self.bytes,
+            pos: FILE_HEADER_LEN,
+            left: self.num_sections,
+        }
+    }
+
+    /// The section of `build_id`, if the file has one.
+    pub fn section(&self, build_id: u64) -> Option<SectionView<'a>> {
+        self.sections().find(|s| s.build_id == build_id)
+    }
+
+    /// The whole file.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+impl<'a> Iterator for Sections<'a> {
+    type Item = SectionView<'a>;
+
+    fn next(&mut self) -> Option<SectionView<'a>> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut r = Reader {
+            bytes: self.file,
+            pos: self.pos,
+        };
+        // The view was checked, so this cannot fail; stop quietly if it does.
+        let s = read_section(&mut r, None).ok()?;
+        self.pos = r.pos;
+        self.left -= 1;
+        Some(s)
+    }
+}
+
+impl<'a> SectionView<'a> {
+    /// The build id of the module whose counts these are (the map file's
+    /// `build_id`).
     pub fn build_id(&self) -> u64 {
         self.build_id
     }
@@ -204,29 +377,69 @@ impl<'a> ProfileView<'a> {
     }
 
     /// The process facts: how many processes ended with a final write into
-    /// the profile, how many of them were fork children, how many threads
+    /// this section, how many of them were fork children, how many threads
     /// they started (see [`Facts`]).
     pub fn facts(&self) -> Facts {
         self.facts
     }
 
-    /// How many function records the profile holds.
-    pub fn num_functions(&self) -> u64 {
-        self.num_functions
+    /// How many object paths the section lists (at most 32).
+    pub fn num_objects(&self) -> u64 {
+        self.num_objects
     }
 
-    /// The whole file.
-    pub fn as_bytes(&self) -> &'a [u8] {
-        self.bytes
+    /// The executables and shared libraries the build was loaded from when
+    /// its counts were written, in increasing byte order.
+    pub fn objects(&self) -> Objects<'a> {
+        Objects {
+            file: self.file,
+            pos: self.objects_at,
+            left: self.num_objects,
+        }
+    }
+
+    /// Whether more object paths were known than the section lists (a merge
+    /// keeps the first 32 in sort order).
+    pub fn objects_truncated(&self) -> bool {
+        self.flags & FLAG_OBJECTS_TRUNCATED != 0
+    }
+
+    /// How many function records the section holds.
+    pub fn num_functions(&self) -> u64 {
+        self.num_functions
     }
 
     /// The function records, in increasing index order.
     pub fn functions(&self) -> Functions<'a> {
         Functions {
-            reader_bytes: self.bytes,
-            pos: HEADER_LEN,
+            file: self.file,
+            pos: self.functions_at,
             left: self.num_functions,
         }
+    }
+
+    /// The section's bytes, as they are in the file.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.file.get(self.start..self.end).unwrap_or(&[])
+    }
+}
+
+impl<'a> Iterator for Objects<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut r = Reader {
+            bytes: self.file,
+            pos: self.pos,
+        };
+        // Checked by the view: cannot fail; stop quietly if it does.
+        let path = std::str::from_utf8(r.items(1, "object path").ok()?).ok()?;
+        self.pos = r.pos;
+        self.left -= 1;
+        Some(path)
     }
 }
 
@@ -238,7 +451,7 @@ impl<'a> Iterator for Functions<'a> {
             return None;
         }
         let mut r = Reader {
-            bytes: self.reader_bytes,
+            bytes: self.file,
             pos: self.pos,
         };
         // The view was checked, so this cannot fail; stop quietly if it does.

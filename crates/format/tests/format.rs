@@ -1,8 +1,8 @@
 //! Round trips, merging, every error kind, and damage of every kind to a valid file.
 
 use pathprof_format::{
-    fnv1a64, is_profile, merge_into, Encoder, FormatError, ProfileView, RawFunction, RawProfile,
-    MAGIC,
+    fnv1a64, is_profile, merge_into, Encoder, FormatError, ProfileFile, ProfileView, RawFunction,
+    RawProfile, MAGIC, MAX_OBJECTS,
 };
 
 fn sample() -> RawProfile {
@@ -12,6 +12,8 @@ fn sample() -> RawProfile {
         processes: 3,
         forked: 1,
         threads: 4,
+        objects: vec![],
+        objects_truncated: false,
         functions: vec![
             RawFunction {
                 index: 0,
@@ -103,6 +105,10 @@ fn random_profile(rng: &mut Lcg, build_id: u64) -> RawProfile {
         processes: rng.below(4),
         forked: rng.below(2),
         threads: rng.below(3),
+        objects: (0..rng.below(4))
+            .map(|k| format!("/lib/{build_id:x}/{k}.so"))
+            .collect(),
+        objects_truncated: rng.below(5) == 0,
         functions,
     }
 }
@@ -115,7 +121,7 @@ fn round_trip() {
     assert_eq!(&bytes[..8], &MAGIC);
     assert_eq!(RawProfile::decode(&bytes), Ok(p));
     let empty = RawProfile::new(42, 0);
-    assert_eq!(empty.encode().len(), 64);
+    assert_eq!(empty.encode().len(), 24 + 56 + 8);
     assert_eq!(RawProfile::decode(&empty.encode()), Ok(empty));
     let mut rng = Lcg(1);
     for _ in 0..200 {
@@ -132,6 +138,8 @@ fn layout_is_as_documented() {
         processes: 10,
         forked: 11,
         threads: 12,
+        objects: vec!["/a".into(), "/bc".into()],
+        objects_truncated: true,
         functions: vec![RawFunction {
             index: 5,
             hash: 6,
@@ -144,27 +152,55 @@ fn layout_is_as_documented() {
     let b = p.encode();
     let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
-    assert_eq!(
-        b.len(),
-        56 + 4 + 8 + 8 + 8 + 8 + 16 + 8 + 16 + 8 + 2 * 16 + 8
-    );
-    assert_eq!(u32_at(8), 3);
-    assert_eq!(u32_at(12), 1);
-    assert_eq!(u64_at(16), 0x0102_0304_0506_0708);
-    assert_eq!((u64_at(24), u64_at(32), u64_at(40)), (10, 11, 12));
-    assert_eq!(u64_at(48), 1);
-    assert_eq!(u32_at(56), 5);
-    assert_eq!(u64_at(60), 6);
-    assert_eq!(u64_at(68), 1);
-    assert_eq!(u64_at(76), 7);
-    assert_eq!(u64_at(84), 1);
-    assert_eq!((u64_at(92), u64_at(100)), (8, 9));
-    assert_eq!(u64_at(108), 1);
-    assert_eq!((u64_at(116), u64_at(124)), (0, 10));
-    assert_eq!(u64_at(132), 2);
-    assert_eq!((u64_at(140), u64_at(148)), (11, 12));
-    assert_eq!((u64_at(156), u64_at(164)), (13, 14));
-    assert_eq!(u64_at(172), fnv1a64(&b[..172]));
+    // The file header.
+    assert_eq!(&b[..8], b"PPROFRAW");
+    assert_eq!(u32_at(8), 4);
+    assert_eq!(u32_at(12), 0);
+    assert_eq!(u64_at(16), 1);
+    // The section.
+    assert_eq!(u64_at(24), 0x0102_0304_0506_0708);
+    assert_eq!(u32_at(32), 1);
+    assert_eq!(u32_at(36), 1, "objects truncated");
+    assert_eq!((u64_at(40), u64_at(48), u64_at(56)), (10, 11, 12));
+    assert_eq!(u64_at(64), 2);
+    assert_eq!(u64_at(72), 2);
+    assert_eq!(&b[80..82], b"/a");
+    assert_eq!(u64_at(82), 3);
+    assert_eq!(&b[90..93], b"/bc");
+    assert_eq!(u64_at(93), 1);
+    // The function record.
+    assert_eq!(u32_at(101), 5);
+    assert_eq!(u64_at(105), 6);
+    assert_eq!(u64_at(113), 1);
+    assert_eq!(u64_at(121), 7);
+    assert_eq!(u64_at(129), 1);
+    assert_eq!((u64_at(137), u64_at(145)), (8, 9));
+    assert_eq!(u64_at(153), 1);
+    assert_eq!((u64_at(161), u64_at(169)), (0, 10));
+    assert_eq!(u64_at(177), 2);
+    assert_eq!((u64_at(185), u64_at(193)), (11, 12));
+    assert_eq!((u64_at(201), u64_at(209)), (13, 14));
+    assert_eq!(u64_at(217), fnv1a64(&b[..217]));
+    assert_eq!(b.len(), 225);
+
+    // Two sections follow each other in build id order, behind one header
+    // and one checksum.
+    let mut q = RawProfile::new(0x0102_0304_0506_0709, 2);
+    q.processes = 1;
+    let file = ProfileFile {
+        sections: vec![q.clone(), p.clone()],
+    };
+    assert!(!file.is_canonical(), "build ids out of order");
+    let two = file.encode();
+    let u64_at = |at: usize| u64::from_le_bytes(two[at..at + 8].try_into().unwrap());
+    assert_eq!(u64_at(16), 2);
+    assert_eq!(&two[24..217], &b[24..217], "p's section first");
+    assert_eq!(u64_at(217), 0x0102_0304_0506_0709);
+    assert_eq!(u64_at(217 + 16), 1);
+    assert_eq!(two.len(), 217 + 56 + 8);
+    assert_eq!(u64_at(two.len() - 8), fnv1a64(&two[..two.len() - 8]));
+    let back = ProfileFile::decode(&two).unwrap();
+    assert_eq!(back.sections, vec![p, q]);
 }
 
 #[test]
@@ -175,6 +211,8 @@ fn encode_normalizes() {
         processes: 0,
         forked: 0,
         threads: 0,
+        objects: vec![],
+        objects_truncated: false,
         functions: vec![
             RawFunction {
                 index: 4,
@@ -260,6 +298,8 @@ fn merge_adds_saturating_and_unions() {
         processes: u64::MAX,
         forked: 2,
         threads: 0,
+        objects: vec![],
+        objects_truncated: false,
         functions: vec![
             RawFunction {
                 index: 0,
@@ -404,9 +444,10 @@ fn merge_into_matches_merge() {
         );
         let out = merge_into(&va, &vb, Vec::new()).unwrap();
         assert!(out.len() <= ea.len() + eb.len());
+        let facts = |v: &ProfileView| v.sections().next().unwrap().facts();
         assert_eq!(
-            ProfileView::parse(&out).unwrap().facts(),
-            va.facts().saturating_add(vb.facts())
+            facts(&ProfileView::parse(&out).unwrap()),
+            facts(&va).saturating_add(facts(&vb))
         );
         let mut m = a.clone();
         m.merge(&b).unwrap();
@@ -420,10 +461,40 @@ fn merge_into_matches_merge() {
         ProfileView::parse(&a).unwrap(),
         ProfileView::parse(&b).unwrap(),
     );
-    assert!(matches!(
-        merge_into(&va, &vb, Vec::new()),
-        Err(FormatError::BuildMismatch { theirs: 3, .. })
-    ));
+    // Another build gets a section of its own, in build id order.
+    let out = merge_into(&va, &vb, Vec::new()).unwrap();
+    let file = ProfileFile::decode(&out).unwrap();
+    assert_eq!(file.build_ids(), vec![3, sample().build_id]);
+    assert_eq!(file.sections[0], other);
+    assert_eq!(file.sections[1], sample());
+    assert_eq!(
+        RawProfile::decode(&out),
+        Err(FormatError::NotOneBuild { builds: 2 })
+    );
+}
+
+/// A complete, sealed file of an older format version (2 or 3): a 56-byte
+/// header (magic, version, mode, build id, three facts, function count) and
+/// one function record (with resume counts from version 3 on).
+fn older_file(version: u32) -> Vec<u8> {
+    let mut v = b"PPROFRAW".to_vec();
+    v.extend_from_slice(&version.to_le_bytes());
+    v.extend_from_slice(&2u32.to_le_bytes()); // mode
+    v.extend_from_slice(&0xb1du64.to_le_bytes()); // build id
+    v.extend_from_slice(&[0; 24]); // facts
+    v.extend_from_slice(&1u64.to_le_bytes()); // function count
+    v.extend_from_slice(&7u32.to_le_bytes()); // index
+    v.extend_from_slice(&0x77u64.to_le_bytes()); // hash
+    v.extend_from_slice(&1u64.to_le_bytes()); // S
+    v.extend_from_slice(&5u64.to_le_bytes()); // the slot
+    v.extend_from_slice(&1u64.to_le_bytes()); // P
+    v.extend_from_slice(&3u64.to_le_bytes()); // path id
+    v.extend_from_slice(&4u64.to_le_bytes()); // its count
+    if version >= 3 {
+        v.extend_from_slice(&[0; 16]); // R_s, R_p
+    }
+    v.extend_from_slice(&[0; 8]);
+    reseal(v)
 }
 
 /// Re-encodes `bytes` with a correct checksum (after editing the body).
@@ -445,45 +516,38 @@ fn every_error_kind() {
     assert!(!is_profile(b"PPROF"));
 
     let mut v = good.clone();
-    v[8] = 4;
+    v[8] = 5;
     let e = RawProfile::decode(&v).unwrap_err();
-    assert_eq!(e, FormatError::UnsupportedVersion { found: 4 });
-    assert!(e.to_string().contains("unsupported raw profile version 4"));
+    assert_eq!(e, FormatError::UnsupportedVersion { found: 5 });
+    assert!(e.to_string().contains("unsupported raw profile version 5"));
 
-    // A version-2 file (no resumes), complete and sealed: written by an
-    // older pathprof, refused for its version and not for its layout.
-    let mut v2 = good[..56].to_vec();
-    v2[8] = 2;
-    v2[48..56].copy_from_slice(&1u64.to_le_bytes());
-    v2.extend_from_slice(&7u32.to_le_bytes()); // index
-    v2.extend_from_slice(&0x77u64.to_le_bytes()); // hash
-    v2.extend_from_slice(&1u64.to_le_bytes()); // S
-    v2.extend_from_slice(&5u64.to_le_bytes()); // the slot
-    v2.extend_from_slice(&1u64.to_le_bytes()); // P
-    v2.extend_from_slice(&3u64.to_le_bytes()); // path id
-    v2.extend_from_slice(&4u64.to_le_bytes()); // its count
-    v2.extend_from_slice(&[0; 8]);
-    let e = RawProfile::decode(&reseal(v2.clone())).unwrap_err();
-    assert_eq!(e, FormatError::OlderVersion { found: 2 });
-    assert_eq!(
-        ProfileView::parse(&reseal(v2)).unwrap_err(),
-        FormatError::OlderVersion { found: 2 }
-    );
-    let text = e.to_string();
-    assert!(
-        text.contains("version 2 was written by an older pathprof"),
-        "{text}"
-    );
-    assert!(
-        text.contains("run the instrumented program again"),
-        "{text}"
-    );
-    assert!(text.contains("re-record"), "{text}");
+    // Version-2 and version-3 files (no resumes; one build, no object
+    // paths), complete and sealed: written by an older pathprof, refused for
+    // their version and not for their layout.
+    for version in [2, 3] {
+        let old = older_file(version);
+        let e = RawProfile::decode(&old).unwrap_err();
+        assert_eq!(e, FormatError::OlderVersion { found: version });
+        assert_eq!(ProfileFile::decode(&old), Err(e.clone()));
+        assert_eq!(ProfileView::parse(&old).unwrap_err(), e);
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!(
+                "version {version} was written by an older pathprof"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("run the instrumented program again"),
+            "{text}"
+        );
+        assert!(text.contains("re-record"), "{text}");
+    }
 
     // A version-1 file (no process facts): written by an older pathprof.
-    let mut v1 = good[..24].to_vec();
+    let mut v1 = older_file(2)[..24].to_vec();
     v1[8] = 1;
-    v1.extend_from_slice(&good[48..]);
+    v1.extend_from_slice(&[0; 16]);
     let e = RawProfile::decode(&reseal(v1)).unwrap_err();
     assert_eq!(e, FormatError::OlderVersion { found: 1 });
     let text = e.to_string();
@@ -502,7 +566,7 @@ fn every_error_kind() {
     );
 
     let mut v = good.clone();
-    v[64] ^= 1;
+    v[40] ^= 1;
     let e = RawProfile::decode(&v).unwrap_err();
     assert!(matches!(e, FormatError::ChecksumMismatch { .. }), "{e:?}");
     assert!(e.to_string().contains("checksum mismatch (damaged)"), "{e}");
@@ -519,14 +583,15 @@ fn every_error_kind() {
     );
 
     // Valid checksum, broken order rules.
-    let mut e = Encoder::new(Vec::new(), 1, 2);
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(1, 2);
     e.begin_function(3, 0, 0);
     e.end_function(false);
     let ok = e.finish().unwrap();
     // Duplicate the function record by hand: count 2, same index twice.
-    let rec = ok[56..ok.len() - 8].to_vec();
-    let mut v = ok[..56].to_vec();
-    v[48] = 2;
+    let rec = ok[80..ok.len() - 8].to_vec();
+    let mut v = ok[..80].to_vec();
+    v[72] = 2;
     v.extend_from_slice(&rec);
     v.extend_from_slice(&rec);
     v.extend_from_slice(&[0; 8]);
@@ -534,7 +599,7 @@ fn every_error_kind() {
     assert_eq!(
         e,
         FormatError::Malformed {
-            at: 56 + rec.len() as u64,
+            at: 80 + rec.len() as u64,
             what: "function indices are not strictly increasing"
         }
     );
@@ -547,6 +612,8 @@ fn every_error_kind() {
         processes: 0,
         forked: 0,
         threads: 0,
+        objects: vec![],
+        objects_truncated: false,
         functions: vec![RawFunction {
             index: 0,
             hash: 0,
@@ -569,8 +636,8 @@ fn every_error_kind() {
 
     // Broken resume lists behind a good checksum. One function of 2 slots,
     // no paths, slot resumes (0, 1), (1, 1) and path resumes (4, 1), (5, 1):
-    // the slot resumes are at 56 + 4 + 8 + 8 + 16 + 8 + 8 = 108, the path
-    // resumes at 108 + 32 + 8 = 148.
+    // the slot resumes are at 80 + 4 + 8 + 8 + 16 + 8 + 8 = 132, the path
+    // resumes at 132 + 32 + 8 = 172.
     let good = RawProfile {
         build_id: 1,
         mode: 2,
@@ -585,33 +652,33 @@ fn every_error_kind() {
         ..Default::default()
     }
     .encode();
-    assert_eq!(good.len(), 148 + 32 + 8);
+    assert_eq!(good.len(), 172 + 32 + 8);
     let at = |bytes: &mut Vec<u8>, i: usize, x: u64| {
         bytes[i..i + 8].copy_from_slice(&x.to_le_bytes());
     };
     let cases: [(usize, u64, &str); 7] = [
-        (108, 1, "slot resume indices are not strictly increasing"),
-        (108, 2, "slot resume indices are not strictly increasing"),
+        (132, 1, "slot resume indices are not strictly increasing"),
+        (132, 2, "slot resume indices are not strictly increasing"),
         (
-            124,
+            148,
             2,
             "a slot resume names a slot the function does not have",
         ),
-        (116, 0, "a slot resume has a zero count"),
-        (132, 0, "a slot resume has a zero count"),
-        (148, 5, "path resume ids are not strictly increasing"),
-        (172, 0, "a path resume has a zero count"),
+        (140, 0, "a slot resume has a zero count"),
+        (156, 0, "a slot resume has a zero count"),
+        (172, 5, "path resume ids are not strictly increasing"),
+        (196, 0, "a path resume has a zero count"),
     ];
     for (i, x, what) in cases {
         let mut v = good.clone();
         at(&mut v, i, x);
         let e = RawProfile::decode(&reseal(v)).unwrap_err();
-        assert_eq!(e, FormatError::Malformed { at: 56, what }, "{i} = {x}");
+        assert_eq!(e, FormatError::Malformed { at: 80, what }, "{i} = {x}");
     }
     // A slot resume in a function without slots.
     let mut v = good.clone();
-    at(&mut v, 68, 0);
-    let v: Vec<u8> = [&v[..76], &v[92..]].concat();
+    at(&mut v, 92, 0);
+    let v: Vec<u8> = [&v[..100], &v[116..]].concat();
     assert!(matches!(
         RawProfile::decode(&reseal(v)),
         Err(FormatError::Malformed {
@@ -621,12 +688,14 @@ fn every_error_kind() {
     ));
 
     // Encoder misuse and a sink that refuses bytes.
-    let mut e = Encoder::new(Vec::new(), 1, 2);
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(1, 2);
     e.begin_function(1, 0, 2);
     e.slot(1);
     e.end_function(false);
     assert!(matches!(e.finish(), Err(FormatError::InvalidInput { .. })));
-    let mut e = Encoder::new(Vec::new(), 1, 2);
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(1, 2);
     e.begin_function(1, 0, 0);
     e.path(5, 1);
     e.path(4, 1);
@@ -692,7 +761,8 @@ fn every_error_kind() {
         ),
     ];
     for (calls, what) in misuse {
-        let mut e = Encoder::new(Vec::new(), 1, 2);
+        let mut e = Encoder::new(Vec::new());
+        e.begin_section(1, 2);
         e.begin_function(1, 0, 2);
         e.slot(0);
         e.slot(0);
@@ -701,7 +771,8 @@ fn every_error_kind() {
         assert_eq!(e.finish(), Err(FormatError::InvalidInput { what }));
     }
     // A resume before all slots were written.
-    let mut e = Encoder::new(Vec::new(), 1, 2);
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(1, 2);
     e.begin_function(1, 0, 2);
     e.slot(0);
     e.slot_resume(0, 1);
@@ -713,7 +784,8 @@ fn every_error_kind() {
     );
     // Zero resumes are ignored (even out of order), equal path resume ids add
     // up, saturating.
-    let mut e = Encoder::new(Vec::new(), 1, 2);
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(1, 2);
     e.begin_function(1, 0, 2);
     e.slot(0);
     e.slot(0);
@@ -745,7 +817,8 @@ fn every_error_kind() {
             self.0.truncate(len)
         }
     }
-    let e = Encoder::new(Tiny(Vec::new()), 1, 2);
+    let mut e = Encoder::new(Tiny(Vec::new()));
+    e.begin_section(1, 2);
     assert!(matches!(e.finish(), Err(FormatError::OutOfSpace { .. })));
     for e in [
         FormatError::OutOfSpace { at: 1 },
@@ -758,7 +831,8 @@ fn every_error_kind() {
 
 #[test]
 fn drop_if_empty_keeps_functions_with_resumes() {
-    let mut e = Encoder::new(Vec::new(), 1, 2);
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(1, 2);
     // All zero, nothing else: dropped.
     e.begin_function(1, 0x10, 2);
     e.slot(0);
@@ -815,29 +889,29 @@ fn drop_if_empty_keeps_functions_with_resumes() {
 #[test]
 fn absurd_counts_do_not_allocate() {
     let mut v = RawProfile::new(1, 0).encode();
-    v[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
+    v[72..80].copy_from_slice(&u64::MAX.to_le_bytes());
     assert!(matches!(
         RawProfile::decode(&v),
-        Err(FormatError::Truncated { at: 48, .. })
+        Err(FormatError::Truncated { at: 72, .. })
     ));
     let mut v = sample().encode();
     // The slot count of the first function.
-    v[68..76].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
+    v[92..100].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
     assert!(matches!(
         RawProfile::decode(&v),
-        Err(FormatError::Truncated { at: 68, .. })
+        Err(FormatError::Truncated { at: 92, .. })
     ));
     // The first function: 3 slots, no paths, then its slot resume count (at
-    // 56 + 4 + 8 + 8 + 24 + 8 = 108: 2 entries) and path resume count (at
-    // 108 + 8 + 32 = 148: 1 entry).
+    // 80 + 4 + 8 + 8 + 24 + 8 = 132: 2 entries) and path resume count (at
+    // 132 + 8 + 32 = 172: 1 entry).
     let good = sample().encode();
     let u64_at = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap());
-    assert_eq!((u64_at(108), u64_at(148)), (2, 1));
+    assert_eq!((u64_at(132), u64_at(172)), (2, 1));
     for (at, n) in [
-        (108, u64::MAX / 16),
-        (108, u64::MAX),
-        (148, u64::MAX / 16),
-        (148, 1 << 60),
+        (132, u64::MAX / 16),
+        (132, u64::MAX),
+        (172, u64::MAX / 16),
+        (172, 1 << 60),
     ] {
         let mut v = good.clone();
         v[at..at + 8].copy_from_slice(&n.to_le_bytes());
@@ -845,7 +919,7 @@ fn absurd_counts_do_not_allocate() {
             RawProfile::decode(&v),
             Err(FormatError::Truncated {
                 at: at as u64,
-                what: if at == 108 {
+                what: if at == 132 {
                     "slot resumes"
                 } else {
                     "path resumes"
@@ -887,6 +961,486 @@ fn every_cut_and_every_single_byte_change_is_an_error() {
             with_magic.extend_from_slice(&junk);
             let _ = RawProfile::decode(&junk);
             let _ = RawProfile::decode(&with_magic);
+        }
+    }
+}
+
+/// A file of three builds: `sample()`, a random one and an empty one, with
+/// object paths.
+fn sample_file(rng: &mut Lcg) -> ProfileFile {
+    let mut a = sample();
+    a.objects = vec!["/bin/prog".into(), "/lib/libx.so".into()];
+    let b = random_profile(rng, 5);
+    let mut c = RawProfile::new(u64::MAX, 0);
+    c.processes = 2;
+    c.objects = vec!["/lib/liby.so".into()];
+    c.objects_truncated = true;
+    ProfileFile {
+        sections: vec![b, a, c],
+    }
+}
+
+#[test]
+fn files_of_several_builds_round_trip() {
+    let mut rng = Lcg(3);
+    let file = sample_file(&mut rng);
+    assert!(file.is_canonical());
+    let bytes = file.encode();
+    assert!(is_profile(&bytes));
+    assert_eq!(ProfileFile::decode(&bytes), Ok(file.clone()));
+    assert_eq!(file.build_ids(), vec![5, sample().build_id, u64::MAX]);
+    assert_eq!(file.section(u64::MAX), Some(&file.sections[2]));
+    assert_eq!(file.section(6), None);
+    // The view sees the same sections.
+    let v = ProfileView::parse(&bytes).unwrap();
+    assert_eq!(v.num_sections(), 3);
+    for (sv, s) in v.sections().zip(&file.sections) {
+        assert_eq!(
+            (sv.build_id(), sv.mode(), sv.facts()),
+            (s.build_id, s.mode, s.facts())
+        );
+        assert!(sv.objects().eq(s.objects.iter().map(String::as_str)));
+        assert_eq!(sv.num_objects(), s.objects.len() as u64);
+        assert_eq!(sv.objects_truncated(), s.objects_truncated);
+        assert_eq!(sv.num_functions(), s.functions.len() as u64);
+    }
+    assert_eq!(
+        v.section(sample().build_id).unwrap().as_bytes(),
+        &sample_file(&mut Lcg(3)).sections[1].encode()[24..]
+            [..v.section(sample().build_id).unwrap().as_bytes().len()]
+    );
+    // A file of one build is the same whichever way it is written.
+    let one = sample();
+    assert_eq!(ProfileFile::from(one.clone()).encode(), one.encode());
+    assert_eq!(
+        ProfileFile::decode(&one.encode()).unwrap().sections,
+        vec![one]
+    );
+
+    // A reader of one build refuses files of none or several, clearly.
+    let e = RawProfile::decode(&bytes).unwrap_err();
+    assert_eq!(e, FormatError::NotOneBuild { builds: 3 });
+    let text = e.to_string();
+    assert!(text.contains("holds 3 builds"), "{text}");
+    assert!(text.contains("ProfileFile"), "{text}");
+    assert!(!text.contains('\n'));
+    let none = ProfileFile::default().encode();
+    assert_eq!(none.len(), 32);
+    assert_eq!(ProfileFile::decode(&none), Ok(ProfileFile::default()));
+    let e = RawProfile::decode(&none).unwrap_err();
+    assert_eq!(e, FormatError::NotOneBuild { builds: 0 });
+    assert!(e.to_string().contains("no build"), "{e}");
+
+    // Out of order and repeated sections are normalized when encoded.
+    let mut messy = ProfileFile {
+        sections: vec![sample(), RawProfile::new(1, 1), sample()],
+    };
+    messy.sections[2].objects = vec!["/z".into(), "/a".into(), "".into(), "/a".into()];
+    assert!(!messy.is_canonical());
+    let d = ProfileFile::decode(&messy.encode()).unwrap();
+    assert!(d.is_canonical());
+    assert_eq!(d.build_ids(), vec![1, sample().build_id]);
+    let mut twice = sample();
+    twice.merge(&sample()).unwrap();
+    twice.objects = vec!["/a".into(), "/z".into()];
+    assert_eq!(d.sections[1], twice);
+    // Sections of one build that cannot merge: the later one is dropped.
+    let mut clash = ProfileFile {
+        sections: vec![sample(), sample()],
+    };
+    clash.sections[1].mode = 0;
+    clash.normalize();
+    assert_eq!(clash.sections, vec![sample()]);
+}
+
+#[test]
+fn file_merge_adds_sections_of_one_build_and_keeps_the_others() {
+    let mut rng = Lcg(11);
+    let a = sample_file(&mut rng);
+    let mut other = sample();
+    other.processes = 1;
+    other.objects = vec!["/bin/other".into()];
+    let b = ProfileFile {
+        sections: vec![RawProfile::new(2, 1), other.clone()],
+    };
+    let mut m = a.clone();
+    m.merge(&b).unwrap();
+    assert_eq!(m.build_ids(), vec![2, 5, sample().build_id, u64::MAX]);
+    assert_eq!(m.sections[0], RawProfile::new(2, 1));
+    assert_eq!(m.sections[1], a.sections[0]);
+    assert_eq!(m.sections[3], a.sections[2]);
+    let mut expect = a.sections[1].clone();
+    expect.merge(&other).unwrap();
+    assert_eq!(m.sections[2], expect);
+    assert_eq!(expect.processes, sample().processes + 1);
+    assert_eq!(
+        expect.objects,
+        vec!["/bin/other", "/bin/prog", "/lib/libx.so"]
+    );
+    // merge_into gives the same bytes, either way round (commutative).
+    let (ea, eb) = (a.encode(), b.encode());
+    let (va, vb) = (
+        ProfileView::parse(&ea).unwrap(),
+        ProfileView::parse(&eb).unwrap(),
+    );
+    let out = merge_into(&va, &vb, Vec::new()).unwrap();
+    assert_eq!(out, m.encode());
+    assert!(out.len() <= ea.len() + eb.len());
+    assert_eq!(merge_into(&vb, &va, Vec::new()).unwrap(), out);
+
+    // A build in both files with another mode: refused, nothing changed.
+    let mut clash = b.clone();
+    clash.sections[1].mode = 1;
+    let mut unchanged = a.clone();
+    assert_eq!(
+        unchanged.merge(&clash),
+        Err(FormatError::ModeMismatch { ours: 2, theirs: 1 })
+    );
+    assert_eq!(unchanged, a);
+    let ec = clash.encode();
+    assert_eq!(
+        merge_into(&va, &ProfileView::parse(&ec).unwrap(), Vec::new()),
+        Err(FormatError::ModeMismatch { ours: 2, theirs: 1 })
+    );
+    // And a function of another shape in a build of both.
+    let mut clash = b.clone();
+    clash.sections[1].functions[0].hash ^= 1;
+    assert!(matches!(
+        unchanged.merge(&clash),
+        Err(FormatError::HashMismatch { index: 0, .. })
+    ));
+    assert_eq!(unchanged, a);
+}
+
+#[test]
+fn file_merge_is_associative_and_commutative() {
+    let mut rng = Lcg(2024);
+    let random_file = |rng: &mut Lcg| {
+        let mut f = ProfileFile::default();
+        for id in 0..5u64 {
+            if rng.below(2) == 0 {
+                f.sections.push(random_profile(rng, id));
+            }
+        }
+        f
+    };
+    for _ in 0..100 {
+        let (a, b, c) = (
+            random_file(&mut rng),
+            random_file(&mut rng),
+            random_file(&mut rng),
+        );
+        let mut ab = a.clone();
+        ab.merge(&b).unwrap();
+        let mut ba = b.clone();
+        ba.merge(&a).unwrap();
+        assert_eq!(ab, ba, "commutative");
+        let mut ab_c = ab.clone();
+        ab_c.merge(&c).unwrap();
+        let mut bc = b.clone();
+        bc.merge(&c).unwrap();
+        let mut a_bc = a.clone();
+        a_bc.merge(&bc).unwrap();
+        assert_eq!(ab_c, a_bc, "associative");
+        // Every build of either file, each once; facts added per section.
+        let mut ids = a.build_ids();
+        ids.extend(b.build_ids());
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ab.build_ids(), ids);
+        for s in &ab.sections {
+            let f = |x: &ProfileFile| x.section(s.build_id).map(RawProfile::facts);
+            let want = f(&a)
+                .unwrap_or_default()
+                .saturating_add(f(&b).unwrap_or_default());
+            assert_eq!(s.facts(), want);
+        }
+        // The allocation-free merge agrees.
+        let (ea, eb) = (a.encode(), b.encode());
+        let out = merge_into(
+            &ProfileView::parse(&ea).unwrap(),
+            &ProfileView::parse(&eb).unwrap(),
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(ProfileFile::decode(&out).unwrap(), ab);
+    }
+}
+
+#[test]
+fn object_paths_merge_into_a_capped_union() {
+    let paths =
+        |r: std::ops::Range<u32>| -> Vec<String> { r.map(|k| format!("/lib/{k:03}.so")).collect() };
+    let mut a = RawProfile::new(1, 2);
+    a.objects = paths(0..20);
+    let mut b = RawProfile::new(1, 2);
+    b.objects = paths(10..30);
+    let mut m = a.clone();
+    m.merge(&b).unwrap();
+    assert_eq!(m.objects, paths(0..30));
+    assert!(!m.objects_truncated);
+    // Beyond 32: the first 32 in sort order, and the flag.
+    let mut c = RawProfile::new(1, 2);
+    c.objects = paths(25..40);
+    let mut n = m.clone();
+    n.merge(&c).unwrap();
+    assert_eq!(n.objects, paths(0..32));
+    assert!(n.objects_truncated);
+    assert_eq!(n.objects.len(), MAX_OBJECTS);
+    // The flag stays, whatever comes next.
+    let mut o = n.clone();
+    o.merge(&RawProfile::new(1, 2)).unwrap();
+    assert!(o.objects_truncated);
+    let mut o = RawProfile::new(1, 2);
+    o.merge(&n).unwrap();
+    assert!(o.objects_truncated);
+    // merge_into does the same.
+    let (em, ec) = (m.encode(), c.encode());
+    let out = merge_into(
+        &ProfileView::parse(&em).unwrap(),
+        &ProfileView::parse(&ec).unwrap(),
+        Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(RawProfile::decode(&out).unwrap(), n);
+    // normalize keeps the first 32 too.
+    let mut p = RawProfile::new(1, 2);
+    p.objects = paths(0..40).into_iter().rev().collect();
+    assert!(!p.is_canonical());
+    p.normalize();
+    assert_eq!(p.objects, paths(0..32));
+    assert!(p.objects_truncated);
+    // The encoder leaves out objects beyond the 32nd and marks the section.
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(1, 2);
+    for o in paths(0..40) {
+        e.object(&o);
+    }
+    let q = RawProfile::decode(&e.finish().unwrap()).unwrap();
+    assert_eq!(q.objects, paths(0..32));
+    assert!(q.objects_truncated);
+}
+
+#[test]
+fn section_and_object_rules() {
+    // One section, build 7, no facts, objects "/a" and "/b", no functions:
+    // the objects are at 24 + 48 = 72 (length) and 80 ("/a"), 82 and 90.
+    let mut p = RawProfile::new(7, 2);
+    p.objects = vec!["/a".into(), "/b".into()];
+    let good = p.encode();
+    assert_eq!(&good[80..82], b"/a");
+    assert_eq!(&good[90..92], b"/b");
+    let malformed = |v: Vec<u8>| ProfileFile::decode(&reseal(v)).unwrap_err();
+    let edit = |i: usize, bytes: &[u8]| {
+        let mut v = good.clone();
+        v[i..i + bytes.len()].copy_from_slice(bytes);
+        v
+    };
+    let cases: [(Vec<u8>, u64, &str); 6] = [
+        (edit(12, &[1]), 12, "the reserved header word is not zero"),
+        (edit(36, &[2]), 24, "a section has unknown flags set"),
+        (
+            edit(91, b"a"),
+            82,
+            "object paths are not strictly increasing",
+        ),
+        (
+            edit(90, b"/a"),
+            82,
+            "object paths are not strictly increasing",
+        ),
+        (edit(80, &[0xff]), 72, "an object path is not UTF-8"),
+        (
+            [&good[..72], &0u64.to_le_bytes(), &good[82..]].concat(),
+            72,
+            "an object path is empty",
+        ),
+    ];
+    for (v, at, what) in cases {
+        assert_eq!(malformed(v), FormatError::Malformed { at, what }, "{what}");
+    }
+    // 33 object paths.
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(7, 2);
+    for k in 0..32 {
+        e.object(&format!("/{k:02}"));
+    }
+    let full = e.finish().unwrap();
+    let mut v = full[..full.len() - 16].to_vec(); // without the function count and checksum
+    v[64..72].copy_from_slice(&33u64.to_le_bytes());
+    v.extend_from_slice(&3u64.to_le_bytes());
+    v.extend_from_slice(b"/99");
+    v.extend_from_slice(&[0; 16]);
+    assert_eq!(
+        malformed(v),
+        FormatError::Malformed {
+            at: 24,
+            what: "a section lists more than 32 object paths"
+        }
+    );
+    // Sections out of order: the two sections of a file swapped by hand.
+    let one = RawProfile::new(1, 2).encode();
+    let two = RawProfile::new(2, 2).encode();
+    let mut v = ProfileFile::default().encode()[..24].to_vec();
+    v[16] = 2;
+    v.extend_from_slice(&two[24..two.len() - 8]);
+    v.extend_from_slice(&one[24..one.len() - 8]);
+    v.extend_from_slice(&[0; 8]);
+    assert_eq!(
+        malformed(v.clone()),
+        FormatError::Malformed {
+            at: 80,
+            what: "section build ids are not strictly increasing"
+        }
+    );
+    // The same build twice.
+    v[80] = 2;
+    assert!(matches!(
+        malformed(v),
+        FormatError::Malformed {
+            what: "section build ids are not strictly increasing",
+            ..
+        }
+    ));
+    // Absurd section and object counts are refused before allocating.
+    for (at, n) in [(16, u64::MAX), (16, 1 << 40), (64, u64::MAX), (72, 1 << 50)] {
+        let mut v = good.clone();
+        v[at..at + 8].copy_from_slice(&n.to_le_bytes());
+        assert!(
+            matches!(ProfileFile::decode(&v), Err(FormatError::Truncated { .. })),
+            "{at} = {n}"
+        );
+    }
+
+    // Encoder misuse around sections and objects.
+    type Calls = fn(&mut Encoder<Vec<u8>>);
+    let misuse: [(Calls, &str); 9] = [
+        (
+            |e| e.begin_function(0, 0, 0),
+            "a function outside a section",
+        ),
+        (|e| e.object("/a"), "an object path outside a section"),
+        (|e| e.facts(Default::default()), "facts outside a section"),
+        (
+            |e| e.objects_truncated(),
+            "objects_truncated outside a section",
+        ),
+        (
+            |e| {
+                e.begin_section(2, 0);
+                e.begin_section(2, 0);
+            },
+            "section build ids must be strictly increasing",
+        ),
+        (
+            |e| {
+                e.begin_section(2, 0);
+                e.begin_section(1, 0);
+            },
+            "section build ids must be strictly increasing",
+        ),
+        (
+            |e| {
+                e.begin_section(2, 0);
+                e.object("");
+            },
+            "an empty object path",
+        ),
+        (
+            |e| {
+                e.begin_section(2, 0);
+                e.object("/b");
+                e.object("/a");
+            },
+            "object paths must be strictly increasing",
+        ),
+        (
+            |e| {
+                e.begin_section(2, 0);
+                e.begin_function(0, 0, 0);
+                e.end_function(false);
+                e.object("/a");
+            },
+            "an object path after a function",
+        ),
+    ];
+    for (calls, what) in misuse {
+        let mut e = Encoder::new(Vec::new());
+        calls(&mut e);
+        assert_eq!(e.finish(), Err(FormatError::InvalidInput { what }));
+    }
+    let mut e = Encoder::new(Vec::new());
+    e.begin_section(2, 0);
+    e.begin_function(0, 0, 0);
+    e.begin_section(3, 0);
+    assert_eq!(
+        e.finish(),
+        Err(FormatError::InvalidInput {
+            what: "a section begun with a function still open"
+        })
+    );
+    // copy_section keeps the order rule, and copies verbatim.
+    let bytes = sample_file(&mut Lcg(3)).encode();
+    let v = ProfileView::parse(&bytes).unwrap();
+    let mut e = Encoder::new(Vec::new());
+    for s in v.sections() {
+        e.copy_section(&s);
+    }
+    assert_eq!(e.finish().unwrap(), bytes);
+    let mut e = Encoder::new(Vec::new());
+    let last = v.sections().last().unwrap();
+    e.copy_section(&last);
+    e.copy_section(&v.sections().next().unwrap());
+    assert_eq!(
+        e.finish(),
+        Err(FormatError::InvalidInput {
+            what: "section build ids must be strictly increasing"
+        })
+    );
+}
+
+#[test]
+fn every_cut_and_every_single_byte_change_of_a_file_of_several_builds_is_an_error() {
+    let file = ProfileFile {
+        sections: vec![
+            RawProfile {
+                objects: vec!["/x".into()],
+                ..RawProfile::new(1, 0)
+            },
+            RawProfile {
+                functions: vec![RawFunction {
+                    index: 2,
+                    hash: 3,
+                    slots: vec![1],
+                    paths: vec![(4, 5)],
+                    slot_resumes: vec![(0, 1)],
+                    path_resumes: vec![(4, 1)],
+                }],
+                objects: vec!["/a".into(), "/bb".into()],
+                objects_truncated: true,
+                processes: 1,
+                ..RawProfile::new(9, 2)
+            },
+        ],
+    };
+    let good = file.encode();
+    assert_eq!(ProfileFile::decode(&good), Ok(file));
+    for n in 0..good.len() {
+        assert!(
+            ProfileFile::decode(&good[..n]).is_err(),
+            "prefix {n} decoded"
+        );
+        assert!(ProfileView::parse(&good[..n]).is_err());
+    }
+    let mut v = good.clone();
+    for i in 0..good.len() {
+        for mask in [1u8, 0x80, 0xff] {
+            v[i] ^= mask;
+            assert!(
+                ProfileFile::decode(&v).is_err(),
+                "byte {i} ^ {mask:#x} decoded"
+            );
+            v[i] ^= mask;
         }
     }
 }

@@ -81,12 +81,32 @@ impl std::fmt::Display for OptLevel {
 /// Runs `default<level>` on `module`. (At `O0` that keeps the path register in
 /// memory: `optnone` functions are not touched by any pass anyway.)
 pub fn optimize(module: &Module<'_>, level: OptLevel) -> Result<(), LlvmError> {
+    run(module, level, &level.pipeline())
+}
+
+/// The passes run before instrumenting, at every level but `O0`: LLVM's own
+/// early simplification (the first passes `default<On>` runs on each
+/// function, also where its IR PGO instruments), which turn the front end's
+/// locals into SSA values and fold the trivial branches and blocks it emits,
+/// but never inline: so the counted functions are the source's functions.
+pub const EARLY_SIMPLIFICATION: &str =
+    "function(lower-expect,simplifycfg,sroa<modify-cfg>,early-cse<>)";
+
+/// Runs [`EARLY_SIMPLIFICATION`] on `module` (nothing at `O0`, whose functions
+/// are `optnone`).
+pub fn simplify_early(module: &Module<'_>, level: OptLevel) -> Result<(), LlvmError> {
+    if level == OptLevel::O0 {
+        return Ok(());
+    }
+    run(module, level, EARLY_SIMPLIFICATION)
+}
+
+fn run(module: &Module<'_>, level: OptLevel, passes: &str) -> Result<(), LlvmError> {
     let machine = target_machine(module, level)?;
-    let passes = level.pipeline();
     module
-        .run_passes(&passes, &machine, PassBuilderOptions::create())
+        .run_passes(passes, &machine, PassBuilderOptions::create())
         .map_err(|e| LlvmError::Passes {
-            passes,
+            passes: passes.to_string(),
             message: e.to_string(),
         })
 }

@@ -363,3 +363,11 @@ pub(crate) fn set_line0_location(inst: LLVMValueRef, function: FunctionValue<'_>
         lld::LLVMInstructionSetDebugLoc(inst, loc);
     }
 }
+
+/// Appends `asm` to the module-level inline assembly (LLVM adds a newline
+/// between pieces).
+pub(crate) fn append_module_asm(module: &inkwell::module::Module<'_>, asm: &str) {
+    // Safety: the module handle is live; LLVM copies the string (pointer and
+    // length, no terminator needed).
+    unsafe { llc::LLVMAppendModuleInlineAsm(module.as_mut_ptr(), asm.as_ptr().cast(), asm.len()) }
+}

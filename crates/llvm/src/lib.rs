@@ -26,6 +26,7 @@
 
 mod bitcode;
 mod codegen;
+mod embed;
 mod error;
 mod extract;
 mod ffi;
@@ -34,7 +35,10 @@ mod resume;
 mod walk;
 
 pub use bitcode::{link_bitcode_files, link_into, load_bitcode, parse_bitcode};
-pub use codegen::{host_triple, optimize, write_object, OptLevel};
+pub use codegen::{
+    host_triple, optimize, simplify_early, write_object, OptLevel, EARLY_SIMPLIFICATION,
+};
+pub use embed::{embed_map, MAP_SECTION};
 pub use error::LlvmError;
 pub use extract::{extract, Extracted, ExtractedFunction};
 pub use instrument::{instrument, ModuleInfo};

@@ -14,7 +14,7 @@ use crate::error::LlvmError;
 use crate::ffi;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
-use inkwell::module::Module;
+use inkwell::module::{Linkage, Module};
 use inkwell::values::{
     AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, LLVMTailCallKind,
 };
@@ -32,12 +32,17 @@ pub(crate) struct Body<'ctx> {
     pub blocks: Vec<BasicBlock<'ctx>>,
 }
 
-/// The functions pathprof profiles, in module order, with their blocks captured.
+/// The functions pathprof profiles, in module order, with their blocks
+/// captured: every function with a body, except `naked` ones (no prologue to
+/// put code in) and `available_externally` ones (copies of a function defined
+/// elsewhere, such as the C library's `extern inline` functions in its
+/// headers, kept only for inlining: the function is the other definition's).
 pub(crate) fn bodies<'ctx>(module: &Module<'ctx>) -> Vec<Body<'ctx>> {
     let naked = Attribute::get_named_enum_kind_id("naked");
     module
         .get_functions()
         .filter(|f| f.count_basic_blocks() > 0)
+        .filter(|f| f.get_linkage() != Linkage::AvailableExternally)
         .filter(|f| {
             f.get_enum_attribute(AttributeLoc::Function, naked)
                 .is_none()

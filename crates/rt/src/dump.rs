@@ -14,23 +14,34 @@
 //! arrives meanwhile is handled right after the dump, and its own dump then
 //! finds only what is new.
 //!
+//! A dump writes ONE file, `$PATHPROF_FILE`, in one locked
+//! read-merge-rename (`output`): the counts of every registered module,
+//! each in the section of its build (its `build_id`), sections in build id
+//! order. Two modules of one build (the same translation unit linked into an
+//! executable and a library) are added into one section. Each section also
+//! names the object the module was loaded from (found at registration, see
+//! `registry::object_of`; only copied here).
+//!
 //! A *final* dump (at exit, `_exit`, exec, `abort`, a fatal signal) counts
-//! the process in each profile's facts the first time one succeeds; later
-//! ones (the exit of a process whose exec failed) write only new counts.
-//! Nothing is counted twice: the counts of every dump are marked written
-//! (`snapshot`). A dump with nothing new for a file this process already
-//! wrote leaves the file alone. In a process that is not the one the runtime
-//! was installed in or forked into (a `vfork` child, which shares its
-//! parent's memory) dumps do nothing: the parent writes those counts.
+//! the process in the facts of every section it writes, the first time a
+//! write to that build's section succeeds; later ones (the exit of a
+//! process whose exec failed) write only new counts. Nothing is counted
+//! twice: the counts of every dump are marked written (`snapshot`) once the
+//! file is written, and a failed write marks nothing (the counts are kept
+//! for the next dump). A module with nothing new whose build's section this
+//! process already wrote is left out, and a dump with nothing new at all
+//! leaves the file alone. In a process that is not the one the runtime was
+//! installed in or forked into (a `vfork` child, which shares its parent's
+//! memory) dumps do nothing: the parent writes those counts.
 
 use crate::mem::MapVec;
 use crate::msg::{Errno, Line};
 use crate::names;
 use crate::output::{self, Outcome, WriteError};
 use crate::registry::{self, Config, Node};
-use crate::snapshot::{self, SnapshotError};
+use crate::snapshot::{self, Commit, SnapshotError};
 use crate::{os, process};
-use pathprof_format::ProfileView;
+use pathprof_format::{merge_into, Encoder, Facts, FormatError, ProfileView};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
 /// Who asked for the dump.
@@ -81,19 +92,20 @@ pub(crate) fn dump(trigger: Trigger) {
 
 /// The last write of a module that goes away (its destructor: at exit after
 /// the program's own destructors and the `atexit` dump, or at `dlclose`):
-/// writes what it counted since the last dump as a final write (the process
-/// counts once in its file, as at exit), then retires it so no later dump or
-/// fork handler reads its counters.
-pub(crate) fn retire(node: &Node) {
+/// writes what it (and only it) counted since the last dump as a final
+/// write (the process counts once in its build's section, as at exit), then
+/// retires it so no later dump or fork handler reads its counters.
+pub(crate) fn retire(node: &'static Node) {
     if !process::is_ours() {
         return;
     }
     let old = os::block_all_signals();
     if lock(thread_id(), false) {
         if let Some(cfg) = registry::config() {
-            let mut path = MapVec::new();
-            let mut side = MapVec::new();
-            dump_module(cfg, node, true, &mut path, &mut side);
+            let mut nodes = MapVec::new();
+            if nodes.push(node) {
+                dump_nodes(cfg, &nodes, true);
+            }
         }
         node.retire();
         unlock_and_repeat_pending(thread_id(), false);
@@ -156,13 +168,20 @@ fn dump_all(last: bool) {
     let Some(cfg) = registry::config() else {
         return;
     };
-    let mut path = MapVec::new();
-    let mut side = MapVec::new();
+    let mut nodes: MapVec<&'static Node> = MapVec::new();
     let mut lost = 0u64;
     for node in registry::nodes() {
-        dump_module(cfg, node, last, &mut path, &mut side);
+        if !nodes.push(node) {
+            Line::new()
+                .text(format_args!(
+                    "out of memory listing the modules; counts kept for the next dump"
+                ))
+                .emit();
+            return;
+        }
         lost = lost.saturating_add(snapshot::lost(node));
     }
+    dump_nodes(cfg, &nodes, last);
     let reported = LOST_REPORTED.swap(lost, SeqCst);
     if lost > reported {
         Line::new()
@@ -191,36 +210,228 @@ fn shown(p: &MapVec<u8>) -> &[u8] {
     s.strip_suffix(&[0]).unwrap_or(s)
 }
 
-fn dump_module(
-    cfg: &Config,
-    node: &Node,
-    last: bool,
-    path: &mut MapVec<u8>,
-    side: &mut MapVec<u8>,
-) {
-    let m = node.module();
-    let snap = match snapshot::take(node, last) {
-        Ok(s) => s,
+/// One section a dump writes, for the verbose message.
+#[derive(Clone, Copy)]
+struct Written {
+    build_id: u64,
+    /// Function records with new counts or resumes.
+    functions: u64,
+}
+
+/// What one dump writes: the file, and what to mark once it is on disk.
+struct Batch {
+    /// The encoded profile file (one section per build).
+    file: MapVec<u8>,
+    /// How to mark every count in the file written.
+    log: MapVec<Commit>,
+    /// The modules whose news the file holds, and whether the process is
+    /// counted in their build's section.
+    nodes: MapVec<(&'static Node, bool)>,
+    /// The sections, in file order.
+    sections: MapVec<Written>,
+    /// The thread count the facts were computed from.
+    threads_seen: u64,
+}
+
+/// Why a build's section could not be put together.
+enum GroupError {
+    Snapshot(SnapshotError),
+    /// Two modules of one build could not be added (another mode, or a
+    /// function of another shape).
+    Merge(FormatError),
+}
+
+impl From<SnapshotError> for GroupError {
+    fn from(e: SnapshotError) -> Self {
+        GroupError::Snapshot(e)
+    }
+}
+
+fn encoder_error(e: FormatError) -> SnapshotError {
+    match e {
+        FormatError::OutOfSpace { .. } => SnapshotError::Memory,
+        other => SnapshotError::Format(other),
+    }
+}
+
+/// The facts a dump adds to the section of `build_id`: with `last` (a final
+/// dump) the process counts once (as a fork child if it is one) unless it
+/// already did there; threads started since the section's last write count
+/// in any dump.
+fn facts(build_id: u64, last: bool, threads_seen: u64) -> Facts {
+    let processes = u64::from(last && !registry::process_written(build_id));
+    Facts {
+        processes,
+        forked: u64::from(processes == 1 && process::forked()),
+        threads: threads_seen.saturating_sub(registry::threads_written(build_id)),
+    }
+}
+
+/// Encodes the news of `group` (modules of one build) as a file of one
+/// section: each module as a section of its own, added up with
+/// `merge_into` (usually there is one). `facts` go in once.
+fn encode_group(
+    group: &[&'static Node],
+    facts: Facts,
+    log: &mut MapVec<Commit>,
+) -> Result<MapVec<u8>, GroupError> {
+    let mut acc: MapVec<u8> = MapVec::new();
+    for (k, node) in group.iter().enumerate() {
+        let mut e = Encoder::new(MapVec::new());
+        e.begin_section(node.build_id(), node.mode());
+        if k == 0 {
+            e.facts(facts);
+        }
+        if let Some(object) = node.object() {
+            e.object(object);
+        }
+        snapshot::take(node, &mut e, log)?;
+        let one = e.finish().map_err(encoder_error)?;
+        if k == 0 {
+            acc = one;
+            continue;
+        }
+        let (Ok(a), Ok(b)) = (
+            ProfileView::parse(acc.as_slice()),
+            ProfileView::parse(one.as_slice()),
+        ) else {
+            return Err(GroupError::Snapshot(SnapshotError::Format(
+                FormatError::InvalidInput {
+                    what: "the runtime encoded a section it cannot read back",
+                },
+            )));
+        };
+        acc = match merge_into(&a, &b, MapVec::new()) {
+            Ok(m) => m,
+            Err(FormatError::OutOfSpace { .. }) => return Err(SnapshotError::Memory.into()),
+            Err(e) => return Err(GroupError::Merge(e)),
+        };
+    }
+    Ok(acc)
+}
+
+/// Puts together the file a dump of `nodes` writes: their news, one section
+/// per build. `None` when there is nothing to write (nothing new, and every
+/// module's build's section written before by this process). A build whose
+/// section cannot be put together is left out with a warning (its counts
+/// are kept for the next dump).
+fn collect(nodes: &mut [&'static Node], last: bool) -> Option<Batch> {
+    nodes.sort_unstable_by_key(|n| n.build_id());
+    let threads_seen = process::threads();
+    let mut batch = Batch {
+        file: MapVec::new(),
+        log: MapVec::new(),
+        nodes: MapVec::new(),
+        sections: MapVec::new(),
+        threads_seen,
+    };
+    let mut out = Encoder::new(MapVec::new());
+    let mut any = false;
+    let mut rest: &[&'static Node] = nodes;
+    while let Some(first) = rest.first() {
+        let build_id = first.build_id();
+        let n = rest.iter().take_while(|m| m.build_id() == build_id).count();
+        let (group, more) = rest.split_at(n);
+        rest = more;
+        let facts = facts(build_id, last, threads_seen);
+        let log_mark = batch.log.as_slice().len();
+        let section = match encode_group(group, facts, &mut batch.log) {
+            Ok(s) => s,
+            Err(e) => {
+                batch.log.truncate(log_mark);
+                let mut l = Line::new();
+                l.text(format_args!(
+                    "could not collect the counts of build {build_id:016x}: "
+                ));
+                match e {
+                    GroupError::Snapshot(SnapshotError::Memory) => {
+                        l.text(format_args!("out of memory"))
+                    }
+                    GroupError::Snapshot(SnapshotError::Format(f)) | GroupError::Merge(f) => {
+                        l.text(format_args!("{f}"))
+                    }
+                };
+                l.text(format_args!("; they are kept for the next dump"))
+                    .emit();
+                continue;
+            }
+        };
+        let news = batch.log.as_slice().len() > log_mark || facts != Facts::default();
+        if !news && group.iter().all(|n| n.wrote.load(SeqCst)) {
+            continue;
+        }
+        let Some(view) = ProfileView::parse(section.as_slice())
+            .ok()
+            .and_then(|v| v.sections().next())
+        else {
+            batch.log.truncate(log_mark);
+            continue;
+        };
+        out.copy_section(&view);
+        let written = Written {
+            build_id,
+            functions: view.num_functions(),
+        };
+        let counted = facts.processes != 0;
+        let mut ok = batch.sections.push(written);
+        for &node in group {
+            ok &= batch.nodes.push((node, counted));
+        }
+        if !ok {
+            Line::new()
+                .text(format_args!("out of memory; counts kept for the next dump"))
+                .emit();
+            return None;
+        }
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    match out.finish() {
+        Ok(file) => {
+            batch.file = file;
+            Some(batch)
+        }
         Err(e) => {
             let mut l = Line::new();
-            l.text(format_args!(
-                "could not collect the counts of build {:016x}: ",
-                m.build_id
-            ));
-            match e {
+            l.text(format_args!("could not put the profile together: "));
+            match encoder_error(e) {
                 SnapshotError::Memory => l.text(format_args!("out of memory")),
                 SnapshotError::Format(f) => l.text(format_args!("{f}")),
             };
-            l.text(format_args!("; they are kept for the next dump"))
+            l.text(format_args!("; counts kept for the next dump"))
                 .emit();
-            return;
+            None
         }
-    };
-    if snap.empty && node.wrote.load(SeqCst) {
+    }
+}
+
+/// Marks everything `batch` holds as written.
+fn commit(batch: &Batch) {
+    snapshot::commit(batch.log.as_slice());
+    for &(node, counted) in batch.nodes.as_slice() {
+        if counted {
+            node.process_written.store(true, SeqCst);
+        }
+        node.threads_written.store(batch.threads_seen, SeqCst);
+        node.wrote.store(true, SeqCst);
+    }
+}
+
+/// Writes the news of `nodes` (and only theirs) into the profile file, or a
+/// side file when the profile must not be touched; marks them written on
+/// success.
+fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
+    let mut sorted: MapVec<&'static Node> = MapVec::new();
+    if !sorted.extend_from_slice(nodes.as_slice()) {
         return;
     }
-    let functions = ProfileView::parse(snap.bytes.as_slice()).map_or(0, |v| v.num_functions());
-    if !names::profile_path(cfg, m, path) {
+    let Some(batch) = collect(sorted.as_mut_slice(), last) else {
+        return;
+    };
+    let mut path = MapVec::new();
+    if !names::profile_path(cfg, &mut path) {
         Line::new()
             .text(format_args!(
                 "out of memory naming the profile; counts kept for the next dump"
@@ -229,46 +440,43 @@ fn dump_module(
         return;
     }
     let delay = cfg.write_delay_us;
-    match output::write_merged(path.as_slice(), snap.bytes.as_slice(), delay) {
+    match output::write_merged(path.as_slice(), batch.file.as_slice(), delay) {
         Ok(outcome) => {
-            snapshot::commit(node, &snap);
+            commit(&batch);
             if cfg.verbose {
                 let how = match outcome {
                     Outcome::Created => "wrote",
                     Outcome::Merged => "merged into",
                     Outcome::Streamed => "streamed to",
                 };
-                Line::new()
-                    .text(format_args!("{how} "))
-                    .bytes(shown(path))
-                    .text(format_args!(
-                        " ({functions} functions with new counts, build {:016x})",
-                        m.build_id
-                    ))
-                    .emit();
+                let mut l = Line::new();
+                l.text(format_args!("{how} ")).bytes(shown(&path));
+                sections_written(&mut l, &batch);
+                l.emit();
             }
         }
         Err(first @ (WriteError::Foreign(_) | WriteError::Busy)) => {
             let mut l = Line::new();
-            l.text(format_args!("left ")).bytes(shown(path));
+            l.text(format_args!("left ")).bytes(shown(&path));
             l.text(format_args!(" untouched: "));
             write_error(&mut l, &first);
-            if !names::side_path(path.as_slice(), side) {
+            let mut side = MapVec::new();
+            if !names::side_path(path.as_slice(), &mut side) {
                 l.text(format_args!(
                     "; out of memory, counts kept for the next dump"
                 ))
                 .emit();
                 return;
             }
-            match output::write_merged(side.as_slice(), snap.bytes.as_slice(), delay) {
+            match output::write_merged(side.as_slice(), batch.file.as_slice(), delay) {
                 Ok(_) => {
-                    snapshot::commit(node, &snap);
+                    commit(&batch);
                     l.text(format_args!("; wrote this run's counts to "))
-                        .bytes(shown(side));
+                        .bytes(shown(&side));
                 }
                 Err(e) => {
                     l.text(format_args!("; could not write "))
-                        .bytes(shown(side));
+                        .bytes(shown(&side));
                     l.text(format_args!(" either ("));
                     write_error(&mut l, &e);
                     l.text(format_args!("); counts kept for the next dump"));
@@ -279,11 +487,31 @@ fn dump_module(
         Err(e) => {
             let mut l = Line::new();
             l.text(format_args!("could not write profile "))
-                .bytes(shown(path));
+                .bytes(shown(&path));
             l.text(format_args!(": "));
             write_error(&mut l, &e);
             l.text(format_args!("; counts kept for the next dump"))
                 .emit();
         }
     }
+}
+
+/// Names the sections of `batch` (the first few) in a verbose message:
+/// ` (build 00c0ffee00000002: 1 function with new counts; build …)`.
+fn sections_written(l: &mut Line, batch: &Batch) {
+    const SHOWN: usize = 8;
+    let sections = batch.sections.as_slice();
+    l.text(format_args!(" ("));
+    for (i, w) in sections.iter().take(SHOWN).enumerate() {
+        let sep = if i == 0 { "" } else { "; " };
+        let s = if w.functions == 1 { "" } else { "s" };
+        l.text(format_args!(
+            "{sep}build {:016x}: {} function{s} with new counts",
+            w.build_id, w.functions
+        ));
+    }
+    if sections.len() > SHOWN {
+        l.text(format_args!("; {} more builds", sections.len() - SHOWN));
+    }
+    l.text(format_args!(")"));
 }

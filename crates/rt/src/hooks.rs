@@ -166,8 +166,8 @@ extern "C" fn on_sigusr1(_sig: libc::c_int) {
 extern "C" fn on_fork_child() {
     let _ = catch_unwind(|| {
         process::on_fork_child();
+        registry::forget_all_writes();
         for node in registry::nodes() {
-            node.forget_writes();
             if !snapshot::mark_all_written(node) {
                 node.retire();
                 Line::new()

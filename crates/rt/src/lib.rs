@@ -36,9 +36,11 @@
 //! ## What happens
 //!
 //! * **Registration** (`registry`): modules (a program, its shared
-//!   libraries) register from their constructors; the first registration reads
-//!   `PATHPROF_FILE` and `PATHPROF_VERBOSE` and installs the hooks
-//!   (`hooks`).
+//!   libraries, or each translation unit) register from their constructors;
+//!   the first registration reads `PATHPROF_FILE` and `PATHPROF_VERBOSE` and
+//!   installs the hooks (`hooks`). Each registration also finds the file
+//!   the module was loaded from (`dladdr`, or `/proc/self/exe` for the main
+//!   executable), which its section of the profile names.
 //! * **Counting**: slot and array counters are the program's own globals;
 //!   hash-table paths go through `hash` (lock-free, exact from any number of
 //!   threads, re-entrant from signal handlers, unbounded).
@@ -57,19 +59,23 @@
 //!   their default action (write, then restore it and raise the signal
 //!   again: the process dies by it as it would have), on `SIGUSR1` (the
 //!   program keeps running), on `__pathprof_dump()`, and periodically with
-//!   `PATHPROF_DUMP_INTERVAL`: each module's counts added since the last
-//!   dump (`snapshot`) are merged into its file (`names`, `output`) under an
-//!   exclusive `flock`, through a temporary file renamed over it, so a
-//!   writer killed at any point (SIGKILL) leaves the previous file intact
-//!   and no lock held. An existing file of another build, of an older
-//!   format version, or a damaged one, is never overwritten: the counts go
-//!   to a side file named in a one-line warning on stderr starting
+//!   `PATHPROF_DUMP_INTERVAL`: the counts every module added since the last
+//!   dump (`snapshot`), each in the section of its build (one section per
+//!   build id; modules of one build added into one), are merged into the one
+//!   file (`names`, `output`) in one write, under an exclusive `flock`,
+//!   through a temporary file renamed over it, so a writer killed at any
+//!   point (SIGKILL) leaves the previous file intact and no lock held. A
+//!   section of a build the file does not hold yet is inserted; any number
+//!   of programs and libraries write into one file. An existing file of an
+//!   older format version, or a damaged one, is never overwritten: the
+//!   counts go to a side file named in a one-line warning on stderr starting
 //!   `pathprof:`.
 //! * **Process facts** (`process`): the first *final* write of a process
-//!   (exit, `_exit`, exec, abort, fatal signal) into a file counts the
-//!   process there (`processes`, and `forked` for a fork child); the threads
-//!   the program started through `pthread_create` (taken over by the runtime
-//!   and forwarded) are added by any write. A failed exec's process goes on;
+//!   (exit, `_exit`, exec, abort, fatal signal) into a build's section
+//!   counts the process there (`processes`, and `forked` for a fork child),
+//!   in every section it writes; the threads the program started through
+//!   `pthread_create` (taken over by the runtime and forwarded) are added by
+//!   any write. A failed exec's process goes on;
 //!   its later writes add only new counts and do not count it again. A
 //!   `vfork` child (same memory as its parent) writes nothing.
 //! * **Not written**: what a process counted since its last write when it is
@@ -155,11 +161,12 @@
 //!
 //! ## Several builds in one process
 //!
-//! Each module writes its own build's records. The first build registered
-//! writes `$PATHPROF_FILE`; any other build writes `$PATHPROF_FILE.<build id
-//! as 16 hex digits>`. (Each copy of this static library keeps its own list;
-//! a shared library that links its own copy and registers with it writes
-//! independently, through the same locking.)
+//! Every module writes into the one file, in the section of its build:
+//! each dump writes all of them at once, and a module's destructor
+//! (`__pathprof_fini`, at exit or `dlclose`) writes that module only. (Each
+//! copy of this static library keeps its own list; a shared library that
+//! links its own copy and registers with it writes its sections
+//! independently, into the same file, through the same locking.)
 
 pub mod abi;
 mod dump;
@@ -220,8 +227,8 @@ pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
                 ))
                 .emit();
         }
-        registry::init_config((module.build_id, module.mode));
-        if registry::add(m) {
+        registry::init_config();
+        if registry::add(m, registry::object_of(m)) {
             hooks::install();
         }
     });

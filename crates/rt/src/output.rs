@@ -14,10 +14,12 @@
 //!    read-merge-rename sequences of all writers strictly one after another.
 //! 3. Read the whole file. Empty (just created, or left empty by a writer
 //!    killed before its rename): the new contents are our counts. A valid
-//!    profile of the same build and mode: the new contents are the merge.
-//!    Anything else (another build, an older format version, damaged,
-//!    unreadable): leave it untouched and report it; the caller writes to a
-//!    side file instead.
+//!    profile: the new contents are the merge, section by section (our
+//!    sections of a build the file holds are added to it, the others are
+//!    inserted in build id order). Anything else (an older format version,
+//!    damaged, unreadable, or a section of one of our builds in another mode
+//!    or with functions of another shape): leave it untouched and report
+//!    it; the caller writes to a side file instead.
 //! 4. Write the new contents to `<name>.tmp` in the same directory (with the
 //!    old file's permissions and, where allowed, owner), `rename` it over the
 //!    name, close the profile (which drops the lock). One temporary name is
@@ -148,7 +150,8 @@ fn temp_name(path: &[u8], out: &mut MapVec<u8>) -> bool {
     out.extend_from_slice(path) && out.extend_from_slice(TMP) && out.push(0)
 }
 
-/// Merges the encoded profile `ours` into the file at `path`
+/// Merges the encoded profile file `ours` (any number of sections) into the
+/// file at `path`
 /// (NUL-terminated). `delay_us` (tests only) sleeps after taking the lock and
 /// again before the rename, to widen the window in which a writer can be
 /// killed.

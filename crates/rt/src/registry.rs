@@ -9,11 +9,17 @@
 //! time and *retired*: dumps and fork handlers skip it from then on, so its
 //! unmapped counters are never read. Loaded again at the same address, its
 //! node comes back with fresh marks (the new mapping's counters are zero).
+//!
+//! The process facts are kept per build (one section of the profile file
+//! each): a process is counted once in the section of a build, whichever
+//! of the modules of that build (two objects may link the same translation
+//! unit) wrote it, also a retired one.
 
 use crate::abi::PpModule;
 use crate::mem::{map_zeroed, unmap};
+use std::os::unix::ffi::OsStrExt;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
 /// Settings read once, at the first registration.
@@ -22,9 +28,6 @@ pub(crate) struct Config {
     pub pattern: Vec<u8>,
     /// `$PATHPROF_VERBOSE=1`: say where profiles went.
     pub verbose: bool,
-    /// The build and mode of the first module registered: its profile goes to
-    /// the plain file name, other builds' to `<name>.<build id hex>`.
-    pub first: (u64, u32),
     /// `$PATHPROF_DUMP_INTERVAL`: seconds between periodic dumps, 0 for none.
     pub interval_s: u64,
     /// `$PATHPROF_TEST_WRITE_DELAY_US` (tests only): a pause while holding
@@ -50,14 +53,13 @@ fn env(name: &std::ffi::CStr) -> Option<Vec<u8>> {
     Some(unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().to_vec())
 }
 
-/// Reads the settings; the first module registered is `first`.
-pub(crate) fn init_config(first: (u64, u32)) -> &'static Config {
+/// Reads the settings (once).
+pub(crate) fn init_config() -> &'static Config {
     CONFIG.get_or_init(|| Config {
         pattern: env(c"PATHPROF_FILE")
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| b"default.pprof".to_vec()),
         verbose: env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
-        first,
         interval_s: env(c"PATHPROF_DUMP_INTERVAL").map_or(0, |v| number(&v)),
         write_delay_us: env(c"PATHPROF_TEST_WRITE_DELAY_US").map_or(0, |v| number(&v)),
     })
@@ -75,15 +77,25 @@ fn number(v: &[u8]) -> u64 {
 pub(crate) struct Node {
     pub module: *const PpModule,
     next: *mut Node,
+    /// The module's build id and mode, kept here so that they can be read
+    /// after the module is unmapped (a retired node still says which build
+    /// the process was counted in).
+    build_id: AtomicU64,
+    mode: AtomicU32,
+    /// The file the module was loaded from (a leaked `String`, null if
+    /// unknown), found at registration, where `malloc` is allowed.
+    object: AtomicPtr<String>,
     /// How much of each slot and array path counter has been written to a
     /// profile, in module order (mapped at the first dump).
     shadow: AtomicPtr<AtomicU64>,
     shadow_len: AtomicUsize,
-    /// This process was counted in the module's profile (a final write).
+    /// This process was counted in the section of the module's build (a
+    /// final write).
     pub process_written: AtomicBool,
-    /// How many of the process's threads were written to the profile.
+    /// How many of the process's threads were written to the section of the
+    /// module's build.
     pub threads_written: AtomicU64,
-    /// This process wrote the module's profile at least once.
+    /// This process wrote the module's section at least once.
     pub wrote: AtomicBool,
     /// The module went away (`__pathprof_fini`): skipped by [`nodes`].
     retired: AtomicBool,
@@ -91,20 +103,38 @@ pub(crate) struct Node {
 
 static HEAD: AtomicPtr<Node> = AtomicPtr::new(ptr::null_mut());
 
-/// Adds `module` unless it is already there; true if added. A retired node
-/// of the same address (a library loaded again where it was before) comes
-/// back to life with its marks reset.
-pub(crate) fn add(module: *const PpModule) -> bool {
+/// Adds `module`, loaded from `object`, unless it is already there; true if
+/// added. A retired node of the same address (a library loaded again where
+/// it was before) comes back to life with its marks reset (and, if it is
+/// of the same build as before, knowing that the process was counted there).
+pub(crate) fn add(module: *const PpModule, object: Option<String>) -> bool {
+    // Safety: only valid, mapped modules are added (the caller checked).
+    let (build_id, mode) = unsafe { ((*module).build_id, (*module).mode) };
+    let object = object.map_or(ptr::null_mut(), |o| Box::into_raw(Box::new(o)));
     if let Some(old) = all_nodes().find(|n| ptr::eq(n.module, module)) {
         if old.retired.load(Acquire) {
             old.reset_shadow();
+            if old.build_id() != build_id {
+                old.forget_writes();
+            }
+            old.build_id.store(build_id, Relaxed);
+            old.mode.store(mode, Relaxed);
+            // The old name is leaked: nothing reads a retired node's name,
+            // but nodes are never freed either.
+            old.object.store(object, Release);
             old.retired.store(false, Release);
+        } else if !object.is_null() {
+            // Safety: ours, never published.
+            drop(unsafe { Box::from_raw(object) });
         }
         return false;
     }
     let node = Box::into_raw(Box::new(Node {
         module,
         next: ptr::null_mut(),
+        build_id: AtomicU64::new(build_id),
+        mode: AtomicU32::new(mode),
+        object: AtomicPtr::new(object),
         shadow: AtomicPtr::new(ptr::null_mut()),
         shadow_len: AtomicUsize::new(0),
         process_written: AtomicBool::new(false),
@@ -121,6 +151,68 @@ pub(crate) fn add(module: *const PpModule) -> bool {
             Err(h) => head = h,
         }
     }
+}
+
+/// The file `module` was loaded from, as an absolute path: the shared
+/// library `dladdr` names (its real path), or for the main executable the
+/// target of `/proc/self/exe`. The main executable is recognised by
+/// `dladdr`'s `dli_fbase` being that of the object `AT_PHDR` (the program's
+/// headers) lies in (for it `dli_fname` is only `argv[0]`), by an empty
+/// name, or by `dladdr` knowing nothing (a static executable). `None` if
+/// nothing is known. Registration only (allocates).
+pub(crate) fn object_of(module: *const PpModule) -> Option<String> {
+    let dl = |addr: *const libc::c_void| {
+        // Safety: a zeroed Dl_info is valid; dladdr only fills it.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // Safety: dladdr looks `addr` up without touching it.
+        (unsafe { libc::dladdr(addr, &mut info) } != 0).then_some(info)
+    };
+    // Safety: getauxval has no preconditions.
+    let phdr = unsafe { libc::getauxval(libc::AT_PHDR) } as *const libc::c_void;
+    let main_base = if phdr.is_null() {
+        None
+    } else {
+        dl(phdr).map(|i| i.dli_fbase)
+    };
+    let library = dl(module.cast()).and_then(|info| {
+        if info.dli_fname.is_null() || main_base == Some(info.dli_fbase) {
+            return None;
+        }
+        // Safety: dladdr gave a NUL-terminated name.
+        let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
+        if name.is_empty() {
+            return None;
+        }
+        let name = std::path::Path::new(std::ffi::OsStr::from_bytes(name));
+        Some(std::fs::canonicalize(name).unwrap_or_else(|_| name.to_path_buf()))
+    });
+    let path = match library {
+        Some(p) => p,
+        None => std::fs::read_link("/proc/self/exe").ok()?,
+    };
+    let path = path.to_string_lossy().into_owned();
+    (!path.is_empty()).then_some(path)
+}
+
+/// Whether this process was counted in the section of `build_id` (by a
+/// final write of any module of that build, retired ones too).
+pub(crate) fn process_written(build_id: u64) -> bool {
+    all_nodes().any(|n| n.build_id() == build_id && n.process_written.load(Relaxed))
+}
+
+/// How many of the process's threads were written to the section of
+/// `build_id` (by any module of that build, retired ones too).
+pub(crate) fn threads_written(build_id: u64) -> u64 {
+    all_nodes()
+        .filter(|n| n.build_id() == build_id)
+        .map(|n| n.threads_written.load(Relaxed))
+        .max()
+        .unwrap_or(0)
+}
+
+/// In a fork child: the child has written nothing, to any section.
+pub(crate) fn forget_all_writes() {
+    all_nodes().for_each(Node::forget_writes);
 }
 
 /// The registered modules that are still there (newest first).
@@ -145,6 +237,23 @@ fn all_nodes() -> impl Iterator<Item = &'static Node> {
 }
 
 impl Node {
+    /// The module's build id.
+    pub(crate) fn build_id(&self) -> u64 {
+        self.build_id.load(Relaxed)
+    }
+
+    /// The module's mode (0 block, 1 edge, 2 path).
+    pub(crate) fn mode(&self) -> u32 {
+        self.mode.load(Relaxed)
+    }
+
+    /// The file the module was loaded from, if known.
+    pub(crate) fn object(&self) -> Option<&'static str> {
+        let p = self.object.load(Acquire);
+        // Safety: a leaked String, never freed.
+        unsafe { p.as_ref() }.map(String::as_str)
+    }
+
     /// The module.
     pub(crate) fn module(&self) -> &'static PpModule {
         // Safety: only valid modules are registered; they stay mapped until
@@ -185,10 +294,10 @@ impl Node {
         self.wrote.store(false, Relaxed);
     }
 
-    /// Forgets what has been written (a module loaded again starts from
-    /// zero).
+    /// Forgets what has been written of the counters (a module loaded again
+    /// starts from zero).
     pub(crate) fn reset_shadow(&self) {
-        self.forget_writes();
+        self.wrote.store(false, Relaxed);
         let p = self.shadow.swap(ptr::null_mut(), AcqRel);
         let len = self.shadow_len.swap(0, AcqRel);
         if !p.is_null() {

@@ -1,6 +1,7 @@
 //! What one dump of one module writes: the counts added since the last
-//! successful dump, as an encoded raw profile, plus the commit log that marks
-//! them written once the file is safely on disk.
+//! successful dump, as the function records of the module's section of the
+//! profile file, plus the commit log that marks them written once the file
+//! is safely on disk.
 //!
 //! The runtime never writes the program's counters (apart from a fork
 //! child's reset). Each counter has a "written" companion: the module's
@@ -10,7 +11,8 @@
 //! read. So an increment running in another thread, or interrupted by the
 //! SIGUSR1 that triggered the dump, is neither lost nor counted twice, and a
 //! failed write loses nothing (the counts are retried by the next dump).
-//! Functions with nothing new are left out; the header always stays.
+//! Functions with nothing new are left out; the section header (build,
+//! mode, facts, object path: see `dump`) always stays.
 //!
 //! Counts can also go *down*: an early-termination count made before a call
 //! is undone when the call returns (CONTRACTS.md §1, `Call` sites; the
@@ -27,10 +29,10 @@
 //! at, and the reports derive edge counts from that.
 
 use crate::abi::PATHS_ARRAY;
+use crate::hash;
 use crate::mem::MapVec;
 use crate::registry::Node;
-use crate::{hash, process};
-use pathprof_format::{Encoder, Facts, FormatError};
+use pathprof_format::{Encoder, FormatError, Sink};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// "Set `written` to `value` once the profile is written."
@@ -47,18 +49,6 @@ struct Item {
     delta: u64,
     resumes: u64,
     commit: Commit,
-}
-
-/// A module's encoded news and how to commit it.
-pub(crate) struct Snapshot {
-    pub bytes: MapVec<u8>,
-    log: MapVec<Commit>,
-    /// The process facts written (see `take`).
-    facts: Facts,
-    /// The thread count the facts were computed from.
-    threads_seen: u64,
-    /// No function records and no facts: nothing to add to a file.
-    pub empty: bool,
 }
 
 /// Why a snapshot could not be taken.
@@ -157,11 +147,14 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
     true
 }
 
-/// Encodes `node`'s counts added since the last commit, with the process
-/// facts: with `last` (a final dump) the process counts once (and as a fork
-/// child if it is one) unless it already did; threads started since the last
-/// commit count in any dump.
-pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
+/// Writes `node`'s counts added since the last commit as function records
+/// into the section open in `e`, and appends to `log` how to mark them
+/// written. Encoder errors are left in `e` (its `finish` returns them).
+pub(crate) fn take<S: Sink>(
+    node: &Node,
+    e: &mut Encoder<S>,
+    log: &mut MapVec<Commit>,
+) -> Result<(), SnapshotError> {
     let m = node.module();
     // Safety: registered modules are valid, and mapped until retired.
     let funcs = unsafe { m.functions() };
@@ -174,11 +167,9 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
     let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
 
     let pagemap = crate::os::open_pagemap();
-    let mut log: MapVec<Commit> = MapVec::new();
     let mut items: MapVec<Item> = MapVec::new();
     let mut slot_resumes: MapVec<(u64, u64)> = MapVec::new();
     let mut path_resumes: MapVec<(u64, u64)> = MapVec::new();
-    let mut e = Encoder::new(MapVec::new(), m.build_id, m.mode);
     let mut last_index = None;
     let mut ok = true;
     for &(index, pos) in order.as_slice() {
@@ -207,7 +198,7 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
             let (d, r) = news(count, w.load(Relaxed));
             e.slot(d);
             if d != 0 || r != 0 {
-                ok &= note(&mut log, w, count);
+                ok &= note(log, w, count);
             }
             if r != 0 {
                 ok &= slot_resumes.push((k as u64, r));
@@ -223,7 +214,7 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
                         e.path(id as u64, d);
                     }
                     if d != 0 || r != 0 {
-                        ok &= note(&mut log, w, count);
+                        ok &= note(log, w, count);
                     }
                     if r != 0 {
                         ok &= path_resumes.push((id as u64, r));
@@ -269,26 +260,7 @@ pub(crate) fn take(node: &Node, last: bool) -> Result<Snapshot, SnapshotError> {
             return Err(SnapshotError::Memory);
         }
     }
-    let processes = u64::from(last && !node.process_written.load(Relaxed));
-    let threads_seen = process::threads();
-    let facts = Facts {
-        processes,
-        forked: u64::from(processes == 1 && process::forked()),
-        threads: threads_seen.saturating_sub(node.threads_written.load(Relaxed)),
-    };
-    e.facts(facts);
-    let empty = log.as_slice().is_empty() && facts == Facts::default();
-    match e.finish() {
-        Ok(bytes) => Ok(Snapshot {
-            bytes,
-            log,
-            facts,
-            threads_seen,
-            empty,
-        }),
-        Err(FormatError::OutOfSpace { .. }) => Err(SnapshotError::Memory),
-        Err(err) => Err(SnapshotError::Format(err)),
-    }
+    Ok(())
 }
 
 /// Counts dropped by `node`'s hash tables for lack of memory.
@@ -304,18 +276,14 @@ pub(crate) fn lost(node: &Node) -> u64 {
         .fold(0u64, u64::saturating_add)
 }
 
-/// Marks the snapshot's counts and facts as written to `node`'s profile.
-pub(crate) fn commit(node: &Node, s: &Snapshot) {
-    if s.facts.processes != 0 {
-        node.process_written.store(true, Relaxed);
-    }
-    node.threads_written.store(s.threads_seen, Relaxed);
-    node.wrote.store(true, Relaxed);
-    for c in s.log.as_slice() {
+/// Marks the counts of `log` as written (the profile file holding them is
+/// on disk).
+pub(crate) fn commit(log: &[Commit]) {
+    for c in log {
         // Safety: `written` points into a shadow or a hash entry, both of
         // which live until the module is retired; only the dumper (which
         // holds the dump lock) gets here, and a fork child never does with a
-        // snapshot taken before the fork (the lock is reset there).
+        // log taken before the fork (the lock is reset there).
         unsafe { (*c.written).store(c.value, Relaxed) };
     }
 }

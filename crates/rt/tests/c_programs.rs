@@ -6,7 +6,7 @@
 //! (no contention with the outer cargo's lock) for `libpathprof_rt.a`; the
 //! programs are compiled with clang-22 and linked with `-lpthread -ldl -lm`.
 
-use pathprof_format::{Facts, RawFunction, RawProfile};
+use pathprof_format::{Facts, ProfileFile, RawFunction, RawProfile};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -67,14 +67,21 @@ fn test_dir(name: &str) -> PathBuf {
 
 /// Compiles tests/c/<name>.c into `dir`.
 fn build(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
+    build_as(dir, name, name, defines, &[])
+}
+
+/// Compiles tests/c/<name>.c into `dir/<output>`, with more clang arguments
+/// (`-shared -fPIC` for a library, libraries to link).
+fn build_as(dir: &Path, name: &str, output: &str, defines: &[&str], more: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
-    let exe = dir.join(name);
+    let exe = dir.join(output);
     let out = Command::new(clang())
         .args(["-O1", "-g", "-Wall", "-Werror", "-o"])
         .arg(&exe)
         .arg(src.join(format!("{name}.c")))
         .arg(format!("-I{}", src.display()))
         .args(defines.iter().map(|d| format!("-D{d}")))
+        .args(more)
         .arg(runtime_lib())
         .args(["-lpthread", "-ldl", "-lm"])
         .output()
@@ -99,17 +106,60 @@ fn run(exe: &Path, dir: &Path, file: &str, args: &[&str]) -> Output {
     command(exe, dir, file).args(args).output().unwrap()
 }
 
-/// The profile at `path`, with its process facts.
+/// The profile at `path` (of one build), with its process facts and
+/// object paths.
 fn read_all(path: &Path) -> RawProfile {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     RawProfile::decode(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The profile at `path`, its process facts set to zero (to compare counts).
-fn read(path: &Path) -> RawProfile {
-    let mut p = read_all(path);
+/// The profile file at `path`, all its sections.
+fn read_file(path: &Path) -> ProfileFile {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ProfileFile::decode(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `p` without its process facts and object paths (to compare counts).
+fn counts(mut p: RawProfile) -> RawProfile {
     p.set_facts(Facts::default());
+    p.objects.clear();
+    p.objects_truncated = false;
     p
+}
+
+/// The profile at `path` (of one build), its process facts set to zero and
+/// its object paths left out (to compare counts).
+fn read(path: &Path) -> RawProfile {
+    counts(read_all(path))
+}
+
+/// The section of `build` in the file at `path`, counts only.
+fn section(path: &Path, build: u64) -> RawProfile {
+    let file = read_file(path);
+    let s = file
+        .section(build)
+        .unwrap_or_else(|| panic!("{} has no build {build:016x}", path.display()));
+    counts(s.clone())
+}
+
+/// The files in `dir` whose names end in `.pprof`, sorted.
+fn profiles_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".pprof"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `path` with its symbolic links resolved, as a string (what the runtime
+/// records as an object path).
+fn real(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// (processes, forked, threads) of the profile at `path`.
@@ -120,7 +170,12 @@ fn facts(path: &Path) -> (u64, u64, u64) {
 
 /// What `work(n)` in pathprof_test.h counts.
 fn work(n: u64) -> RawProfile {
-    let mut p = RawProfile::new(BUILD, 2);
+    work_of(BUILD, n)
+}
+
+/// What `work(n)` in pathprof_test.h built with `-DBUILD=<build>` counts.
+fn work_of(build: u64, n: u64) -> RawProfile {
+    let mut p = RawProfile::new(build, 2);
     if n == 0 {
         return p;
     }
@@ -149,7 +204,7 @@ fn work(n: u64) -> RawProfile {
 }
 
 fn sum(parts: &[RawProfile]) -> RawProfile {
-    let mut total = RawProfile::new(BUILD, 2);
+    let mut total = RawProfile::new(parts.first().map_or(BUILD, |p| p.build_id), 2);
     for p in parts {
         total.merge(p).unwrap();
     }
@@ -180,6 +235,8 @@ fn writes_exact_counts_and_leaves_the_program_alone() {
     );
 
     assert_eq!(facts(&dir.join("prof.pprof")), (1, 0, 0));
+    // The section names the executable the module was loaded from.
+    assert_eq!(read_all(&dir.join("prof.pprof")).objects, vec![real(&exe)]);
 
     // A second run merges: counts doubled.
     let out = run(&exe, &dir, "prof.pprof", &["13"]);
@@ -265,13 +322,33 @@ fn many_processes_exiting_at_once_lose_nothing() {
 }
 
 #[test]
-fn another_build_or_damage_is_never_overwritten() {
+fn a_file_of_another_build_gets_a_section_of_ours() {
     let dir = test_dir("foreign");
     let exe = build(&dir, "basic", &[]);
-    let mut foreign = work(3);
-    foreign.build_id = 0x999;
+    let mut foreign = work_of(0x999, 3);
+    foreign.processes = 2;
+    foreign.objects = vec!["/elsewhere/other-program".into()];
+    std::fs::write(dir.join("other.pprof"), foreign.encode()).unwrap();
+    let out = run(&exe, &dir, "other.pprof", &["5"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_quiet(&out);
+    let file = read_file(&dir.join("other.pprof"));
+    assert_eq!(file.build_ids(), vec![0x999, BUILD]);
+    assert_eq!(
+        file.sections[0], foreign,
+        "the other build's section is kept"
+    );
+    assert_eq!(counts(file.sections[1].clone()), work(5));
+    assert_eq!(file.sections[1].processes, 1);
+    assert_eq!(file.sections[1].objects, vec![real(&exe)]);
+    assert_eq!(profiles_in(&dir), vec!["other.pprof"], "no side file");
+}
+
+#[test]
+fn damage_is_never_overwritten() {
+    let dir = test_dir("damaged");
+    let exe = build(&dir, "basic", &[]);
     for (name, contents) in [
-        ("other.pprof", foreign.encode()),
         ("junk.pprof", b"not a profile at all".to_vec()),
         ("cut.pprof", work(3).encode()[..50].to_vec()),
     ] {
@@ -366,7 +443,7 @@ fn sigusr1_dumps_while_blocked_and_the_program_goes_on() {
     assert!(!file.exists());
     // The program is blocked in read(2) now.
     let partial = signal_and_await_dump(&child, &file);
-    assert_eq!(partial, work(11));
+    assert_eq!(counts(partial), work(11));
     child.stdin.as_mut().unwrap().write_all(b"x").unwrap();
     let out = child.wait_with_output().unwrap();
     let mut rest = line.clone();
@@ -582,18 +659,210 @@ fn net(p: &RawProfile) -> RawProfile {
 }
 
 #[test]
-fn each_build_writes_its_own_file() {
+fn two_builds_in_one_process_write_one_file() {
     let dir = test_dir("two_builds");
     let exe = build(&dir, "two_builds", &[]);
-    let out = run(&exe, &dir, "b.pprof", &[]);
+    let out = command(&exe, &dir, "b.pprof")
+        .env("PATHPROF_VERBOSE", "1")
+        .output()
+        .unwrap();
     assert!(out.status.success());
-    assert_quiet(&out);
-    assert_eq!(read(&dir.join("b.pprof")), work(4));
-    let other = read(&dir.join("b.pprof.00c0ffee00000002"));
-    assert_eq!(other.build_id, 0x00C0_FFEE_0000_0002);
+    // One write, naming both sections.
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "pathprof: wrote b.pprof (build 00c0ffee00000002: 1 function with new counts; \
+             build b0b0000000000001: 2 functions with new counts)"
+        ),
+        "{err}"
+    );
+    assert_eq!(profiles_in(&dir), vec!["b.pprof"], "no other file");
+    let file = read_file(&dir.join("b.pprof"));
+    assert_eq!(file.build_ids(), vec![0x00C0_FFEE_0000_0002, BUILD]);
+    let other = &file.sections[0];
     assert_eq!(other.mode, 0);
     assert_eq!(other.functions.len(), 1);
     assert_eq!(other.functions[0].slots, vec![0, 1]);
+    assert_eq!(counts(file.sections[1].clone()), work(4));
+    // The final write counts the process once in every section.
+    for s in &file.sections {
+        assert_eq!((s.processes, s.forked, s.threads), (1, 0, 0));
+        assert_eq!(s.objects, vec![real(&exe)]);
+    }
+    // A second run adds to both sections.
+    let out = run(&exe, &dir, "b.pprof", &[]);
+    assert_quiet(&out);
+    let file = read_file(&dir.join("b.pprof"));
+    assert_eq!(counts(file.sections[1].clone()), sum(&[work(4), work(4)]));
+    assert_eq!(file.sections[0].functions[0].slots, vec![0, 2]);
+    assert!(file.sections.iter().all(|s| s.processes == 2));
+}
+
+#[test]
+fn two_modules_of_one_build_share_a_section() {
+    let dir = test_dir("twin_modules");
+    let exe = build(&dir, "twin_modules", &[]);
+    // What the second module counts per round: slot 0 of function 0 three
+    // times, hash path 100 of function 5 twice.
+    let twin = RawProfile {
+        functions: vec![
+            RawFunction {
+                index: 0,
+                hash: 0x1111,
+                slots: vec![3, 0, 0],
+                ..Default::default()
+            },
+            RawFunction {
+                index: 5,
+                hash: 0x2222,
+                slots: vec![0],
+                paths: vec![(100, 2)],
+                ..Default::default()
+            },
+        ],
+        ..RawProfile::new(BUILD, 2)
+    };
+    for (args, rounds) in [(&[][..], 1), (&["again"][..], 2)] {
+        let _ = std::fs::remove_file(dir.join("t.pprof"));
+        let out = run(&exe, &dir, "t.pprof", args);
+        assert!(out.status.success());
+        assert_quiet(&out);
+        let file = read_file(&dir.join("t.pprof"));
+        assert_eq!(file.build_ids(), vec![BUILD]);
+        let mut want = vec![work(4), twin.clone()];
+        if rounds == 2 {
+            want.extend([work(4), twin.clone()]);
+        }
+        assert_eq!(counts(file.sections[0].clone()), sum(&want), "{args:?}");
+        let s = &file.sections[0];
+        assert_eq!(
+            (s.processes, s.forked, s.threads),
+            (1, 0, 0),
+            "counted once"
+        );
+        assert_eq!(s.objects, vec![real(&exe)]);
+    }
+}
+
+#[test]
+fn many_processes_of_two_builds_exiting_at_once_lose_nothing() {
+    let dir = test_dir("eight_two_builds");
+    const OTHER: u64 = 0x0DD0_0000_0000_0002;
+    let a = build_as(&dir, "wait_stdin", "a", &[], &[]);
+    let b = build_as(
+        &dir,
+        "wait_stdin",
+        "b",
+        &["BUILD=0x0DD0000000000002ull"],
+        &[],
+    );
+    let mut children: Vec<Child> = (0..8)
+        .map(|i| {
+            command(if i % 2 == 0 { &a } else { &b }, &dir, "all.pprof")
+                .arg("1000")
+                .stdin(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in &mut children {
+        drop(c.stdin.take());
+    }
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert_quiet(&out);
+    }
+    assert_eq!(profiles_in(&dir), vec!["all.pprof"], "no side file");
+    let file = read_file(&dir.join("all.pprof"));
+    assert_eq!(file.build_ids(), vec![OTHER, BUILD]);
+    let four = |build| sum(&vec![work_of(build, 1000); 4]);
+    assert_eq!(section(&dir.join("all.pprof"), BUILD), four(BUILD));
+    assert_eq!(section(&dir.join("all.pprof"), OTHER), four(OTHER));
+    assert!(file.sections.iter().all(|s| s.processes == 4));
+    assert_eq!(file.sections[0].objects, vec![real(&b)]);
+    assert_eq!(file.sections[1].objects, vec![real(&a)]);
+}
+
+/// Builds the instrumented library `liblm.so` (build LIB) and `with_lib`
+/// linked with it in `dir`.
+const LIB: u64 = 0x1B00_0000_0000_0003;
+
+fn build_with_lib(dir: &Path) -> (PathBuf, PathBuf) {
+    let lib = build_as(
+        dir,
+        "lib_module",
+        "liblm.so",
+        &["BUILD=0x1B00000000000003ull"],
+        &["-shared", "-fPIC"],
+    );
+    let exe = build_as(
+        dir,
+        "with_lib",
+        "with_lib",
+        &[],
+        &[
+            &format!("-L{}", dir.display()),
+            "-llm",
+            "-Wl,-rpath,$ORIGIN",
+        ],
+    );
+    (exe, lib)
+}
+
+#[test]
+fn an_instrumented_executable_and_library_write_one_file() {
+    let dir = test_dir("with_lib");
+    let (exe, lib) = build_with_lib(&dir);
+    let out = run(&exe, &dir, "w.pprof", &["3", "5"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_quiet(&out);
+    assert_eq!(profiles_in(&dir), vec!["w.pprof"], "no side file");
+    let file = read_file(&dir.join("w.pprof"));
+    assert_eq!(file.build_ids(), vec![LIB, BUILD]);
+    assert_eq!(section(&dir.join("w.pprof"), BUILD), work(3));
+    assert_eq!(section(&dir.join("w.pprof"), LIB), work_of(LIB, 5));
+    for s in &file.sections {
+        assert_eq!((s.processes, s.forked, s.threads), (1, 0, 0), "{s:?}");
+    }
+    // Each section names the object its module was loaded from.
+    assert_eq!(file.sections[0].objects, vec![real(&lib)]);
+    assert_eq!(file.sections[1].objects, vec![real(&exe)]);
+
+    // Loaded with dlopen and closed again: the library's destructor writes
+    // its section (the process counted there), the exit the program's.
+    let dl = build_as(&dir, "with_lib", "dl_prog", &["NO_LINKED_LIB"], &[]);
+    let lib = lib.to_str().unwrap();
+    for _ in 0..2 {
+        let out = command(&dl, &dir, "d.pprof")
+            .args(["2", "7", "dlopen", lib])
+            .env("PATHPROF_VERBOSE", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(lines[0].contains("(build 1b00000000000003: "), "{err}");
+        assert!(lines[1].contains("(build b0b0000000000001: "), "{err}");
+    }
+    let file = read_file(&dir.join("d.pprof"));
+    assert_eq!(file.build_ids(), vec![LIB, BUILD]);
+    assert_eq!(
+        section(&dir.join("d.pprof"), BUILD),
+        sum(&[work(2), work(2)])
+    );
+    assert_eq!(
+        section(&dir.join("d.pprof"), LIB),
+        sum(&[work_of(LIB, 7), work_of(LIB, 7)])
+    );
+    for s in &file.sections {
+        assert_eq!((s.processes, s.forked, s.threads), (2, 0, 0), "{s:?}");
+    }
+    assert_eq!(file.sections[0].objects, vec![real(Path::new(lib))]);
+    assert_eq!(file.sections[1].objects, vec![real(&dl)]);
 }
 
 /// Runs `ends <how> <n> <exe> [more]` in a fresh directory with `PATH` set
@@ -845,6 +1114,7 @@ fn writers_killed_mid_write_lose_nothing_already_on_disk() {
         });
         let e5 = expect.functions.iter_mut().find(|f| f.index == 5).unwrap();
         e5.paths.extend(landed.iter().map(|id| (1000 + id, 1)));
+        expect.objects = vec![real(&exe)];
         assert_eq!(p, expect, "round {round}");
     }
     eprintln!(
@@ -867,7 +1137,7 @@ fn writers_killed_mid_write_lose_nothing_already_on_disk() {
 
 #[test]
 fn older_profile_versions_are_left_alone() {
-    let dir = test_dir("v1");
+    let dir = test_dir("older");
     let exe = build(&dir, "basic", &[]);
     // A version-1 header (no process facts) with no functions.
     let mut v1 = b"PPROFRAW".to_vec();
@@ -877,17 +1147,42 @@ fn older_profile_versions_are_left_alone() {
     v1.extend_from_slice(&0u64.to_le_bytes());
     let sum = pathprof_format::fnv1a64(&v1);
     v1.extend_from_slice(&sum.to_le_bytes());
-    std::fs::write(dir.join("old.pprof"), &v1).unwrap();
-    let child = command(&exe, &dir, "old.pprof")
-        .arg("2")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(std::fs::read(dir.join("old.pprof")).unwrap(), v1);
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("older pathprof"), "{err}");
-    assert_eq!(read(&dir.join(format!("old.{pid}.pprof"))), work(2));
+    // A version-3 file (one build, no object paths) of this very build,
+    // with one function: what pathprof wrote before files held sections.
+    let mut v3 = b"PPROFRAW".to_vec();
+    v3.extend_from_slice(&3u32.to_le_bytes());
+    v3.extend_from_slice(&2u32.to_le_bytes());
+    v3.extend_from_slice(&BUILD.to_le_bytes());
+    v3.extend_from_slice(&[0; 24]);
+    v3.extend_from_slice(&1u64.to_le_bytes());
+    v3.extend_from_slice(&5u32.to_le_bytes());
+    v3.extend_from_slice(&0x2222u64.to_le_bytes());
+    v3.extend_from_slice(&1u64.to_le_bytes());
+    v3.extend_from_slice(&9u64.to_le_bytes());
+    v3.extend_from_slice(&[0; 24]);
+    let sum = pathprof_format::fnv1a64(&v3);
+    v3.extend_from_slice(&sum.to_le_bytes());
+    for (version, name, old) in [(1, "old", &v1), (3, "old3", &v3)] {
+        let file = format!("{name}.pprof");
+        std::fs::write(dir.join(&file), old).unwrap();
+        let child = command(&exe, &dir, &file)
+            .arg("2")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(&std::fs::read(dir.join(&file)).unwrap(), old);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!(
+                "version {version} was written by an older pathprof"
+            )),
+            "{err}"
+        );
+        assert!(err.contains(&format!("{name}.{pid}.pprof")), "{err}");
+        assert_eq!(read(&dir.join(format!("{name}.{pid}.pprof"))), work(2));
+    }
 }

@@ -16,6 +16,9 @@ pub struct Options {
     pub atomic: bool,
     pub early_exit: bool,
     pub verbose: bool,
+    /// `--whole-program`: compile to bitcode and instrument the linked program
+    /// as one module at the link step, instead of each object as it compiles.
+    pub whole_program: bool,
 }
 
 impl Default for Options {
@@ -28,6 +31,7 @@ impl Default for Options {
             atomic: false,
             early_exit: false,
             verbose: false,
+            whole_program: false,
         }
     }
 }
@@ -209,6 +213,7 @@ fn apply_option(options: &mut Options, arg: &str) -> Result<bool, ArgError> {
         "--atomic" => options.atomic = true,
         "--early-exit" => options.early_exit = true,
         "--pathprof-verbose" => options.verbose = true,
+        "--whole-program" => options.whole_program = true,
         _ => return Ok(false),
     }
     Ok(true)
@@ -216,7 +221,7 @@ fn apply_option(options: &mut Options, arg: &str) -> Result<bool, ArgError> {
 
 /// Options from the environment: `PATHPROF_MODE`, `PATHPROF_MAP`,
 /// `PATHPROF_MAX_PATHS`, `PATHPROF_ARRAY_LIMIT`, `PATHPROF_ATOMIC=1`,
-/// `PATHPROF_EARLY_EXIT=1`, `PATHPROF_VERBOSE=1`.
+/// `PATHPROF_EARLY_EXIT=1`, `PATHPROF_VERBOSE=1`, `PATHPROF_WHOLE_PROGRAM=1`.
 pub fn options_from_env() -> Result<Options, ArgError> {
     let mut options = Options::default();
     for (var, flag) in [
@@ -232,6 +237,7 @@ pub fn options_from_env() -> Result<Options, ArgError> {
     options.atomic = std::env::var("PATHPROF_ATOMIC").is_ok_and(|v| v == "1");
     options.early_exit = std::env::var("PATHPROF_EARLY_EXIT").is_ok_and(|v| v == "1");
     options.verbose = std::env::var("PATHPROF_VERBOSE").is_ok_and(|v| v == "1");
+    options.whole_program = std::env::var("PATHPROF_WHOLE_PROGRAM").is_ok_and(|v| v == "1");
     Ok(options)
 }
 

@@ -1,14 +1,18 @@
-//! `pathprof cc` / `pathprof c++`: a drop-in clang that compiles to bitcode and,
-//! at the link step, links all bitcode into one module (whole program, as the
-//! LLVM path-profiling notes require), instruments, optimises, generates code and
-//! links it with the runtime. Everything else is clang's own behaviour.
+//! `pathprof cc` / `pathprof c++`: a drop-in clang. The compile step (`compile`)
+//! instruments each translation unit before inlining and writes a native
+//! object carrying its map fragment; the link step is the user's own link plus
+//! the runtime, and writes the linked file's map. `--whole-program` (`whole`)
+//! compiles to bitcode instead and instruments the linked program as one
+//! module. Everything else is clang's own behaviour.
 
 pub mod archive;
 pub mod args;
+mod compile;
+mod whole;
 
-use crate::pipeline::{instrument_module, Settings};
+use crate::pipeline::Settings;
 use crate::toolchain;
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use args::{Action, InputKind, Invocation};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -16,8 +20,10 @@ use std::process::{Command, ExitCode};
 /// pathprof's own flags, shown by `pathprof cc --help` before clang's.
 const USAGE: &str = "\
 pathprof cc / pathprof c++: clang or clang++ that builds an instrumented program.
-Every clang argument passes through; the link step instruments, optimises at the
-command line's -O level and links the pathprof runtime, and writes PROGRAM.ppmap.
+Every clang argument passes through. Each compile (-c) instruments its source
+before inlining, optimises at the command line's -O level and writes a native
+object that carries its map; a link adds the pathprof runtime and writes
+OUTPUT.ppmap (the program or library itself serves as the map too).
 
 pathprof's own flags (also from the environment):
   --mode=block|edge|path  what to count (PATHPROF_MODE; default path)
@@ -29,7 +35,9 @@ pathprof's own flags (also from the environment):
   --atomic                thread-safe counter updates (PATHPROF_ATOMIC=1)
   --early-exit            count executions cut short inside calls (exit, longjmp)
                           exactly (PATHPROF_EARLY_EXIT=1)
-  --pathprof-verbose      say what the link step does (PATHPROF_VERBOSE=1)
+  --whole-program         compile to bitcode and instrument the linked program as
+                          one module (PATHPROF_WHOLE_PROGRAM=1)
+  --pathprof-verbose      say what is instrumented (PATHPROF_VERBOSE=1)
 Run the program with PATHPROF_FILE=FILE to choose the profile (default
 default.pprof); see `pathprof --help` for the reports.
 
@@ -47,19 +55,19 @@ pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
     let clang = toolchain::clang(cxx);
     match inv.action {
         Action::PassThrough => exec(&clang, &inv.args),
-        Action::Compile => {
+        Action::Compile if inv.args.iter().any(|x| x == "-emit-llvm") => exec(&clang, &inv.args),
+        Action::Compile if inv.options.whole_program => {
             let mut a = inv.args.clone();
-            if !a.iter().any(|x| x == "-emit-llvm") {
-                a.push("-flto=full".into());
-            }
+            a.extend(whole::WHOLE_PROGRAM_BITCODE.iter().map(|s| s.to_string()));
             exec(&clang, &a)
         }
+        Action::Compile => compile::compile(&clang, &inv),
         Action::Link => link(&clang, &inv),
     }
 }
 
 /// Runs clang with `args`, returning its exit status.
-fn exec(clang: &Path, args: &[String]) -> Result<ExitCode> {
+pub(super) fn exec(clang: &Path, args: &[String]) -> Result<ExitCode> {
     let status = Command::new(clang).args(args).status().with_context(|| {
         format!(
             "cannot run {}; install clang-22 (see the README) or set PATHPROF_CLANG",
@@ -69,149 +77,122 @@ fn exec(clang: &Path, args: &[String]) -> Result<ExitCode> {
     Ok(exit_code(status))
 }
 
-fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+pub(super) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     ExitCode::from(status.code().unwrap_or(1).clamp(0, 255) as u8)
 }
 
-/// The link step.
+/// The link step: the whole-program route when asked for or when bitcode is
+/// among the inputs, else the user's own link of the (instrumented) objects
+/// plus the runtime.
 fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
+    if inv.options.whole_program || whole::has_bitcode_inputs(inv) {
+        return whole::link(clang, inv);
+    }
     let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
-    let mut bitcode: Vec<PathBuf> = Vec::new();
-    // Replacement for each input on the final link line (None = drop it).
-    let mut replace: Vec<(usize, Option<String>)> = Vec::new();
-    let compile_args = compile_flags(inv);
+    let base = compile_flags(inv);
+    let mut args = inv.args.clone();
     for (n, input) in inv.inputs.iter().enumerate() {
-        match input.kind {
-            InputKind::Source | InputKind::Assembly => {
-                let obj = work.path().join(format!("{n}.o"));
-                let mut a = compile_args.clone();
-                if input.kind == InputKind::Source {
-                    a.push("-flto=full".into());
-                }
-                if let Some(lang) = &input.language {
-                    a.extend(["-x".into(), lang.clone()]);
-                }
-                a.extend([input.path.clone(), "-o".into(), obj.display().to_string()]);
-                let code = exec(clang, &a)?;
-                if code != ExitCode::SUCCESS {
-                    return Ok(code);
-                }
-                if input.kind == InputKind::Source {
-                    bitcode.push(obj);
-                    replace.push((input.index, None));
-                } else {
-                    replace.push((input.index, Some(obj.display().to_string())));
-                }
-            }
-            InputKind::Linker => {
-                let Ok(bytes) = std::fs::read(&input.path) else {
-                    continue; // clang reports missing files itself
-                };
-                if archive::is_bitcode(&bytes) {
-                    bitcode.push(PathBuf::from(&input.path));
-                    replace.push((input.index, None));
-                } else if archive::is_archive(&bytes) {
-                    if let Some(native) =
-                        split_archive(&bytes, &input.path, n, work.path(), &mut bitcode)?
-                    {
-                        replace.push((input.index, native));
-                    }
-                }
-            }
-        }
-    }
-    // `-lNAME` found as a static archive in a `-L` directory (not shadowed by a
-    // shared library) may hold bitcode too.
-    for (k, (index, name, separate)) in inv.libraries.iter().enumerate() {
-        let Some(archive) = static_library(&inv.library_dirs, name) else {
-            continue;
+        let object = work.path().join(format!("{n}.o"));
+        let code = match input.kind {
+            InputKind::Source => compile::compile_source(clang, &base, input, &object, inv)?,
+            InputKind::Assembly => compile::compile_natively(clang, &base, input, &object)?,
+            InputKind::Linker => continue,
         };
-        let bytes = std::fs::read(&archive)?;
-        let n = inv.inputs.len() + k;
-        if let Some(native) = split_archive(
-            &bytes,
-            &archive.display().to_string(),
-            n,
-            work.path(),
-            &mut bitcode,
-        )? {
-            replace.push((*index, native));
-            if *separate {
-                replace.push((index + 1, None));
-            }
+        if code != ExitCode::SUCCESS {
+            return Ok(code);
         }
+        args[input.index] = object.display().to_string();
     }
-    if bitcode.is_empty() {
-        return exec(clang, &inv.args);
-    }
-    let context = pathprof_llvm::Context::create();
-    let module = pathprof_llvm::link_bitcode_files(&context, &bitcode)?;
-    let output = inv.output.as_ref().map_or("a.out", |(_, o)| o.as_str());
-    let map_path = inv
-        .options
-        .map
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{output}.ppmap")));
-    let o = &inv.options;
-    let mut settings = Settings::new(o.mode, o.max_paths, o.array_limit, o.early_exit, o.atomic);
-    settings.verbose = o.verbose;
-    let map = instrument_module(&module, &settings)?;
-    let level: pathprof_llvm::OptLevel = inv.opt_level.parse()?;
-    pathprof_llvm::optimize(&module, level)?;
-    let object = work.path().join("pathprof-program.o");
-    pathprof_llvm::write_object(&module, &object, level)?;
+    // `-x c` before a source would make clang read the object as C.
+    let args = without_languages(&args);
+    finish_link(clang, inv, args)
+}
 
-    // The program object takes the place of the first input that gave it
-    // bitcode, so libraries named after that input are searched for it, as
-    // they would have been for the plain objects (also under --as-needed).
-    let program_at = replace
-        .iter()
-        .map(|&(i, _)| i)
-        .min()
-        .expect("bitcode came from some input");
-    let mut final_args: Vec<String> = Vec::with_capacity(inv.args.len() + 8);
-    for (i, a) in inv.args.iter().enumerate() {
-        if i == program_at {
-            final_args.push(object.display().to_string());
-        }
-        match replace.iter().find(|(idx, _)| *idx == i) {
-            Some((_, Some(r))) => final_args.push(r.clone()),
-            Some((_, None)) => {}
-            None if a.starts_with("-flto") || a == "-emit-llvm" => {}
-            None => final_args.push(a.clone()),
-        }
-    }
-    final_args.push(toolchain::runtime()?.display().to_string());
-    final_args.extend(toolchain::RUNTIME_LIBS.iter().map(|s| s.to_string()));
-    let code = exec(clang, &final_args)?;
+/// Runs the final link (`args` plus the runtime) and, when it succeeds,
+/// writes the map of what it linked.
+fn finish_link(clang: &Path, inv: &Invocation, mut args: Vec<String>) -> Result<ExitCode> {
+    args.extend(runtime_args(&args)?);
+    let code = exec(clang, &args)?;
     if code == ExitCode::SUCCESS {
-        // Only a program that exists gets a map, so a failed link leaves no
-        // map that matches nothing.
-        map.write(&map_path)
-            .with_context(|| format!("cannot write the map file {}", map_path.display()))?;
+        write_map(inv)?;
     }
     Ok(code)
 }
 
-/// Where the linker would find `-lNAME` as a static archive: the first `-L`
-/// directory holding `libNAME.so` or `libNAME.a`, if that is the archive.
-fn static_library(dirs: &[String], name: &str) -> Option<PathBuf> {
-    for dir in dirs {
-        let dir = Path::new(dir);
-        if dir.join(format!("lib{name}.so")).exists() {
-            return None;
+/// What links the runtime: its archive and the libraries it needs; nothing for
+/// a relocatable (`-r`) link. A shared library exports none of its symbols
+/// (each library has a copy of its own, hidden).
+fn runtime_args(args: &[String]) -> Result<Vec<String>> {
+    if args
+        .iter()
+        .any(|a| a == "-r" || a == "-Wl,-r" || a == "--relocatable")
+    {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    if args.iter().any(|a| a == "-shared") {
+        out.push("-Wl,--exclude-libs,libpathprof_rt.a".to_string());
+    }
+    out.push(toolchain::runtime()?.display().to_string());
+    out.extend(toolchain::RUNTIME_LIBS.iter().map(|s| s.to_string()));
+    Ok(out)
+}
+
+/// Writes the linked file's map fragments (read back from it) to `--map`'s
+/// file, or to `OUTPUT.ppmap`; not for a configure probe's `a.out` or
+/// `conftest` (the map travels in the file anyway), nor when nothing linked
+/// was instrumented.
+fn write_map(inv: &Invocation) -> Result<()> {
+    let output = inv.output.as_ref().map_or("a.out", |(_, o)| o.as_str());
+    let path = match &inv.options.map {
+        Some(p) => p.clone(),
+        None => {
+            let name = Path::new(output)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name == "a.out" || name.starts_with("conftest") {
+                return Ok(());
+            }
+            PathBuf::from(format!("{output}.ppmap"))
         }
-        let archive = dir.join(format!("lib{name}.a"));
-        if archive.exists() {
-            return Some(archive);
+    };
+    let fragments = match pathprof_core::map::read_fragments(Path::new(output)) {
+        Ok(f) => f,
+        Err(pathprof_core::map::MapError::NoMapSection { .. }) => return Ok(()),
+        Err(e) => return Err(e).context("reading back the linked file's map"),
+    };
+    pathprof_core::map::write_fragments(&path, &fragments)
+        .with_context(|| format!("cannot write the map file {}", path.display()))
+}
+
+/// `args` without `-x LANG` flags (the sources they applied to are objects now).
+fn without_languages(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut skip = false;
+    for a in args {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if a == "-x" {
+            skip = true;
+        } else if !a.starts_with("-x") {
+            out.push(a.clone());
         }
     }
-    None
+    out
+}
+
+/// The instrumentation settings the options ask for.
+fn settings(o: &args::Options) -> Settings {
+    let mut settings = Settings::new(o.mode, o.max_paths, o.array_limit, o.early_exit, o.atomic);
+    settings.verbose = o.verbose;
+    settings
 }
 
 /// The command line minus inputs and output, plus `-c`, for compiling sources
 /// one by one.
-fn compile_flags(inv: &Invocation) -> Vec<String> {
+pub(super) fn compile_flags(inv: &Invocation) -> Vec<String> {
     let mut skip = vec![false; inv.args.len()];
     for input in &inv.inputs {
         skip[input.index] = true;
@@ -231,54 +212,4 @@ fn compile_flags(inv: &Invocation) -> Vec<String> {
         .collect();
     out.extend(["-c".into(), "-Wno-unused-command-line-argument".into()]);
     out
-}
-
-/// Pulls the bitcode members out of an archive; returns what replaces it on the
-/// link line (`Some(Some(path))` a native-only archive, `Some(None)` nothing,
-/// `None` the archive unchanged when it holds no bitcode).
-fn split_archive(
-    bytes: &[u8],
-    path: &str,
-    n: usize,
-    work: &Path,
-    bitcode: &mut Vec<PathBuf>,
-) -> Result<Option<Option<String>>> {
-    let members = archive::members(bytes).with_context(|| format!("reading archive {path}"))?;
-    if !members.iter().any(|m| archive::is_bitcode(m.data)) {
-        return Ok(None);
-    }
-    let dir = work.join(format!("archive{n}"));
-    std::fs::create_dir_all(&dir)?;
-    let mut native = Vec::new();
-    for (k, m) in members.iter().enumerate() {
-        let file = dir.join(format!("{k}_{}", m.name.replace('/', "_")));
-        std::fs::write(&file, m.data)?;
-        if archive::is_bitcode(m.data) {
-            bitcode.push(file);
-        } else {
-            native.push(file);
-        }
-    }
-    if native.is_empty() {
-        return Ok(Some(None));
-    }
-    let out = work.join(format!("native{n}.a"));
-    let ar = Path::new("/usr/lib/llvm-22/bin/llvm-ar");
-    let ar = if ar.exists() {
-        ar.to_path_buf()
-    } else {
-        PathBuf::from("ar")
-    };
-    let status = Command::new(&ar)
-        .arg("rcs")
-        .arg(&out)
-        .args(&native)
-        .status()?;
-    if !status.success() {
-        bail!(
-            "{} failed to rebuild the native part of {path}",
-            ar.display()
-        );
-    }
-    Ok(Some(Some(out.display().to_string())))
 }

@@ -4,7 +4,9 @@
 //! and llvm-cov show a line), added up over the functions with code on it, so
 //! that the copies of one source function (a header's `static inline` function
 //! compiled into several translation units, or inlined into several callers)
-//! count together. Its *instructions executed* is the exact sum over those
+//! count together. A function's own line (where its name is declared) counts
+//! its calls, as in gcov and llvm-cov, also when optimisation left no
+//! instruction there. Its *instructions executed* is the exact sum over those
 //! blocks of block count × the block's instructions on the line (Weinberger's
 //! measure).
 
@@ -43,6 +45,11 @@ pub fn line_counts(loaded: &Loaded) -> FileLines {
                 let r = reached.entry((span.file, span.line)).or_default();
                 *r = (*r).max(n);
             }
+        }
+        if let (Some(file), Some(line)) = (f.file, f.line) {
+            out.entry(file).or_default().entry(line).or_default();
+            let r = reached.entry((file, line)).or_default();
+            *r = (*r).max(c.entry);
         }
         for ((file, line), n) in reached {
             if let Some(lc) = out.get_mut(&file).and_then(|f| f.get_mut(&line)) {

@@ -1,14 +1,16 @@
-//! Loading what every report reads: a map file and one or more profiles of its
-//! build (summed), interpreted into per-function counts. What the counts say
+//! Loading what every report reads: a map file and one or more profile files
+//! (summed), of which the section of the map's build is interpreted into
+//! per-function counts. What the counts say
 //! about themselves (paths lost to early termination, flow that does not
 //! balance) is written to stderr here, once, whatever the report.
 
 use anyhow::{bail, Context as _, Result};
+use pathprof_core::combine::{combine, Combined, Main};
 use pathprof_core::derive::FunctionCounts;
-use pathprof_core::map::MapFile;
-use pathprof_core::profile::{interpret, read_raw};
-use pathprof_format::RawProfile;
-use std::path::{Path, PathBuf};
+use pathprof_core::map::{read_fragments, MapFile};
+use pathprof_core::profile::{interpret, read_file, ProfileError};
+use pathprof_format::ProfileFile;
+use std::path::PathBuf;
 
 /// A map with the counts of its profile(s).
 pub struct Loaded {
@@ -55,16 +57,38 @@ impl Facts {
     }
 }
 
-/// Reads and sums `profiles` (at least one) of the build of `map`.
-pub fn load(map_path: &Path, profiles: &[PathBuf]) -> Result<Loaded> {
-    let map = MapFile::read(map_path)?;
-    let raw = read_profiles(profiles)?;
-    let counts = interpret(
-        &map,
-        &map_path.display().to_string(),
-        &raw,
-        &profiles[0].display().to_string(),
-    )?;
+/// Reads the fragments of `maps` (map files, or executables and libraries
+/// built by `pathprof cc`) and sums `profiles` (at least one); each fragment's
+/// section is interpreted, and the whole read as one program.
+pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
+    let mut fragments: Vec<MapFile> = Vec::new();
+    for m in maps {
+        for f in read_fragments(m)? {
+            if !fragments.iter().any(|g| g.build_id == f.build_id) {
+                fragments.push(f);
+            }
+        }
+    }
+    if fragments.is_empty() {
+        bail!("no map given: pass --map with the program, library or .ppmap to report on");
+    }
+    let file = read_profiles(profiles)?;
+    let map_name = names(maps);
+    let profile_name = names(profiles);
+    let combined = combine(&fragments, &file.sections, &map_name, &profile_name)?;
+    if combined.matched == 0 {
+        return Err(ProfileError::OtherBuild {
+            profile: profile_name,
+            map: map_name,
+            found: file.build_ids(),
+            expected: combined.map.build_id,
+        }
+        .into());
+    }
+    let Combined {
+        map, raw, mains, ..
+    } = combined;
+    let counts = interpret(&map, &map_name, &raw, &profile_name)?;
     let mut loaded = Loaded {
         facts: Facts {
             processes: raw.processes,
@@ -75,37 +99,61 @@ pub fn load(map_path: &Path, profiles: &[PathBuf]) -> Result<Loaded> {
             returned_in_children: None,
         },
         map,
-        map_path: map_path.to_path_buf(),
+        map_path: PathBuf::from(map_name),
         counts,
     };
-    loaded.count_processes_lost_in_calls();
+    loaded.count_processes_lost_in_calls(&mains);
     for line in loaded.notes() {
         eprintln!("{line}");
     }
     Ok(loaded)
 }
 
+/// Reads `maps` as one map (for reports that need no counts).
+pub fn read_map(maps: &[PathBuf]) -> Result<MapFile> {
+    let mut fragments: Vec<MapFile> = Vec::new();
+    for m in maps {
+        fragments.extend(read_fragments(m)?);
+    }
+    if fragments.is_empty() {
+        bail!("no map given: pass --map with the program, library or .ppmap to report on");
+    }
+    Ok(combine(&fragments, &[], &names(maps), "")?.map)
+}
+
+/// File names for messages, comma-separated.
+fn names(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Loaded {
-    /// In path and edge modes, `main` runs once per process that was not
-    /// forked; each one fewer ended inside a call from `main` before any of
-    /// its paths there was counted. Those are lost paths of `main`.
-    fn count_processes_lost_in_calls(&mut self) {
-        if self.map.mode == pathprof_core::Mode::Block || self.facts.processes == 0 {
+    /// In path and edge modes, each program's `main` runs once per process of
+    /// that program that was not forked; each one fewer ended inside a call
+    /// from `main` before any of its paths there was counted. Those are lost
+    /// paths of `main`.
+    fn count_processes_lost_in_calls(&mut self, mains: &[Main]) {
+        if self.map.mode == pathprof_core::Mode::Block {
             return;
         }
-        let Some(i) = self.map.functions.iter().position(|f| f.name == "main") else {
-            return;
-        };
-        let entered = self.facts.processes.saturating_sub(self.facts.forked);
-        let missing = entered.saturating_sub(self.counts[i].entry);
-        if missing > 0 {
-            let c = &mut self.counts[i];
+        let (mut missing_all, mut surplus_all, mut entered_all) = (0u64, 0u64, 0u64);
+        for m in mains.iter().filter(|m| m.processes > 0) {
+            let c = &mut self.counts[m.function as usize];
+            let entered = m.processes.saturating_sub(m.forked);
+            let missing = entered.saturating_sub(c.entry);
             c.lost = c.lost.saturating_add(missing);
-            self.facts.ended_in_calls = Some((missing, entered));
+            missing_all = missing_all.saturating_add(missing);
+            surplus_all = surplus_all.saturating_add(c.entry.saturating_sub(entered));
+            entered_all = entered_all.saturating_add(entered);
         }
-        let surplus = self.counts[i].entry.saturating_sub(entered);
-        if surplus > 0 {
-            self.facts.returned_in_children = Some((surplus, entered));
+        if missing_all > 0 {
+            self.facts.ended_in_calls = Some((missing_all, entered_all));
+        }
+        if surplus_all > 0 {
+            self.facts.returned_in_children = Some((surplus_all, entered_all));
         }
     }
 
@@ -197,14 +245,15 @@ impl Loaded {
     }
 }
 
-/// Reads and merges raw profiles, refusing to mix builds.
-pub fn read_profiles(profiles: &[PathBuf]) -> Result<RawProfile> {
+/// Reads and merges raw profile files, section by section (sections of one
+/// build added, other builds kept apart).
+pub fn read_profiles(profiles: &[PathBuf]) -> Result<ProfileFile> {
     let Some((first, rest)) = profiles.split_first() else {
         bail!("no profile given: name the .pprof file(s) the program wrote");
     };
-    let mut raw = read_raw(first)?;
+    let mut raw = read_file(first)?;
     for p in rest {
-        let other = read_raw(p)?;
+        let other = read_file(p)?;
         raw.merge(&other)
             .with_context(|| format!("cannot add {} to {}", p.display(), first.display()))?;
     }

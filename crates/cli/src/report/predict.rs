@@ -467,7 +467,7 @@ pub(crate) mod tests {
         let functions = vec![f];
         let map = MapFile {
             mode: Mode::Path,
-            build_id: MapFile::compute_build_id(Mode::Path, &functions),
+            build_id: MapFile::compute_build_id(Mode::Path, &[], &functions),
             files: vec!["t.c".into()],
             file_digests: vec![None],
             functions,

@@ -62,7 +62,7 @@ pub fn map(mode: Mode, options: &PlanOptions) -> MapFile {
         })
         .collect();
     // Through JSON, so that fields added later keep their defaults.
-    let build_id = MapFile::compute_build_id(mode, &functions);
+    let build_id = MapFile::compute_build_id(mode, &[], &functions);
     serde_json::from_value(serde_json::json!({
         "mode": mode,
         "build_id": build_id,

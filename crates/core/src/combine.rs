@@ -1,0 +1,221 @@
+//! Combining map fragments and their profile sections into one map and one
+//! profile, so that every report reads a program, a library or a whole test
+//! suite the way it reads one module.
+//!
+//! Each instrumented module (a translation unit, or a `--whole-program`
+//! program) has its own map fragment and its own section in a profile file,
+//! keyed by the fragment's build id. Combining puts all functions in one list
+//! with one file table. One source function compiled into several modules
+//! (a C++ inline function or template instance, a `static inline` function of
+//! a header) appears once: functions with the same linkage name, source
+//! position, shape and counter layout are one function, and their counts add
+//! up, as llvm-cov adds a header's instances.
+
+use crate::hash::Fnv64;
+use crate::map::{MapFile, MapFunction};
+use crate::profile::{mode_number, ProfileError};
+use pathprof_format::RawProfile;
+use std::collections::HashMap;
+
+/// Fragments combined with the sections of a profile.
+#[derive(Debug)]
+pub struct Combined {
+    /// One map over every fragment (its build id: the fragment's own for one
+    /// fragment, else a digest of all of theirs).
+    pub map: MapFile,
+    /// The counts of every fragment's section, renumbered to `map`'s
+    /// functions, with the facts of the sections holding a `main` summed (each
+    /// process runs one program), or where none does, for each fact the
+    /// largest any section records (a library: every process that loaded it
+    /// wrote its section).
+    pub raw: RawProfile,
+    /// Each `main` (one per program) with the processes and fork children of
+    /// its own section: `main` should be entered once per process that was
+    /// not forked.
+    pub mains: Vec<Main>,
+    /// How many fragments had a section in the profile.
+    pub matched: usize,
+}
+
+/// What makes functions of two modules one source function: linkage name,
+/// shape hash, counter layout identity, source file name and line.
+type SameFunction = (String, u64, u64, Option<String>, Option<u32>);
+
+/// A program's `main` and how many processes of that program wrote counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Main {
+    /// Its index among the combined map's functions.
+    pub function: u32,
+    pub processes: u64,
+    pub forked: u64,
+}
+
+/// Combines `fragments` (at least one) with the `sections` of a profile.
+/// Fragments of different modes cannot be read together. A fragment without
+/// a section never ran in that profile (its counts are zero). Names are for
+/// messages.
+pub fn combine(
+    fragments: &[MapFile],
+    sections: &[RawProfile],
+    map_name: &str,
+    profile_name: &str,
+) -> Result<Combined, ProfileError> {
+    let first = fragments.first().expect("at least one fragment");
+    if let Some(other) = fragments.iter().find(|f| f.mode != first.mode) {
+        return Err(ProfileError::MixedModes {
+            map: map_name.into(),
+            first: first.mode.name(),
+            other: other.mode.name(),
+        });
+    }
+    let mut map = MapFile {
+        mode: first.mode,
+        build_id: combined_id(fragments),
+        files: Vec::new(),
+        file_digests: Vec::new(),
+        functions: Vec::new(),
+        atomic: fragments.iter().all(|f| f.atomic),
+    };
+    let mut file_index: HashMap<String, u32> = HashMap::new();
+    let mut function_index: HashMap<SameFunction, u32> = HashMap::new();
+    let mut raw_parts: Vec<RawProfile> = Vec::new();
+    let mut matched: Vec<&RawProfile> = Vec::new();
+    let mut mains: Vec<Main> = Vec::new();
+    for fragment in fragments {
+        let files: Vec<u32> = fragment
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                *file_index.entry(name.clone()).or_insert_with(|| {
+                    map.files.push(name.clone());
+                    map.file_digests
+                        .push(fragment.file_digests.get(i).copied().flatten());
+                    (map.files.len() - 1) as u32
+                })
+            })
+            .collect();
+        let renumber: Vec<u32> = fragment
+            .functions
+            .iter()
+            .map(|f| {
+                let key = (
+                    f.name.clone(),
+                    f.hash,
+                    f.layout.identity(),
+                    fragment.file_name(f.file).map(str::to_string),
+                    f.line,
+                );
+                *function_index.entry(key).or_insert_with(|| {
+                    map.functions.push(with_files(f, &files));
+                    (map.functions.len() - 1) as u32
+                })
+            })
+            .collect();
+        let Some(section) = sections.iter().find(|s| s.build_id == fragment.build_id) else {
+            continue;
+        };
+        if section.mode != mode_number(fragment.mode) {
+            return Err(ProfileError::Mode {
+                profile: profile_name.into(),
+                map: map_name.into(),
+                found: section.mode.to_string(),
+                expected: fragment.mode.name(),
+            });
+        }
+        let mut part = section.clone();
+        for f in &mut part.functions {
+            let Some(&to) = renumber.get(f.index as usize) else {
+                return Err(ProfileError::UnknownFunction {
+                    profile: profile_name.into(),
+                    map: map_name.into(),
+                    index: f.index,
+                });
+            };
+            f.index = to;
+        }
+        // Names are unique within a module, so no two records meet.
+        part.functions.sort_by_key(|f| f.index);
+        if let Some(i) = fragment.functions.iter().position(|f| f.name == "main") {
+            mains.push(Main {
+                function: renumber[i],
+                processes: section.processes,
+                forked: section.forked,
+            });
+        }
+        part.build_id = map.build_id;
+        raw_parts.push(part);
+        matched.push(section);
+    }
+    let facts = facts_of(&mains, fragments, &matched);
+    let mut raw = match raw_parts.split_first() {
+        Some((head, rest)) => {
+            let mut raw = head.clone();
+            for part in rest {
+                raw.merge(part).expect("parts share build id and mode");
+            }
+            raw
+        }
+        None => RawProfile::default(),
+    };
+    raw.build_id = map.build_id;
+    raw.mode = mode_number(map.mode);
+    (raw.processes, raw.forked, raw.threads) = facts;
+    Ok(Combined {
+        map,
+        raw,
+        mains,
+        matched: matched.len(),
+    })
+}
+
+/// The process facts of combined sections (see [`Combined::raw`]).
+fn facts_of(mains: &[Main], fragments: &[MapFile], sections: &[&RawProfile]) -> (u64, u64, u64) {
+    let holds_main = |s: &&&RawProfile| {
+        fragments
+            .iter()
+            .find(|f| f.build_id == s.build_id)
+            .is_some_and(|f| f.functions.iter().any(|g| g.name == "main"))
+    };
+    let sum = |(p, f, t): (u64, u64, u64), s: &&RawProfile| {
+        (
+            p.saturating_add(s.processes),
+            f.saturating_add(s.forked),
+            t.saturating_add(s.threads),
+        )
+    };
+    if !mains.is_empty() {
+        return sections.iter().filter(holds_main).fold((0, 0, 0), sum);
+    }
+    sections.iter().fold((0, 0, 0), |(p, f, t), s| {
+        (p.max(s.processes), f.max(s.forked), t.max(s.threads))
+    })
+}
+
+/// `f` with its file indices renumbered through `files`.
+fn with_files(f: &MapFunction, files: &[u32]) -> MapFunction {
+    let mut g = f.clone();
+    let at = |i: u32| files.get(i as usize).copied().unwrap_or(i);
+    g.file = g.file.map(at);
+    for b in &mut g.blocks {
+        for l in &mut b.lines {
+            l.file = at(l.file);
+        }
+    }
+    g
+}
+
+/// The build id of a combination: the fragment's own for one, else a digest
+/// of the sorted ids.
+fn combined_id(fragments: &[MapFile]) -> u64 {
+    if let [one] = fragments {
+        return one.build_id;
+    }
+    let mut ids: Vec<u64> = fragments.iter().map(|f| f.build_id).collect();
+    ids.sort_unstable();
+    let mut h = Fnv64::new();
+    for id in ids {
+        h.write_u64(id);
+    }
+    h.finish()
+}
