@@ -185,7 +185,12 @@ fn configure_probes_and_pass_through_steps_behave_like_clang() {
     let d = dir.path();
     write(d, "conftest.c", "int main(void) { return 0; }\n");
     ok(pathprof(d, &["cc", "conftest.c", "-o", "conftest"]));
-    assert!(Command::new(d.join("conftest")).status().unwrap().success());
+    let runs = |exe: &str| Command::new(d.join(exe)).current_dir(d).status().unwrap();
+    assert!(runs("conftest").success());
+    ok(pathprof(d, &["cc", "conftest.c"]));
+    assert!(runs("a.out").success());
+    // Probes leave no maps behind (the map travels in the file anyway).
+    assert!(!d.join("conftest.ppmap").exists() && !d.join("a.out.ppmap").exists());
     let pre = ok(pathprof(d, &["cc", "-E", "-DVALUE=42", "-x", "c", "-"]));
     assert!(pre.is_empty() || !pre.contains("error"));
     let pre = Command::new(env!("CARGO_BIN_EXE_pathprof"))
@@ -206,6 +211,56 @@ fn configure_probes_and_pass_through_steps_behave_like_clang() {
     let bad = pathprof(d, &["cc", "bad.c", "-o", "bad"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("undeclared"));
+}
+
+/// Per function (by name): its entry count and its path counts, sorted.
+fn counts_by_function(r: &serde_json::Value) -> Vec<(String, u64, Vec<u64>)> {
+    let mut out: Vec<(String, u64, Vec<u64>)> = r["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let mut paths: Vec<u64> = f["paths"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["count"].as_u64().unwrap())
+                .collect();
+            paths.sort();
+            let name = f["name"].as_str().unwrap().to_string();
+            (name, f["entry_count"].as_u64().unwrap(), paths)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `--whole-program` instruments the linked program at the same point as
+/// the compile-time route instruments each object: both count the same.
+#[test]
+fn whole_program_and_compile_time_routes_count_the_same() {
+    let dir = lib_and_main();
+    let d = dir.path();
+    for (route, extra) in [("objects", None), ("whole", Some("--whole-program"))] {
+        let mut compile = vec!["cc", "-O2", "-g", "-c"];
+        compile.extend(extra);
+        for src in ["lib.c", "main.c"] {
+            let mut a = compile.clone();
+            let obj = format!("{route}-{src}.o");
+            a.extend([src, "-o", &obj]);
+            ok(pathprof(d, &a));
+        }
+        let (lib, main) = (format!("{route}-lib.c.o"), format!("{route}-main.c.o"));
+        ok(pathprof(d, &["cc", "-O2", &main, &lib, "-o", route]));
+        let profile = d.join(format!("{route}.pprof"));
+        let run = run_profiled(&d.join(route), &profile);
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    }
+    let objects = report(d, "objects", "objects.pprof");
+    let whole = report(d, "whole", "whole.pprof");
+    assert_eq!(counts_by_function(&objects), counts_by_function(&whole));
+    assert_eq!(function(&whole, "cube")["entry_count"], 5);
+    assert_eq!(function(&whole, "square")["entry_count"], 5);
 }
 
 #[test]

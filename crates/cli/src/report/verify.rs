@@ -7,6 +7,7 @@
 use super::load::Loaded;
 use anyhow::{bail, Result};
 use pathprof_core::derive::FlowNode;
+use pathprof_core::map::{MapFile, MapFunction};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -17,7 +18,7 @@ pub struct Outcome {
 }
 
 /// Compares the path-derived edge counts of `paths` with `edges`.
-pub fn verify(paths: &Loaded, edges: &Loaded) -> Result<Outcome> {
+pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
     if paths.map.mode != pathprof_core::Mode::Path {
         bail!(
             "{} is not a path-mode map (it is {}); pass the path build's map with --map",
@@ -31,12 +32,22 @@ pub fn verify(paths: &Loaded, edges: &Loaded) -> Result<Outcome> {
             edges.map_path.display()
         );
     }
-    let by_name: HashMap<&str, usize> = edges
+    // A function is its name and where it is defined: two translation units
+    // may each have a `static` function of one name.
+    let key =
+        |map: &'a MapFile, f: &'a MapFunction| (f.name.as_str(), map.file_name(f.file), f.line);
+    let by_key: HashMap<_, usize> = edges
         .map
         .functions
         .iter()
         .enumerate()
-        .map(|(i, f)| (f.name.as_str(), i))
+        .map(|(i, f)| (key(&edges.map, f), i))
+        .collect();
+    let path_keys: std::collections::HashSet<_> = paths
+        .map
+        .functions
+        .iter()
+        .map(|f| key(&paths.map, f))
         .collect();
     let mut text = String::new();
     let mut unbalanced = 0usize;
@@ -46,7 +57,7 @@ pub fn verify(paths: &Loaded, edges: &Loaded) -> Result<Outcome> {
     let mut differing = 0usize;
     let mut compared = 0usize;
     for (i, f) in paths.map.functions.iter().enumerate() {
-        let Some(&j) = by_name.get(f.name.as_str()) else {
+        let Some(&j) = by_key.get(&key(&paths.map, f)) else {
             let _ = writeln!(text, "{}: only in the path build", f.name);
             differing += 1;
             continue;
@@ -87,7 +98,7 @@ pub fn verify(paths: &Loaded, edges: &Loaded) -> Result<Outcome> {
         }
     }
     for g in &edges.map.functions {
-        if !paths.map.functions.iter().any(|f| f.name == g.name) {
+        if !path_keys.contains(&key(&edges.map, g)) {
             let _ = writeln!(text, "{}: only in the edge build", g.name);
             differing += 1;
         }
