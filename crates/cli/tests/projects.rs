@@ -120,6 +120,15 @@ fn pathprof(dir: &Path, args: &[&str]) -> String {
     ok(dir, Command::new(env!("CARGO_BIN_EXE_pathprof")).args(args))
 }
 
+/// `pathprof report --format json` of `suite.pprof` over `maps`.
+fn report(dir: &Path, maps: &[&str]) -> Value {
+    let mut args = vec!["report", "--format", "json", "suite.pprof"];
+    for m in maps {
+        args.extend(["--map", m]);
+    }
+    serde_json::from_str(&pathprof(dir, &args)).unwrap()
+}
+
 /// Defined dynamic symbols (name and type) of a shared library: its exports.
 fn exports(lib: &Path) -> Vec<String> {
     let text = ok(
@@ -144,12 +153,19 @@ fn entries(report: &Value) -> BTreeMap<String, u64> {
     out
 }
 
+/// The suite built by `reference` and by pathprof, in two directories of a
+/// fresh temporary one.
+fn build_both(reference: Toolchain) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (theirs, ours) = (tmp.path().join("reference"), tmp.path().join("pathprof"));
+    reference.build(&theirs);
+    Toolchain::pathprof().build(&ours);
+    (tmp, theirs, ours)
+}
+
 #[test]
 fn a_suite_writes_one_profile_whose_counts_add_up_across_programs_and_libraries() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (plain, pp) = (tmp.path().join("plain"), tmp.path().join("pathprof"));
-    Toolchain::plain().build(&plain);
-    Toolchain::pathprof().build(&pp);
+    let (_tmp, plain, pp) = build_both(Toolchain::plain());
 
     assert_eq!(
         exports(&pp.join("libgreet.so")),
@@ -174,22 +190,7 @@ fn a_suite_writes_one_profile_whose_counts_add_up_across_programs_and_libraries(
         "the suite wrote other profiles too"
     );
 
-    let whole: Value = serde_json::from_str(&pathprof(
-        &pp,
-        &[
-            "report",
-            "--map",
-            "prog1",
-            "--map",
-            "prog2",
-            "--map",
-            "libgreet.so",
-            "suite.pprof",
-            "--format",
-            "json",
-        ],
-    ))
-    .unwrap();
+    let whole = report(&pp, &["prog1", "prog2", "libgreet.so"]);
     // prog1: classify(0..30) twice; prog2: classify(0..4) once. clamp runs for
     // x % 3 != 2 (20 per prog1 run, 3 in prog2) and in every greet_internal.
     let e = entries(&whole);
@@ -206,18 +207,7 @@ fn a_suite_writes_one_profile_whose_counts_add_up_across_programs_and_libraries(
     }
 
     // The library on its own: its counts from both programs.
-    let library: Value = serde_json::from_str(&pathprof(
-        &pp,
-        &[
-            "report",
-            "--map",
-            "libgreet.so",
-            "suite.pprof",
-            "--format",
-            "json",
-        ],
-    ))
-    .unwrap();
+    let library = report(&pp, &["libgreet.so"]);
     let e = entries(&library);
     assert_eq!((e["greet"], e["greet_internal"], e["clamp"]), (4, 4, 4));
     assert!(!e.contains_key("main"), "{e:?}");
@@ -246,10 +236,7 @@ fn da_counts(tracefile: &str) -> BTreeMap<(String, u32), u64> {
 
 #[test]
 fn line_counts_at_o2_are_the_sources_and_equal_llvm_covs() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (cov, pp) = (tmp.path().join("cov"), tmp.path().join("pathprof"));
-    Toolchain::llvm_cov().build(&cov);
-    Toolchain::pathprof().build(&pp);
+    let (_tmp, cov, pp) = build_both(Toolchain::llvm_cov());
     run_suite(&cov, ("LLVM_PROFILE_FILE", "%p.profraw"));
     run_suite(&pp, ("PATHPROF_FILE", "suite.pprof"));
 

@@ -78,40 +78,26 @@ fn advice(found: &[u64]) -> &'static str {
 
 /// Reads and decodes a raw profile file of any number of builds.
 pub fn read_file(path: &Path) -> Result<ProfileFile, ProfileError> {
+    read_with(path, ProfileFile::decode)
+}
+
+/// Reads `path` and decodes it with `decode`, naming the file in errors.
+fn read_with<T>(
+    path: &Path,
+    decode: impl FnOnce(&[u8]) -> Result<T, FormatError>,
+) -> Result<T, ProfileError> {
     let p = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|error| ProfileError::Io {
         path: p.clone(),
         error,
     })?;
-    ProfileFile::decode(&bytes).map_err(|error| ProfileError::Format { path: p, error })
-}
-
-/// The section of `map`'s build in `file`, or [`ProfileError::OtherBuild`]
-/// naming the builds the file holds. Names are for messages.
-pub fn section_for<'a>(
-    map: &MapFile,
-    map_name: &str,
-    file: &'a ProfileFile,
-    profile_name: &str,
-) -> Result<&'a RawProfile, ProfileError> {
-    file.section(map.build_id)
-        .ok_or_else(|| ProfileError::OtherBuild {
-            profile: profile_name.into(),
-            map: map_name.into(),
-            found: file.build_ids(),
-            expected: map.build_id,
-        })
+    decode(&bytes).map_err(|error| ProfileError::Format { path: p, error })
 }
 
 /// Reads and decodes a raw profile file of one build (see [`read_file`]
 /// for files of several).
 pub fn read_raw(path: &Path) -> Result<RawProfile, ProfileError> {
-    let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| ProfileError::Io {
-        path: p.clone(),
-        error,
-    })?;
-    RawProfile::decode(&bytes).map_err(|error| ProfileError::Format { path: p, error })
+    read_with(path, RawProfile::decode)
 }
 
 /// The mode number a runtime records for a map's mode.

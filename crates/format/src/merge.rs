@@ -11,7 +11,22 @@
 use crate::encoder::{Encoder, Sink};
 use crate::view::{FunctionView, ProfileView, SectionView};
 use crate::{FormatError, ProfileFile, RawFunction, RawProfile, MAX_OBJECTS};
+use std::borrow::Cow;
 use std::cmp::Ordering;
+
+/// `x` itself when it is in canonical form, else a normalized copy.
+fn canonical<'a, T: Clone>(
+    x: &'a T,
+    is_canonical: impl Fn(&T) -> bool,
+    normalize: impl Fn(&mut T),
+) -> Cow<'a, T> {
+    if is_canonical(x) {
+        return Cow::Borrowed(x);
+    }
+    let mut copy = x.clone();
+    normalize(&mut copy);
+    Cow::Owned(copy)
+}
 
 /// The part of a function that must agree for two profiles to merge.
 #[derive(Clone, Copy)]
@@ -316,15 +331,8 @@ impl RawProfile {
     /// ([`FormatError::SlotCountMismatch`]).
     pub fn merge(&mut self, other: &RawProfile) -> Result<(), FormatError> {
         self.normalize();
-        let normalized;
-        let other = if other.is_canonical() {
-            other
-        } else {
-            let mut o = other.clone();
-            o.normalize();
-            normalized = o;
-            &normalized
-        };
+        let other = canonical(other, Self::is_canonical, Self::normalize);
+        let other = other.as_ref();
         check(
             (self.build_id, self.mode),
             (other.build_id, other.mode),
@@ -402,15 +410,8 @@ impl ProfileFile {
     /// ([`FormatError::SlotCountMismatch`]).
     pub fn merge(&mut self, other: &ProfileFile) -> Result<(), FormatError> {
         self.normalize();
-        let normalized;
-        let other = if other.is_canonical() {
-            other
-        } else {
-            let mut o = other.clone();
-            o.normalize();
-            normalized = o;
-            &normalized
-        };
+        let other = canonical(other, Self::is_canonical, Self::normalize);
+        let other = other.as_ref();
         for theirs in &other.sections {
             if let Some(ours) = self.section(theirs.build_id) {
                 check(

@@ -293,13 +293,13 @@ fn file_name_patterns() {
     assert_eq!(read(&dir.join("default.pprof")), work(1));
 }
 
-#[test]
-fn many_processes_exiting_at_once_lose_nothing() {
-    let dir = test_dir("eight");
-    let exe = build(&dir, "wait_stdin", &[]);
+/// Starts eight processes (`exes` in turn) that wait on their stdin, writing
+/// to `all.pprof` in `dir`, then closes every stdin at once so all eight exit
+/// together; each must succeed without a word.
+fn exit_together(exes: &[&Path], dir: &Path) {
     let mut children: Vec<Child> = (0..8)
-        .map(|_| {
-            command(&exe, &dir, "all.pprof")
+        .map(|i| {
+            command(exes[i % exes.len()], dir, "all.pprof")
                 .arg("1000")
                 .stdin(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -307,7 +307,6 @@ fn many_processes_exiting_at_once_lose_nothing() {
                 .unwrap()
         })
         .collect();
-    // Close every stdin at once: all eight exit together.
     for c in &mut children {
         drop(c.stdin.take());
     }
@@ -316,6 +315,13 @@ fn many_processes_exiting_at_once_lose_nothing() {
         assert!(out.status.success());
         assert_quiet(&out);
     }
+}
+
+#[test]
+fn many_processes_exiting_at_once_lose_nothing() {
+    let dir = test_dir("eight");
+    let exe = build(&dir, "wait_stdin", &[]);
+    exit_together(&[&exe], &dir);
     let one = work(1000);
     assert_eq!(read(&dir.join("all.pprof")), sum(&vec![one; 8]));
     assert_eq!(facts(&dir.join("all.pprof")), (8, 0, 0));
@@ -757,24 +763,7 @@ fn many_processes_of_two_builds_exiting_at_once_lose_nothing() {
         &["BUILD=0x0DD0000000000002ull"],
         &[],
     );
-    let mut children: Vec<Child> = (0..8)
-        .map(|i| {
-            command(if i % 2 == 0 { &a } else { &b }, &dir, "all.pprof")
-                .arg("1000")
-                .stdin(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in &mut children {
-        drop(c.stdin.take());
-    }
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success());
-        assert_quiet(&out);
-    }
+    exit_together(&[&a, &b], &dir);
     assert_eq!(profiles_in(&dir), vec!["all.pprof"], "no side file");
     let file = read_file(&dir.join("all.pprof"));
     assert_eq!(file.build_ids(), vec![OTHER, BUILD]);

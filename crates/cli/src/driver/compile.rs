@@ -27,7 +27,7 @@ pub(super) fn compile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         };
         let code = match input.kind {
             InputKind::Source => compile_source(clang, &base, input, &object, inv)?,
-            InputKind::Assembly => compile_natively(clang, &base, input, &object)?,
+            InputKind::Assembly => clang_on(clang, &base, &[], input, &object)?,
             InputKind::Linker => continue, // clang ignores them with -c too
         };
         if code != ExitCode::SUCCESS {
@@ -62,16 +62,8 @@ pub(super) fn compile_source(
         .cloned()
         .collect();
     dependency_file_names(&mut args, object);
-    args.extend(
-        ["-emit-llvm", "-Xclang", "-disable-llvm-passes"]
-            .iter()
-            .map(|s| s.to_string()),
-    );
-    if let Some(lang) = &input.language {
-        args.extend(["-x".into(), lang.clone()]);
-    }
-    args.extend([input.path.clone(), "-o".into(), ir.display().to_string()]);
-    let code = exec(clang, &args)?;
+    let unoptimised = ["-emit-llvm", "-Xclang", "-disable-llvm-passes"];
+    let code = clang_on(clang, &args, &unoptimised, input, &ir)?;
     if code != ExitCode::SUCCESS {
         return Ok(code);
     }
@@ -110,21 +102,25 @@ fn dependency_file_names(args: &mut Vec<String>, object: &Path) {
     }
 }
 
-/// Assembles (or otherwise compiles without instrumenting) one input.
-pub(super) fn compile_natively(
+/// Runs clang on one input: `base` (the command line without inputs and
+/// output), `extra` flags, the input (in its `-x` language), `-o output`.
+/// With no `extra` flags: assembles, or compiles without instrumenting.
+pub(super) fn clang_on(
     clang: &Path,
     base: &[String],
+    extra: &[&str],
     input: &Input,
-    object: &Path,
+    output: &Path,
 ) -> Result<ExitCode> {
     let mut args = base.to_vec();
+    args.extend(extra.iter().map(|s| s.to_string()));
     if let Some(lang) = &input.language {
         args.extend(["-x".into(), lang.clone()]);
     }
     args.extend([
         input.path.clone(),
         "-o".into(),
-        object.display().to_string(),
+        output.display().to_string(),
     ]);
     exec(clang, &args)
 }

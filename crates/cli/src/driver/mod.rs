@@ -95,7 +95,7 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         let object = work.path().join(format!("{n}.o"));
         let code = match input.kind {
             InputKind::Source => compile::compile_source(clang, &base, input, &object, inv)?,
-            InputKind::Assembly => compile::compile_natively(clang, &base, input, &object)?,
+            InputKind::Assembly => compile::clang_on(clang, &base, &[], input, &object)?,
             InputKind::Linker => continue,
         };
         if code != ExitCode::SUCCESS {

@@ -50,15 +50,11 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         match input.kind {
             InputKind::Source | InputKind::Assembly => {
                 let obj = work.path().join(format!("{n}.o"));
-                let mut a = compile_args.clone();
-                if input.kind == InputKind::Source {
-                    a.extend(WHOLE_PROGRAM_BITCODE.iter().map(|s| s.to_string()));
-                }
-                if let Some(lang) = &input.language {
-                    a.extend(["-x".into(), lang.clone()]);
-                }
-                a.extend([input.path.clone(), "-o".into(), obj.display().to_string()]);
-                let code = exec(clang, &a)?;
+                let extra = match input.kind {
+                    InputKind::Source => WHOLE_PROGRAM_BITCODE,
+                    _ => &[],
+                };
+                let code = super::compile::clang_on(clang, &compile_args, extra, input, &obj)?;
                 if code != ExitCode::SUCCESS {
                     return Ok(code);
                 }
