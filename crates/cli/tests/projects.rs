@@ -7,6 +7,13 @@
 //! profile file; counts add up across programs and libraries, by hand; an
 //! inlined `static inline` helper is still a function with its calls; and at
 //! -O2 the line counts are the source's: equal to llvm-cov's on the same runs.
+//!
+//! A second project (`tests/projects/oneruntime`) checks one active runtime
+//! per process: a program's runtime writes the counts of the instrumented
+//! libraries it links or `dlopen`s however the process ends (`_exit`, a fork
+//! child's `_exit`, exec, `abort`, SIGTERM, SIGUSR1 then SIGKILL), exactly
+//! once; the program exports one symbol more; a library in an
+//! uninstrumented program writes on its own (and loses what `_exit` ends).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -316,4 +323,330 @@ fn line_counts_at_o2_are_the_sources_and_equal_llvm_covs() {
     // optimiser removed before instrumenting (`int s = 0;` became a constant,
     // `(void)argv;`, a closing brace whose `ret` merged with a `return`):
     // llvm-cov counts regions of the syntax tree, pathprof instructions.
+}
+
+// ---------------------------------------------------------------------------
+// One active runtime per process (`tests/projects/oneruntime`): a program
+// linked with an instrumented shared library (`libcounter.so`, hash-table
+// paths, a version script) and loading another one with dlopen
+// (`libplugin.so`). Every instrumented library has a hidden copy of the
+// runtime; the copies hand their modules over to the executable's runtime,
+// so the executable's `_exit`, exec, `abort`, signal handlers, fork handling
+// and SIGUSR1 dumps write the libraries' counts too.
+
+fn oneruntime_sources() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/projects/oneruntime")
+}
+
+/// Builds `libcounter.so`, `libplugin.so` and `host` (linked with
+/// libcounter) into `dir` with `tc`. pathprof builds count every function
+/// with more than one path in a hash table (`--array-limit=1`), so the
+/// executable's runtime reads tables a library's copy of the runtime made.
+fn build_host(tc: &Toolchain, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let src = oneruntime_sources();
+    let s = |name: &str| src.join(name).display().to_string();
+    let cc = |args: &[&str]| tc.cc(dir, args);
+    cc(&[
+        "-O2",
+        "-g",
+        "-fPIC",
+        "-c",
+        &s("counter.c"),
+        "-o",
+        "counter.o",
+    ]);
+    let script = format!("-Wl,--version-script={}", s("counter.map"));
+    cc(&["-shared", &script, "counter.o", "-o", "libcounter.so"]);
+    let plugin = s("plugin.c");
+    cc(&[
+        "-O2",
+        "-g",
+        "-fPIC",
+        "-shared",
+        &plugin,
+        "-o",
+        "libplugin.so",
+    ]);
+    cc(&["-O2", "-g", "-c", &s("host.c"), "-o", "host.o"]);
+    let rpath = "-Wl,-rpath,$ORIGIN";
+    cc(&["-O2", "host.o", "-L.", "-lcounter", rpath, "-o", "host"]);
+}
+
+fn pathprof_hash_tables() -> Toolchain {
+    let mut tc = Toolchain::pathprof();
+    tc.extra.push("--array-limit=1".into());
+    tc
+}
+
+/// Runs `host ARGS` in `dir` writing `profile` (removed first); its exit status.
+fn run_host(dir: &Path, profile: &str, args: &[&str]) -> std::process::ExitStatus {
+    let _ = std::fs::remove_file(dir.join(profile));
+    let out = Command::new(dir.join("host"))
+        .args(args)
+        .current_dir(dir)
+        .env("PATHPROF_FILE", profile)
+        .env_remove("PATHPROF_VERBOSE")
+        .output()
+        .unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "host {args:?} said:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.status
+}
+
+/// `pathprof report --format json PROFILE --map …`.
+fn report_of(dir: &Path, profile: &str, maps: &[&str]) -> Value {
+    let mut args = vec!["report", "--format", "json", profile];
+    for m in maps {
+        args.extend(["--map", m]);
+    }
+    serde_json::from_str(&pathprof(dir, &args)).unwrap()
+}
+
+/// The report's process facts: (processes, forked_processes).
+fn processes(r: &Value) -> (u64, u64) {
+    (
+        r["processes"].as_u64().unwrap(),
+        r["forked_processes"].as_u64().unwrap(),
+    )
+}
+
+fn signal_of(status: std::process::ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(&status)
+}
+
+/// A pathprof build of the project in a fresh temporary directory.
+fn built_host() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pathprof");
+    build_host(&pathprof_hash_tables(), &dir);
+    // The library's paths are counted in hash tables, by its own copy of
+    // the runtime (the object calls the runtime's hash counting).
+    let nm = ok(
+        &dir,
+        Command::new(format!("{LLVM_BIN}/llvm-nm")).args(["-u", "counter.o"]),
+    );
+    assert!(nm.contains("__pathprof_hash_count"), "{nm}");
+    (tmp, dir)
+}
+
+#[test]
+fn a_librarys_counts_are_written_however_the_process_ends() {
+    let (_tmp, dir) = built_host();
+    let k = 10u64;
+    // bump(i) for i in 0..10: 10 entries; twice for odd i: 1 3 5 7 9, 5
+    // entries; bumps once (it returns before the process ends). None of these
+    // endings runs exit handlers or destructors, so only the executable's
+    // runtime, writing every module of the process, can write the library's
+    // counts. (SIGTERM is raised inside main: main's path in progress is
+    // lost, so main's own entry is not asserted.)
+    for (how, status) in [
+        ("exit", Some(0)),
+        ("abort", None),
+        ("term", None),
+        ("exec", Some(0)),
+    ] {
+        let st = run_host(&dir, "p.pprof", &[how, &k.to_string()]);
+        assert_eq!(st.code(), status, "{how}: {st:?}");
+        match how {
+            "abort" => assert_eq!(signal_of(st), Some(libc_sig::SIGABRT), "{how}"),
+            "term" => assert_eq!(signal_of(st), Some(libc_sig::SIGTERM), "{how}"),
+            _ => {}
+        }
+        let whole = report_of(&dir, "p.pprof", &["host", "libcounter.so"]);
+        let e = entries(&whole);
+        assert_eq!(
+            (e["bump"], e["twice"], e["bumps"]),
+            (k, 5, 1),
+            "{how}: {e:?}"
+        );
+        assert_eq!(processes(&whole), (1, 0), "{how}");
+        let lib = report_of(&dir, "p.pprof", &["libcounter.so"]);
+        assert_eq!(processes(&lib), (1, 0), "{how}: the library's section");
+        assert_eq!(entries(&lib)["bump"], k, "{how}");
+    }
+}
+
+/// Signal numbers (Linux, every architecture pathprof runs on).
+mod libc_sig {
+    pub const SIGABRT: i32 = 6;
+    pub const SIGKILL: i32 = 9;
+    pub const SIGTERM: i32 = 15;
+}
+
+#[test]
+fn a_fork_childs_library_counts_are_written_by_its_exit() {
+    let (_tmp, dir) = built_host();
+    let st = run_host(&dir, "f.pprof", &["fork", "10", "7"]);
+    assert!(st.success(), "{st:?}");
+    // The parent: bump(0..10) before the fork (10 entries, twice 5 times);
+    // the child, which ends by _exit: bump(0..7) (7 entries, twice for
+    // 1 3 5: 3). What the parent counted before the fork is written once (by
+    // the parent, at its exit): 10 + 7 and 5 + 3. bumps ran once in each.
+    let whole = report_of(&dir, "f.pprof", &["host", "libcounter.so"]);
+    let e = entries(&whole);
+    assert_eq!((e["bump"], e["twice"], e["bumps"]), (17, 8, 2), "{e:?}");
+    assert_eq!(e["main"], 1, "only the parent returns from main: {e:?}");
+    assert_eq!(processes(&whole), (2, 1));
+    assert_eq!(whole["exact"], true);
+    // The library's section counts both processes, the child as forked.
+    let lib = report_of(&dir, "f.pprof", &["libcounter.so"]);
+    assert_eq!(processes(&lib), (2, 1));
+    assert_eq!(entries(&lib)["bump"], 17);
+}
+
+#[test]
+fn a_dlopened_librarys_counts_are_kept_across_dlclose_and_a_second_load() {
+    let (_tmp, dir) = built_host();
+    let plugin = dir.join("libplugin.so").display().to_string();
+    let st = run_host(&dir, "d.pprof", &["dlopen", "10", "7", &plugin]);
+    assert!(st.success(), "{st:?}");
+    // plug(i) for i in 0..10, then dlclose (the plugin's destructor hands
+    // its last write to the executable's runtime); loaded again, plug(i)
+    // for i in 0..7, then _exit with the plugin loaded: only the
+    // executable's runtime can write those 7. plugs ran twice.
+    let whole = report_of(&dir, "d.pprof", &["host", "libplugin.so"]);
+    let e = entries(&whole);
+    assert_eq!((e["plug"], e["plugs"], e["main"]), (17, 2, 1), "{e:?}");
+    assert_eq!(processes(&whole), (1, 0));
+    // One process, counted once in the plugin's section although it wrote
+    // it twice (at dlclose and at _exit).
+    let lib = report_of(&dir, "d.pprof", &["libplugin.so"]);
+    assert_eq!(processes(&lib), (1, 0));
+    assert_eq!(entries(&lib)["plug"], 17);
+}
+
+#[test]
+fn sigusr1_writes_the_librarys_counts_once() {
+    let (_tmp, dir) = built_host();
+    // bump(0..10), SIGUSR1 (a dump), bump(0..7), then SIGKILL: the file
+    // holds what the SIGUSR1 dump wrote, no process counted (none ended by
+    // a final write): bump 10, twice 5, and bumps' first run (10 calls)
+    // complete before the signal.
+    let st = run_host(&dir, "u.pprof", &["usr1", "10", "7", "kill"]);
+    assert_eq!(signal_of(st), Some(libc_sig::SIGKILL), "{st:?}");
+    let whole = report_of(&dir, "u.pprof", &["host", "libcounter.so"]);
+    let e = entries(&whole);
+    assert_eq!((e["bump"], e["twice"], e["bumps"]), (10, 5, 1), "{e:?}");
+    assert_eq!(processes(&whole).0, 0);
+
+    // The same run returning from main: the exit writes only what came
+    // after the dump, 7 and 3 more (twice for 1 3 5), a second bumps.
+    let st = run_host(&dir, "u.pprof", &["usr1", "10", "7"]);
+    assert!(st.success(), "{st:?}");
+    let whole = report_of(&dir, "u.pprof", &["host", "libcounter.so"]);
+    let e = entries(&whole);
+    assert_eq!(
+        (e["bump"], e["twice"], e["bumps"], e["main"]),
+        (17, 8, 2, 1),
+        "{e:?}"
+    );
+    assert_eq!(processes(&whole), (1, 0));
+    assert_eq!(whole["exact"], true);
+}
+
+/// The defined dynamic symbols of a file, as `name type` pairs.
+fn dynamic_exports(file: &Path) -> BTreeMap<String, String> {
+    exports(file)
+        .into_iter()
+        .filter_map(|l| {
+            let (kind, name) = l.split_once(' ')?;
+            Some((name.to_string(), kind.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn libraries_export_what_plain_ones_do_and_the_program_one_symbol_more() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plain, pp) = (tmp.path().join("plain"), tmp.path().join("pathprof"));
+    build_host(&Toolchain::plain(), &plain);
+    build_host(&pathprof_hash_tables(), &pp);
+    for lib in ["libcounter.so", "libplugin.so"] {
+        assert_eq!(
+            exports(&pp.join(lib)),
+            exports(&plain.join(lib)),
+            "{lib} exports more (or less) than the plain one"
+        );
+    }
+    let ours = dynamic_exports(&pp.join("host"));
+    let theirs = dynamic_exports(&plain.join("host"));
+    let new: Vec<&str> = ours
+        .keys()
+        .filter(|n| !theirs.contains_key(*n))
+        .map(String::as_str)
+        .collect();
+    assert!(theirs.keys().all(|n| ours.contains_key(n)), "{ours:?}");
+    // The runtime's one rendezvous symbol (data), and the C library
+    // functions it takes over (weak definitions, exported by the linker
+    // because the C library defines them too, as before).
+    assert_eq!(
+        ours.get("__pathprof_runtime_v1").map(String::as_str),
+        Some("D")
+    );
+    let interposed = [
+        "_Exit",
+        "_exit",
+        "abort",
+        "daemon",
+        "execl",
+        "execle",
+        "execlp",
+        "execv",
+        "execve",
+        "execvp",
+        "execvpe",
+        "fexecve",
+        "pthread_create",
+    ];
+    let unexpected: Vec<&&str> = new
+        .iter()
+        .filter(|n| **n != "__pathprof_runtime_v1" && !interposed.contains(n))
+        .collect();
+    assert!(unexpected.is_empty(), "new exports of host: {unexpected:?}");
+    for n in interposed {
+        assert_eq!(ours.get(n).map(String::as_str), Some("W"), "{n}");
+    }
+}
+
+#[test]
+fn a_library_in_an_uninstrumented_program_writes_on_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mixed");
+    build_host(&pathprof_hash_tables(), &dir);
+    // The program relinked from a plain object: no runtime of its own, so
+    // the library's copy finds none to hand over to and works on its own.
+    let src = oneruntime_sources().join("host.c").display().to_string();
+    Toolchain::plain().cc(&dir, &["-O2", "-c", &src, "-o", "host.o"]);
+    Toolchain::plain().cc(
+        &dir,
+        &[
+            "-O2",
+            "host.o",
+            "-L.",
+            "-lcounter",
+            "-Wl,-rpath,$ORIGIN",
+            "-o",
+            "host",
+        ],
+    );
+    assert!(!dynamic_exports(&dir.join("host")).contains_key("__pathprof_runtime_v1"));
+    // Written: by SIGUSR1 (the library's copy is the only one, so it took
+    // the signal): bump(0..10) before it, nothing after (SIGKILL) ...
+    let st = run_host(&dir, "m.pprof", &["usr1", "10", "7", "kill"]);
+    assert_eq!(signal_of(st), Some(libc_sig::SIGKILL), "{st:?}");
+    let e = entries(&report_of(&dir, "m.pprof", &["libcounter.so"]));
+    assert_eq!((e["bump"], e["twice"]), (10, 5), "{e:?}");
+    // ... and at exit (its own exit handler and destructor): 10 + 7 and
+    // 5 + 3 (twice for 1 3 5), once.
+    assert!(run_host(&dir, "m.pprof", &["usr1", "10", "7"]).success());
+    let e = entries(&report_of(&dir, "m.pprof", &["libcounter.so"]));
+    assert_eq!((e["bump"], e["twice"]), (17, 8), "{e:?}");
+    // Lost: a process that ends by the program's own _exit (the C
+    // library's: nothing takes it over) writes nothing at all.
+    assert!(run_host(&dir, "x.pprof", &["exit", "10"]).success());
+    assert!(!dir.join("x.pprof").exists());
 }

@@ -42,7 +42,7 @@
 
 use crate::dump::{self, Trigger};
 use crate::mem::MapVec;
-use crate::{os, process};
+use crate::{active, os, process};
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::catch_unwind;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -102,10 +102,18 @@ extern "C" {
     static environ: *const *const c_char;
 }
 
-/// The final dump before the process ends or replaces its image.
+/// The final dump before the process ends or replaces its image: of every
+/// module of the process when this copy handed over to the active runtime
+/// (see `active`; a library's own calls bind to its hidden copy of these
+/// functions).
 fn final_dump() {
     let saved = os::errno();
-    let _ = catch_unwind(|| dump::dump(Trigger::Final));
+    match active::forwarded() {
+        Some(rt) => (rt.dump)(active::DUMP_FINAL),
+        None => {
+            let _ = catch_unwind(|| dump::dump(Trigger::Final));
+        }
+    }
     os::set_errno(saved);
 }
 
@@ -273,7 +281,10 @@ unsafe extern "C" fn hook_pthread_create(
     // Safety: the caller's arguments, passed on unchanged.
     let r = unsafe { create_thread(thread, attr, start, arg) };
     if r == 0 {
-        process::note_thread();
+        match active::forwarded() {
+            Some(rt) => (rt.note_thread)(),
+            None => process::note_thread(),
+        }
     }
     r
 }

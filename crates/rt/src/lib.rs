@@ -36,7 +36,9 @@
 //! ## What happens
 //!
 //! * **Registration** (`registry`): modules (a program, its shared
-//!   libraries, or each translation unit) register from their constructors;
+//!   libraries, or each translation unit) register from their constructors,
+//!   with the process's active runtime (`active`: the executable's, when a
+//!   library's copy of the runtime finds it);
 //!   the first registration reads `PATHPROF_FILE` and `PATHPROF_VERBOSE` and
 //!   installs the hooks (`hooks`). Each registration also finds the file
 //!   the module was loaded from (`dladdr`, or `/proc/self/exe` for the main
@@ -163,12 +165,41 @@
 //!
 //! Every module writes into the one file, in the section of its build:
 //! each dump writes all of them at once, and a module's destructor
-//! (`__pathprof_fini`, at exit or `dlclose`) writes that module only. (Each
-//! copy of this static library keeps its own list; a shared library that
-//! links its own copy and registers with it writes its sections
-//! independently, into the same file, through the same locking.)
+//! (`__pathprof_fini`, at exit or `dlclose`) writes that module only.
+//!
+//! ## Several copies of the runtime in one process
+//!
+//! Each instrumented shared library links a hidden copy of this static
+//! library (`pathprof cc -shared` passes `--exclude-libs`), and so does the
+//! executable. One of them is the *active* runtime (`active`): the
+//! executable's, which its link exports as `__pathprof_runtime_v1`. The
+//! libraries' copies find it at their first registration and hand over
+//! (registration, last writes, `__pathprof_dump`, the final write of the
+//! library's own `_exit`/exec/`abort` calls, its thread count): one list of
+//! modules, one set of hooks, one fork handler, one interval thread, and
+//! every dump writes every module of the process. Library constructors run
+//! before the executable's, so the active runtime starts (settings, hooks)
+//! at whichever registration reaches it first.
+//!
+//! A copy that finds no such runtime, because the executable is not
+//! instrumented (a plain test driver, `python` loading an instrumented
+//! extension), was linked without the export (by hand, or with the symbol
+//! hidden by `--exclude-libs,ALL` or a version script), is static, or was
+//! linked with the runtime of another pathprof build (another fingerprint),
+//! works on its own, into the same file through the same locking: its
+//! modules are written at normal exit and `quick_exit` (its own exit
+//! handlers), by their destructors (exit, `dlclose`), by `__pathprof_dump()`
+//! and `_exit`/`_Exit`/exec/`abort`/`daemon` called from that library's own
+//! code, by its own interval thread, and by SIGUSR1 and the fatal signals
+//! (SIGABRT also from another object's `abort`) only if this copy registered
+//! first among those that install handlers (a signal has one handler; the
+//! others find it taken). Lost: what it counted since its last write when
+//! the process ends by `_exit`, `_Exit` or exec called from any other object
+//! (a forked child's usual `_exit`), or by a signal another copy took. Fork
+//! handling is exact in every copy.
 
 pub mod abi;
+pub mod active;
 mod dump;
 mod hash;
 mod hooks;
@@ -188,13 +219,31 @@ use std::panic::catch_unwind;
 use std::sync::atomic::AtomicU64;
 
 /// Registers an instrumented module; called from its constructor. Modules of
-/// another ABI version and null pointers are ignored (with a warning).
+/// another ABI version and null pointers are ignored (with a warning). In a
+/// copy of the runtime that handed over to the process's active runtime
+/// (`active`), the module is registered there.
 ///
 /// # Safety
 /// `m` is null or points to a `PpModule` whose function table and counters
 /// live until the process exits.
 #[no_mangle]
 pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
+    match active::route() {
+        // Safety: the active runtime's entry point, with our caller's module.
+        Some(rt) => unsafe { (rt.register)(m) },
+        // Safety: as for this function.
+        None => unsafe { register_here(m) },
+    }
+}
+
+/// The registration itself, in this copy (also the entry point of our
+/// `active::Runtime` table): the first one reads the settings and installs
+/// the hooks.
+///
+/// # Safety
+/// As for [`__pathprof_register`].
+pub(crate) unsafe extern "C" fn register_here(m: *const PpModule) {
+    active::own();
     let _ = catch_unwind(|| {
         // Safety: by the contract, `m` is null or a live module.
         let Some(module) = (unsafe { m.as_ref() }) else {
@@ -238,12 +287,27 @@ pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
 /// priority 0: after the program's own destructors, at exit or at
 /// `dlclose`): what it counted since the last dump is written, then the
 /// runtime forgets the module, whose counters may be unmapped next. A module
-/// that is not registered is ignored.
+/// that is not registered is ignored. In a copy that handed over, the active
+/// runtime does this.
 ///
 /// # Safety
 /// `m` is null or a module passed to [`__pathprof_register`], still mapped.
 #[no_mangle]
 pub unsafe extern "C" fn __pathprof_fini(m: *const PpModule) {
+    match active::forwarded() {
+        // Safety: the active runtime's entry point, with our caller's module.
+        Some(rt) => unsafe { (rt.fini)(m) },
+        // Safety: as for this function.
+        None => unsafe { fini_here(m) },
+    }
+}
+
+/// The last write and retirement, in this copy (also an entry point of our
+/// `active::Runtime` table).
+///
+/// # Safety
+/// As for [`__pathprof_fini`].
+pub(crate) unsafe extern "C" fn fini_here(m: *const PpModule) {
     let _ = catch_unwind(|| {
         if let Some(node) = registry::find(m) {
             dump::retire(node);
@@ -304,8 +368,14 @@ pub unsafe extern "C" fn __pathprof_hash_uncount(state: *mut u64, id: u64) {
 }
 
 /// Writes (merges) every registered module's new counts now; the counts
-/// then start again from zero for the next dump.
+/// then start again from zero for the next dump. In a copy that handed over,
+/// the active runtime writes every module of the process.
 #[no_mangle]
 pub extern "C" fn __pathprof_dump() {
-    let _ = catch_unwind(|| dump::dump(dump::Trigger::Call));
+    match active::forwarded() {
+        Some(rt) => (rt.dump)(active::DUMP_CALL),
+        None => {
+            let _ = catch_unwind(|| dump::dump(dump::Trigger::Call));
+        }
+    }
 }

@@ -121,7 +121,12 @@ fn finish_link(clang: &Path, inv: &Invocation, mut args: Vec<String>) -> Result<
 
 /// What links the runtime: its archive and the libraries it needs; nothing for
 /// a relocatable (`-r`) link. A shared library exports none of its symbols
-/// (each library has a copy of its own, hidden).
+/// (each library has a copy of its own, hidden); an executable exports one,
+/// `__pathprof_runtime_v1`, where the libraries' copies find the executable's
+/// runtime and hand their modules over to it (one active runtime per
+/// process: see the runtime's `active` module). GNU ld (2.40 here) and
+/// lld (22) both take `--export-dynamic-symbol`; a static link, or one with
+/// nothing instrumented (no runtime linked in), ignores it.
 fn runtime_args(args: &[String]) -> Result<Vec<String>> {
     if args
         .iter()
@@ -132,6 +137,8 @@ fn runtime_args(args: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     if args.iter().any(|a| a == "-shared") {
         out.push("-Wl,--exclude-libs,libpathprof_rt.a".to_string());
+    } else {
+        out.push("-Wl,--export-dynamic-symbol=__pathprof_runtime_v1".to_string());
     }
     out.push(toolchain::runtime()?.display().to_string());
     out.extend(toolchain::RUNTIME_LIBS.iter().map(|s| s.to_string()));
