@@ -458,3 +458,48 @@ fn cxx_driver_links_the_cxx_runtime() {
     });
     assert!(demangled, "C++ functions carry demangled names");
 }
+
+/// lld places only `.init_array` constructors: the objects' registration and
+/// the program's own C++ static initialisers must be there (LLVM's C API
+/// would put them in `.ctors`, which lld never runs).
+#[test]
+fn lld_links_run_the_objects_and_the_programs_constructors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "g.cpp",
+        "#include <cstdio>\nstruct Greeter { Greeter() { std::puts(\"hello\"); } ~Greeter() { std::puts(\"bye\"); } };\nstatic Greeter greeter;\nint main() { std::puts(\"main\"); return 0; }\n",
+    );
+    let plain = Command::new("/usr/lib/llvm-22/bin/clang++")
+        .current_dir(d)
+        .args(["-O2", "-fuse-ld=lld", "g.cpp", "-o", "plain"])
+        .status()
+        .unwrap();
+    assert!(plain.success());
+    let expected = Command::new(d.join("plain")).output().unwrap().stdout;
+    assert_eq!(String::from_utf8_lossy(&expected), "hello\nmain\nbye\n");
+    ok(pathprof(d, &["c++", "-O2", "-c", "g.cpp", "-o", "g.o"]));
+    ok(pathprof(d, &["c++", "-fuse-ld=lld", "g.o", "-o", "g"]));
+    let run = run_profiled(&d.join("g"), &d.join("g.pprof"));
+    assert_eq!(run.stdout, expected);
+    let r = report(d, "g", "g.pprof");
+    assert_eq!(function(&r, "main")["entry_count"], 1);
+    assert_eq!(r["processes"], 1);
+}
+
+/// A static executable links the runtime's unwinder from libgcc_eh.
+#[test]
+fn static_links_count() {
+    let dir = lib_and_main();
+    let d = dir.path();
+    ok(pathprof(
+        d,
+        &["cc", "-O2", "-static", "lib.c", "main.c", "-o", "prog"],
+    ));
+    let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    let r = report(d, "prog", "prog.pprof");
+    assert_eq!(function(&r, "cube")["entry_count"], 5);
+    assert_eq!(function(&r, "square")["entry_count"], 5);
+}

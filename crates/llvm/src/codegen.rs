@@ -111,9 +111,12 @@ fn run(module: &Module<'_>, level: OptLevel, passes: &str) -> Result<(), LlvmErr
         })
 }
 
-/// Writes `module` as an object file to `path`.
+/// Writes `module` as an object file to `path`, its constructors and
+/// destructors in `.init_array`/`.fini_array` as clang puts them
+/// ([`crate::structors`]).
 pub fn write_object(module: &Module<'_>, path: &Path, level: OptLevel) -> Result<(), LlvmError> {
     let machine = target_machine(module, level)?;
+    crate::structors::lower_to_init_array(module);
     machine
         .write_to_file(module, FileType::Object, path)
         .map_err(|e| LlvmError::WriteObject {

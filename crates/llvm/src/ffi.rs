@@ -371,3 +371,48 @@ pub(crate) fn append_module_asm(module: &inkwell::module::Module<'_>, asm: &str)
     // length, no terminator needed).
     unsafe { llc::LLVMAppendModuleInlineAsm(module.as_mut_ptr(), asm.as_ptr().cast(), asm.len()) }
 }
+
+/// The operands of a constant (the fields of a constant struct).
+pub(crate) fn constant_operands(value: LLVMValueRef) -> Vec<LLVMValueRef> {
+    // Safety: `value` is a live constant from inkwell (an element of a
+    // constant array read by `constant_array_elements`); operand indices are
+    // below its operand count.
+    unsafe {
+        let n = llc::LLVMGetNumOperands(value);
+        (0..n.max(0) as u32)
+            .map(|i| llc::LLVMGetOperand(value, i))
+            .collect()
+    }
+}
+
+/// The value of a constant integer, if `value` is one.
+pub(crate) fn constant_int(value: LLVMValueRef) -> Option<u64> {
+    // Safety: `value` is a live value; it is checked to be a ConstantInt
+    // before its value is read.
+    unsafe {
+        if llc::LLVMIsAConstantInt(value).is_null() {
+            return None;
+        }
+        Some(llc::LLVMConstIntGetZExtValue(value))
+    }
+}
+
+/// The comdat of a global value, if `value` is a global that has one.
+pub(crate) fn comdat_of(value: LLVMValueRef) -> Option<inkwell::llvm_sys::prelude::LLVMComdatRef> {
+    // Safety: `value` is a live value; it is checked to be a global object
+    // (which may have a comdat) before the comdat is read.
+    unsafe {
+        if value.is_null() || llc::LLVMIsAGlobalObject(value).is_null() {
+            return None;
+        }
+        let c = inkwell::llvm_sys::comdat::LLVMGetComdat(value);
+        (!c.is_null()).then_some(c)
+    }
+}
+
+/// Puts global `value` into `comdat`.
+pub(crate) fn set_comdat(value: LLVMValueRef, comdat: inkwell::llvm_sys::prelude::LLVMComdatRef) {
+    // Safety: `value` is a live global object created by the caller and
+    // `comdat` a comdat of the same module.
+    unsafe { inkwell::llvm_sys::comdat::LLVMSetComdat(value, comdat) }
+}

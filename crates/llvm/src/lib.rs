@@ -32,6 +32,7 @@ mod extract;
 mod ffi;
 mod instrument;
 mod resume;
+mod structors;
 mod walk;
 
 pub use bitcode::{link_bitcode_files, link_into, load_bitcode, parse_bitcode};

@@ -141,7 +141,13 @@ fn runtime_args(args: &[String]) -> Result<Vec<String>> {
         out.push("-Wl,--export-dynamic-symbol=__pathprof_runtime_v1".to_string());
     }
     out.push(toolchain::runtime()?.display().to_string());
-    out.extend(toolchain::RUNTIME_LIBS.iter().map(|s| s.to_string()));
+    // A static link has no libgcc_s: the unwinder the runtime's Rust code
+    // needs comes from libgcc_eh there.
+    let static_link = args.iter().any(|a| a == "-static" || a == "-static-pie");
+    out.extend(toolchain::RUNTIME_LIBS.iter().map(|&lib| match lib {
+        "-lgcc_s" if static_link => "-lgcc_eh".to_string(),
+        _ => lib.to_string(),
+    }));
     Ok(out)
 }
 
