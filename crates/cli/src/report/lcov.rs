@@ -225,12 +225,13 @@ BRDA:13,3,0,-
 BRDA:13,3,1,-
 BRF:4
 BRH:1
+DA:9,3
 DA:10,3
 DA:11,3
 DA:12,3
 DA:13,0
-LF:4
-LH:3
+LF:5
+LH:4
 end_of_record
 ";
         assert_eq!(text, expected);
@@ -276,12 +277,13 @@ BRDA:13,3,0,-
 BRDA:13,3,1,-
 BRF:4
 BRH:2
+DA:9,5
 DA:10,5
 DA:11,3
 DA:12,5
 DA:13,0
-LF:4
-LH:3
+LF:5
+LH:4
 end_of_record
 ";
         assert_eq!(text, expected);

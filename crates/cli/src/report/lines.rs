@@ -112,7 +112,11 @@ pub(crate) mod tests {
             .iter()
             .map(|(&line, c)| (line, c.count))
             .collect();
-        assert_eq!(counts, [(10, 3 + 2), (11, 3), (12, 3 + 2), (13, 0)]);
+        // Line 9, where f and g are declared, counts their calls.
+        assert_eq!(
+            counts,
+            [(9, 3 + 2), (10, 3 + 2), (11, 3), (12, 3 + 2), (13, 0)]
+        );
         // Instructions executed add up over every block: line 10 has f's b0
         // (1 instruction) and b1 (1), and g's b0 (1).
         assert_eq!(line_counts(&l)[&0][&10].instructions_executed, 3 + 3 + 2);
