@@ -2,8 +2,8 @@
 //! through `pathprof cc` in all three modes and run on workloads: the Lua 5.4
 //! interpreter (`lua-src`; its interpreter loop is a computed `goto`, whose
 //! `indirectbr` edges cannot be split), bzip2 1.0.8 with its command-line tool
-//! (`bzip2-sys`; `sendMTFValues`, inlined into `BZ2_compressBlock`, has about
-//! 3·10^32 acyclic paths), SQLite (`libsqlite3-sys`; a dozen functions beyond
+//! (`bzip2-sys`; `sendMTFValues`, which -O2 inlines into `BZ2_compressBlock`
+//! but which is counted as itself, has about 3·10^32 acyclic paths), SQLite (`libsqlite3-sys`; a dozen functions beyond
 //! 2^64 paths), and libuv's own test runner with 60 of its tests
 //! (`libuv-sys2`; the runner forks a process per test, which execs it again,
 //! and tests fork, `vfork` and spawn: one profile from 122 processes, 61 of
@@ -12,6 +12,11 @@
 //! mode, and `pathprof verify` passes. And every function's entry count equals
 //! gcov's "called N times" (`gcc --coverage -O0`, same workload): exactly at
 //! -O0, and never more at -O2 (see `entry_counts_equal_gcov`).
+//!
+//! xz 5.2 (`lzma-sys`) is built the way its users build it: its own autotools
+//! build with default options (libtool, a shared and a static liblzma, the
+//! tools and test programs linked against the shared one), and checked by its
+//! own `make check` (see `xz_make_check_profiles_into_one_file`).
 //!
 //! Runs are made with address randomisation off (`setarch -R`): Lua and SQLite
 //! hash or cache by address, so only then are two runs the same run. Builds of
@@ -1109,4 +1114,165 @@ fn bzip2_builds_with_its_own_makefile() {
         compress["entry_count"], 1,
         "the library in libbz2.a was instrumented too"
     );
+}
+
+/// Runs `cmd` in `dir` (with `env`), panicking with its output when it fails;
+/// returns its stdout.
+fn ok_in(dir: &Path, cmd: &mut Command, env: &[(&str, &str)]) -> String {
+    let out = cmd
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} in {}:\n{}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Configures (with `cc`) and builds xz out of tree in `build`.
+fn build_xz(src: &Path, build: &Path, cc: &str, env: &[(&str, &str)]) {
+    std::fs::create_dir_all(build).unwrap();
+    let configure = src.join("configure");
+    ok_in(build, Command::new(&configure).arg(format!("CC={cc}")), env);
+    ok_in(build, Command::new("make").arg("-j2"), env);
+}
+
+/// `make check`'s test results, one `PASS: name` (or other outcome) per test.
+fn make_check(build: &Path, env: &[(&str, &str)]) -> Vec<String> {
+    let out = ok_in(build, Command::new("make").args(["check", "-j2"]), env);
+    let mut results: Vec<String> = out
+        .lines()
+        .filter(|l| {
+            ["PASS:", "FAIL:", "SKIP:", "XFAIL:", "ERROR:"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .map(str::to_string)
+        .collect();
+    results.sort();
+    results
+}
+
+/// Every file under `dir`, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Linked files (executables and shared libraries) under `dir` that carry
+/// pathprof's map section.
+fn instrumented_files(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|path| path.extension().is_none_or(|e| e != "o"))
+        .filter(|path| {
+            std::fs::read(path).is_ok_and(|bytes| {
+                bytes.starts_with(b"\x7fELF") && bytes.windows(14).any(|w| w == b".pathprof.map\0")
+            })
+        })
+        .collect()
+}
+
+/// Defined dynamic symbols (type and name) of a shared library.
+fn exports(lib: &Path) -> Vec<String> {
+    let out = stdout_of(
+        Command::new("/usr/lib/llvm-22/bin/llvm-nm")
+            .args(["-D", "--defined-only"])
+            .arg(lib),
+    );
+    String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, rest)| rest.to_string()))
+        .collect()
+}
+
+#[test]
+fn xz_make_check_profiles_into_one_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("xz");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(crate_dir("lzma-sys").join("xz-5.2"))
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    ok_in(
+        &src,
+        Command::new("sh").args(["autogen.sh", "--no-po4a"]),
+        &[],
+    );
+
+    let plain = tmp.path().join("plain");
+    build_xz(&src, &plain, CLANG, &[]);
+    let expected = make_check(&plain, &[]);
+    assert!(expected.len() >= 9, "{expected:?}");
+
+    // Early-exit counting: xz's tools end by calling exit() from helpers, so
+    // only then is every path of main counted (and main once per process).
+    let pp = tmp.path().join("pathprof");
+    let cc = format!("{} cc", env!("CARGO_BIN_EXE_pathprof"));
+    build_xz(&src, &pp, &cc, &[("PATHPROF_EARLY_EXIT", "1")]);
+    let suite = tmp.path().join("suite.pprof");
+    let before: Vec<_> = profiles_under(&pp);
+    let got = make_check(&pp, &[("PATHPROF_FILE", suite.to_str().unwrap())]);
+    assert_eq!(got, expected, "the same tests pass");
+    assert_eq!(
+        profiles_under(&pp),
+        before,
+        "make check wrote profiles beside the suite's"
+    );
+    assert!(suite.exists());
+
+    let lib = Path::new("src/liblzma/.libs/liblzma.so");
+    assert_eq!(exports(&pp.join(lib)), exports(&plain.join(lib)));
+
+    let files = instrumented_files(&pp);
+    assert!(files.len() >= 10, "{files:?}");
+    let mut report = Command::new(env!("CARGO_BIN_EXE_pathprof"));
+    report.args(["report", "--format", "json"]).arg(&suite);
+    for f in &files {
+        report.arg("--map").arg(f);
+    }
+    let r: serde_json::Value = serde_json::from_slice(&stdout_of(&mut report)).unwrap();
+    let processes = r["processes"].as_u64().unwrap() - r["forked_processes"].as_u64().unwrap();
+    let mains: u64 = r["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["name"] == "main")
+        .map(|f| f["entry_count"].as_u64().unwrap())
+        .sum();
+    assert!(processes > 100, "{processes} processes");
+    assert_eq!(mains, processes, "main once per process");
+    assert_eq!(r["exact"], true);
+    for f in r["functions"].as_array().unwrap() {
+        assert_eq!(f["lost_paths"], 0, "{}", f["name"]);
+        assert_eq!(f["flow_imbalance"], 0, "{}", f["name"]);
+    }
+}
+
+/// The profile files under `dir` (configure's own probes write some).
+fn profiles_under(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".pprof"))
+        .collect()
 }
