@@ -32,10 +32,15 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
             edges.map_path.display()
         );
     }
-    // A function is its name and where it is defined: two translation units
-    // may each have a `static` function of one name.
-    let key =
-        |map: &'a MapFile, f: &'a MapFunction| (f.name.as_str(), map.file_name(f.file), f.line);
+    // A function is its name and where it is defined (two translation units
+    // may each have a `static` function of one name): the file's name without
+    // its directory, since the two builds may have been made in two places.
+    let key = |map: &'a MapFile, f: &'a MapFunction| {
+        let file = map
+            .file_name(f.file)
+            .map(|p| p.rsplit('/').next().unwrap_or(p));
+        (f.name.as_str(), file, f.line)
+    };
     let by_key: HashMap<_, usize> = edges
         .map
         .functions
