@@ -2,12 +2,12 @@
 # Installs what pathprof needs on a fresh Debian 12 machine: LLVM/clang 22 (for
 # building and for the programs it profiles), lcov (genhtml checks the LCOV
 # export), chromium (the HTML report test), autoconf, automake, libtool and
-# autopoint (xz's own autotools build in the third-party tests). Skips what is
-# already there.
+# autopoint (xz's own autotools build in the third-party tests), meson and
+# ninja (HarfBuzz's). Skips what is already there.
 set -euo pipefail
 need=()
 for pkg in llvm-22-dev clang-22 lld-22 libzstd-dev zlib1g-dev lcov chromium graphviz \
-  autoconf automake libtool autopoint; do
+  autoconf automake libtool autopoint meson ninja-build; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

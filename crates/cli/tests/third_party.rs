@@ -16,7 +16,10 @@
 //! xz 5.2 (`lzma-sys`) is built the way its users build it: its own autotools
 //! build with default options (libtool, a shared and a static liblzma, the
 //! tools and test programs linked against the shared one), and checked by its
-//! own `make check` (see `xz_make_check_profiles_into_one_file`).
+//! own `make check` (see `xz_make_check_profiles_into_one_file`); HarfBuzz
+//! (`harfbuzz-sys`), C++, through its own meson build of three shared
+//! libraries and its own `meson test` (see
+//! `harfbuzz_meson_test_profiles_into_one_file`).
 //!
 //! Runs are made with address randomisation off (`setarch -R`): Lua and SQLite
 //! hash or cache by address, so only then are two runs the same run. Builds of
@@ -1275,4 +1278,107 @@ fn profiles_under(dir: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(".pprof"))
         .collect()
+}
+
+#[test]
+fn harfbuzz_meson_test_profiles_into_one_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("harfbuzz");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(crate_dir("harfbuzz-sys").join("harfbuzz"))
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The crate ships HarfBuzz without its test/ and docs/ trees: the build
+    // reads an empty test/meson.build and skips the docs (both builds alike).
+    // Its own tests in src/ (unit tests, check-symbols, check-static-inits,
+    // check-libstdc++...) all run.
+    std::fs::create_dir_all(src.join("test")).unwrap();
+    std::fs::write(src.join("test/meson.build"), "").unwrap();
+    let pathprof_cc = |tool: &str| format!("{} {tool}", env!("CARGO_BIN_EXE_pathprof"));
+    let mut results = Vec::new();
+    for (name, cc, cxx) in [
+        ("plain", CLANG.to_string(), format!("{CLANG}++")),
+        ("pathprof", pathprof_cc("cc"), pathprof_cc("c++")),
+    ] {
+        let build = tmp.path().join(name);
+        ok_in(
+            &src,
+            Command::new("meson")
+                .args(["setup", "-Dtests=enabled", "-Ddocs=disabled"])
+                .arg(&build),
+            &[("CC", &cc), ("CXX", &cxx)],
+        );
+        ok_in(&build, Command::new("ninja").arg("-j2"), &[]);
+        let suite = tmp.path().join("suite.pprof");
+        ok_in(
+            &build,
+            Command::new("meson").args(["test", "--print-errorlogs"]),
+            &[("PATHPROF_FILE", suite.to_str().unwrap())],
+        );
+        // meson's log: one JSON object per test, with its name and result.
+        let log = std::fs::read_to_string(build.join("meson-logs/testlog.json")).unwrap();
+        let mut summary: Vec<String> = log
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|t| {
+                format!(
+                    "{} {}",
+                    t["name"].as_str().unwrap(),
+                    t["result"].as_str().unwrap()
+                )
+            })
+            .collect();
+        summary.sort();
+        results.push((build, summary));
+    }
+    let (plain, expected) = &results[0];
+    let (pp, got) = &results[1];
+    assert!(expected.len() >= 20, "{expected:?}");
+    assert_eq!(got, expected, "the same tests pass");
+    assert!(
+        got.iter().any(|t| t.contains("check-symbols")),
+        "HarfBuzz's own export check ran: {got:?}"
+    );
+    for lib in ["libharfbuzz.so", "libharfbuzz-subset.so"] {
+        let lib = Path::new("src").join(lib);
+        assert_eq!(
+            exports(&pp.join(&lib)),
+            exports(&plain.join(&lib)),
+            "{lib:?}"
+        );
+    }
+    let suite = tmp.path().join("suite.pprof");
+    assert_eq!(
+        profiles_under(pp),
+        Vec::<PathBuf>::new(),
+        "profiles beside the suite's"
+    );
+    let mut report = Command::new(env!("CARGO_BIN_EXE_pathprof"));
+    report.args(["report", "--format", "json"]).arg(&suite);
+    for f in instrumented_files(pp) {
+        report.arg("--map").arg(f);
+    }
+    let r: serde_json::Value = serde_json::from_slice(&stdout_of(&mut report)).unwrap();
+    let functions = r["functions"].as_array().unwrap();
+    let ran_in_libraries = functions
+        .iter()
+        .filter(|f| f["entry_count"].as_u64() > Some(0))
+        .filter(|f| f["file"].as_str().is_some_and(|p| p.contains("/hb-")))
+        .count();
+    assert!(
+        ran_in_libraries > 1000,
+        "the libraries' counts are in the suite's profile ({ran_in_libraries} functions ran)"
+    );
+    let processes = r["processes"].as_u64().unwrap() - r["forked_processes"].as_u64().unwrap();
+    let mains: u64 = functions
+        .iter()
+        .filter(|f| f["name"] == "main")
+        .map(|f| f["entry_count"].as_u64().unwrap())
+        .sum();
+    assert!(processes >= 10, "{processes} processes");
+    assert_eq!(mains, processes, "main once per process");
+    assert_eq!(r["exact"], true);
 }
