@@ -81,6 +81,7 @@ pub fn combine(
     let mut raw_parts: Vec<RawProfile> = Vec::new();
     let mut matched: Vec<&RawProfile> = Vec::new();
     let mut mains: Vec<Main> = Vec::new();
+    let mut main_sections: Vec<&RawProfile> = Vec::new();
     for fragment in fragments {
         let files: Vec<u32> = fragment
             .files
@@ -142,12 +143,13 @@ pub fn combine(
                 processes: section.processes,
                 forked: section.forked,
             });
+            main_sections.push(section);
         }
         part.build_id = map.build_id;
         raw_parts.push(part);
         matched.push(section);
     }
-    let facts = facts_of(&mains, fragments, &matched);
+    let facts = facts_of(&main_sections, &matched);
     let mut raw = match raw_parts.split_first() {
         Some((head, rest)) => {
             let mut raw = head.clone();
@@ -169,23 +171,17 @@ pub fn combine(
     })
 }
 
-/// The process facts of combined sections (see [`Combined::raw`]).
-fn facts_of(mains: &[Main], fragments: &[MapFile], sections: &[&RawProfile]) -> (u64, u64, u64) {
-    let holds_main = |s: &&&RawProfile| {
-        fragments
-            .iter()
-            .find(|f| f.build_id == s.build_id)
-            .is_some_and(|f| f.functions.iter().any(|g| g.name == "main"))
-    };
-    let sum = |(p, f, t): (u64, u64, u64), s: &&RawProfile| {
-        (
-            p.saturating_add(s.processes),
-            f.saturating_add(s.forked),
-            t.saturating_add(s.threads),
-        )
-    };
-    if !mains.is_empty() {
-        return sections.iter().filter(holds_main).fold((0, 0, 0), sum);
+/// The process facts of combined sections (see [`Combined::raw`]): those of
+/// the sections holding a `main` added up, else the largest of any section.
+fn facts_of(main_sections: &[&RawProfile], sections: &[&RawProfile]) -> (u64, u64, u64) {
+    if !main_sections.is_empty() {
+        return main_sections.iter().fold((0, 0, 0), |(p, f, t), s| {
+            (
+                p.saturating_add(s.processes),
+                f.saturating_add(s.forked),
+                t.saturating_add(s.threads),
+            )
+        });
     }
     sections.iter().fold((0, 0, 0), |(p, f, t), s| {
         (p.max(s.processes), f.max(s.forked), t.max(s.threads))

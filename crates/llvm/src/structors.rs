@@ -12,8 +12,10 @@
 //! with the instance the linker keeps), kept by `llvm.compiler.used`.
 
 use crate::ffi;
+use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{AsValueRef, BasicValueEnum};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue};
 use inkwell::AddressSpace;
 
 /// The priority of an entry without one.
@@ -70,22 +72,39 @@ pub fn lower_to_init_array(module: &Module<'_>) {
     }
 }
 
-/// Appends `globals` to `llvm.compiler.used` (creating it, or rebuilding it
-/// with its old entries first).
+/// Appends `globals` to `llvm.compiler.used`.
 fn keep<'ctx>(module: &Module<'ctx>, globals: &[inkwell::values::PointerValue<'ctx>]) {
     let ptr_type = module.get_context().ptr_type(AddressSpace::default());
-    let mut entries: Vec<_> = Vec::new();
-    if let Some(old) = module.get_global("llvm.compiler.used") {
+    let entries: Vec<_> = globals.iter().map(|g| g.as_value_ref()).collect();
+    let used = append_to_list(module, "llvm.compiler.used", ptr_type.into(), &entries);
+    used.set_section(Some("llvm.metadata"));
+}
+
+/// Appends `entries` (raw constants) to the appending global array `name`
+/// (`llvm.global_ctors`, `llvm.compiler.used`...): creates it with elements
+/// of `entry_type`, or rebuilds it with its old entries first, in their own
+/// element type. Returns the new array.
+pub(crate) fn append_to_list<'ctx>(
+    module: &Module<'ctx>,
+    name: &str,
+    entry_type: BasicTypeEnum<'ctx>,
+    entries: &[LLVMValueRef],
+) -> GlobalValue<'ctx> {
+    let mut entry_type = entry_type;
+    let mut all = Vec::new();
+    if let Some(old) = module.get_global(name) {
         if let Some(BasicValueEnum::ArrayValue(init)) = old.get_initializer() {
-            entries = ffi::constant_array_elements(init.as_value_ref());
+            entry_type = ffi::array_element_type(init);
+            all = ffi::constant_array_elements(init.as_value_ref());
         }
-        // Safety: an appending global nothing refers to; entries copied out.
+        // Safety: an appending global nothing refers to; its entries were
+        // copied out above.
         unsafe { old.delete() };
     }
-    entries.extend(globals.iter().map(|g| g.as_value_ref()));
-    let array = ffi::const_array(ptr_type.into(), &entries);
-    let used = module.add_global(array.get_type(), None, "llvm.compiler.used");
-    used.set_linkage(Linkage::Appending);
-    used.set_section(Some("llvm.metadata"));
-    used.set_initializer(&array);
+    all.extend_from_slice(entries);
+    let array = ffi::const_array(entry_type, &all);
+    let list = module.add_global(array.get_type(), None, name);
+    list.set_linkage(Linkage::Appending);
+    list.set_initializer(&array);
+    list
 }

@@ -15,14 +15,6 @@ use std::process::{Command, ExitCode};
 /// Whether any input on the link line is bitcode, or an archive with bitcode
 /// members (given as a file or found through `-L`/`-lNAME`).
 pub(super) fn has_bitcode_inputs(inv: &Invocation) -> bool {
-    let holds_bitcode = |path: &Path| {
-        std::fs::read(path).is_ok_and(|bytes| {
-            archive::is_bitcode(&bytes)
-                || (archive::is_archive(&bytes)
-                    && archive::members(&bytes)
-                        .is_ok_and(|ms| ms.iter().any(|m| archive::is_bitcode(m.data))))
-        })
-    };
     inv.inputs
         .iter()
         .filter(|i| i.kind == InputKind::Linker)
@@ -32,6 +24,23 @@ pub(super) fn has_bitcode_inputs(inv: &Invocation) -> bool {
             .iter()
             .filter_map(|(_, name, _)| static_library(&inv.library_dirs, name))
             .any(|a| holds_bitcode(&a))
+}
+
+/// Whether `path` is bitcode or an archive with bitcode members. Only an
+/// archive is read whole: every link asks this of every object and shared
+/// library on its line, which their first bytes answer.
+fn holds_bitcode(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    let head = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut magic))
+        .map_or(&magic[..0], |n| &magic[..n]);
+    if archive::is_bitcode(head) {
+        return true;
+    }
+    archive::is_archive(head)
+        && std::fs::read(path).is_ok_and(|bytes| {
+            archive::members(&bytes).is_ok_and(|ms| ms.iter().any(|m| archive::is_bitcode(m.data)))
+        })
 }
 
 /// How `--whole-program` compiles a source: to bitcode, unoptimised (the link

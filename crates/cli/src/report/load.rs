@@ -61,17 +61,7 @@ impl Facts {
 /// built by `pathprof cc`) and sums `profiles` (at least one); each fragment's
 /// section is interpreted, and the whole read as one program.
 pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
-    let mut fragments: Vec<MapFile> = Vec::new();
-    for m in maps {
-        for f in read_fragments(m)? {
-            if !fragments.iter().any(|g| g.build_id == f.build_id) {
-                fragments.push(f);
-            }
-        }
-    }
-    if fragments.is_empty() {
-        bail!("no map given: pass --map with the program, library or .ppmap to report on");
-    }
+    let fragments = read_maps(maps)?;
     let file = read_profiles(profiles)?;
     let map_name = names(maps);
     let profile_name = names(profiles);
@@ -111,14 +101,24 @@ pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
 
 /// Reads `maps` as one map (for reports that need no counts).
 pub fn read_map(maps: &[PathBuf]) -> Result<MapFile> {
+    Ok(combine(&read_maps(maps)?, &[], &names(maps), "")?.map)
+}
+
+/// The fragments of every map in `maps` (at least one), each build once
+/// (a library given directly and through a program's map, say).
+fn read_maps(maps: &[PathBuf]) -> Result<Vec<MapFile>> {
     let mut fragments: Vec<MapFile> = Vec::new();
     for m in maps {
-        fragments.extend(read_fragments(m)?);
+        for f in read_fragments(m)? {
+            if !fragments.iter().any(|g| g.build_id == f.build_id) {
+                fragments.push(f);
+            }
+        }
     }
     if fragments.is_empty() {
         bail!("no map given: pass --map with the program, library or .ppmap to report on");
     }
-    Ok(combine(&fragments, &[], &names(maps), "")?.map)
+    Ok(fragments)
 }
 
 /// File names for messages, comma-separated.

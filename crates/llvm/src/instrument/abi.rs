@@ -16,7 +16,7 @@ use crate::ffi;
 use crate::walk::RESERVED_PREFIX;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{Linkage, Module};
-use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::types::BasicType;
 use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, GlobalValue};
 use inkwell::AddressSpace;
 use pathprof_core::plan::{FunctionPlan, PathStorage};
@@ -237,28 +237,13 @@ fn constant_global<'ctx>(
 fn append_structor<'ctx>(module: &Module<'ctx>, name: &str, function: BasicValueEnum<'ctx>) {
     let context = module.get_context();
     let ptr_type = context.ptr_type(AddressSpace::default());
-    let mut entries = Vec::new();
-    let mut entry_type = context
-        .struct_type(
-            &[context.i32_type().into(), ptr_type.into(), ptr_type.into()],
-            false,
-        )
-        .as_basic_type_enum();
-    if let Some(old) = module.get_global(name) {
-        if let Some(BasicValueEnum::ArrayValue(init)) = old.get_initializer() {
-            entry_type = ffi::array_element_type(init);
-            entries = ffi::constant_array_elements(init.as_value_ref());
-        }
-        // Safety: `llvm.global_[cd]tors` is an appending global that no instruction
-        // or constant refers to; its entries were copied out above.
-        unsafe { old.delete() };
-    }
     // The verifier only accepts `{ i32, ptr, ptr }` entries (older two-field
     // forms are upgraded when bitcode is read).
-    let BasicTypeEnum::StructType(entry_struct) = entry_type else {
-        unreachable!("llvm.global_[cd]tors entries are structs");
-    };
-    let entry = entry_struct.const_named_struct(&[
+    let entry_type = context.struct_type(
+        &[context.i32_type().into(), ptr_type.into(), ptr_type.into()],
+        false,
+    );
+    let entry = entry_type.const_named_struct(&[
         context
             .i32_type()
             .const_int(STRUCTOR_PRIORITY, false)
@@ -266,9 +251,10 @@ fn append_structor<'ctx>(module: &Module<'ctx>, name: &str, function: BasicValue
         function,
         ptr_type.const_null().into(),
     ]);
-    entries.push(entry.as_value_ref());
-    let array = ffi::const_array(entry_type, &entries);
-    let g = module.add_global(array.get_type(), None, name);
-    g.set_linkage(Linkage::Appending);
-    g.set_initializer(&array);
+    crate::structors::append_to_list(
+        module,
+        name,
+        entry_type.as_basic_type_enum(),
+        &[entry.as_value_ref()],
+    );
 }
