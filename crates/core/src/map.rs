@@ -282,15 +282,6 @@ impl MapFile {
         std::fs::write(path, self.to_bytes())
     }
 
-    /// Reads and checks the one-fragment map at `path`.
-    pub fn read(path: &Path) -> Result<Self, MapError> {
-        let bytes = std::fs::read(path).map_err(|error| MapError::Io {
-            path: path.display().to_string(),
-            error,
-        })?;
-        Self::from_bytes(&bytes, &path.display().to_string())
-    }
-
     /// The name of a file index, or `None`.
     pub fn file_name(&self, file: Option<u32>) -> Option<&str> {
         file.and_then(|f| self.files.get(f as usize))
