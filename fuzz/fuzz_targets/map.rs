@@ -8,7 +8,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if flag & 1 == 0 {
-        pathprof_fuzz::check_map(&pathprof_fuzz::map_with_header(rest));
+        let compressed = flag & 2 != 0;
+        pathprof_fuzz::check_map(&pathprof_fuzz::map_with_header(rest, compressed));
     } else {
         pathprof_fuzz::check_map(rest);
     }

@@ -4,7 +4,8 @@
 //! a panic, a hang or a huge allocation is a bug in the parser it reached.
 //! Inputs start with one flag byte: when its low bit is 0 the rest is given a
 //! valid checksum first (the map's header line, the raw profile's trailing
-//! FNV-1a), so that mutations reach the checks behind the checksum.
+//! FNV-1a), so that mutations reach the checks behind the checksum; for maps,
+//! bit 1 then picks the compressed (version 3) header over the plain JSON one.
 
 use pathprof_core::derive::derive;
 use pathprof_core::hash::fnv64;
@@ -15,17 +16,25 @@ use pathprof_format::{
     fnv1a64, merge_into, FormatError, ProfileFile, ProfileView, RawFunction, RawProfile,
 };
 
-/// `body` behind a valid map header line.
-pub fn map_with_header(body: &[u8]) -> Vec<u8> {
-    let mut out = format!("pathprof-map 1 {:016x}\n", fnv64(body)).into_bytes();
-    out.extend_from_slice(body);
+/// The JSON `body` behind a valid map header line: as written (version 3,
+/// compressed) when `compressed`, else as version 1 wrote it (plain JSON), so
+/// that mutations of the JSON reach the checks behind either reader.
+pub fn map_with_header(body: &[u8], compressed: bool) -> Vec<u8> {
+    if !compressed {
+        let mut out = format!("pathprof-map 1 {:016x}\n", fnv64(body)).into_bytes();
+        out.extend_from_slice(body);
+        return out;
+    }
+    let stored = miniz_oxide::deflate::compress_to_vec(body, 1);
+    let mut out = format!(
+        "pathprof-map 3 {:016x} {} {}\n",
+        fnv64(&stored),
+        stored.len(),
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&stored);
     out
-}
-
-/// The map body of `bytes` (after the header line).
-pub fn map_body(bytes: &[u8]) -> &[u8] {
-    let nl = bytes.iter().position(|&b| b == b'\n').map_or(0, |p| p + 1);
-    &bytes[nl..]
 }
 
 /// `bytes` with their last 8 bytes replaced by the FNV-1a of the rest.

@@ -94,7 +94,21 @@ fn separate_compile_archive_and_link_steps() {
         .status()
         .unwrap();
     assert!(ar.success());
-    ok(pathprof(d, &["cc", "main.o", "-L.", "-lm2", "-o", "prog"]));
+    let link = pathprof(d, &["cc", "main.o", "-L.", "-lm2", "-o", "prog"]);
+    assert_eq!(String::from_utf8_lossy(&link.stderr), "", "a quiet link");
+    ok(link);
+    // A mode given at the link only does nothing, and says so.
+    let relink = pathprof(
+        d,
+        &["cc", "--mode=path", "main.o", "-L.", "-lm2", "-o", "prog"],
+    );
+    let warning = String::from_utf8_lossy(&relink.stderr).into_owned();
+    assert!(
+        warning.contains("--mode=path has no effect when linking")
+            && warning.contains("compiled in edge mode"),
+        "{warning}"
+    );
+    ok(relink);
     let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
     let r = report(d, "prog.ppmap", "prog.pprof");

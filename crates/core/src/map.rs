@@ -3,10 +3,13 @@
 //!
 //! A map describes one instrumented module (a translation unit, or a whole
 //! program linked with `--whole-program`): a *fragment*. On disk a fragment is
-//! one header line `pathprof-map 2 <fnv64 of the body, 16 hex> <body length>`,
-//! then the body, a JSON [`MapFile`]. The checksum catches truncation and
-//! edits; the `build_id` ties profiles to the module that wrote them. Version
-//! 1 (one fragment, no length) is still read.
+//! one header line `pathprof-map 3 <fnv64 of the stored body, 16 hex> <stored
+//! length> <JSON length>`, then the stored body: a JSON [`MapFile`] compressed
+//! with raw DEFLATE (a tenth of the JSON's size, which every object carries
+//! and the assembler reads at every compile). The checksum catches truncation
+//! and edits; the `build_id` ties profiles to the module that wrote them.
+//! Versions 1 (one fragment, JSON, no length) and 2 (JSON with its length)
+//! are still read.
 //!
 //! Fragments travel with the code: every instrumented object carries its own
 //! in the ELF section `.pathprof.map` (see `pathprof-llvm`'s `embed_map`),
@@ -30,8 +33,12 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The map format version this code writes (it reads version 1 too).
-pub const MAP_VERSION: u32 = 2;
+/// The map format version this code writes (it reads versions 1 and 2 too).
+pub const MAP_VERSION: u32 = 3;
+/// DEFLATE's largest expansion (about 1032 to 1): a fragment declaring a JSON
+/// length beyond this many times its stored length is damaged, and is refused
+/// before anything is allocated for it.
+const MAX_EXPANSION: usize = 1100;
 /// The ELF section that holds the fragments of a linked file.
 pub const MAP_SECTION: &str = ".pathprof.map";
 const MAP_MAGIC: &str = "pathprof-map";
@@ -138,13 +145,15 @@ impl MapFile {
         h.finish()
     }
 
-    /// The fragment's bytes: header line and JSON body.
+    /// The fragment's bytes: header line and compressed JSON body.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let body = serde_json::to_vec(self).expect("map serializes");
+        let json = serde_json::to_vec(self).expect("map serializes");
+        let body = miniz_oxide::deflate::compress_to_vec(&json, 1);
         let mut out = format!(
-            "{MAP_MAGIC} {MAP_VERSION} {:016x} {}\n",
+            "{MAP_MAGIC} {MAP_VERSION} {:016x} {} {}\n",
             fnv64(&body),
-            body.len()
+            body.len(),
+            json.len()
         )
         .into_bytes();
         out.extend_from_slice(&body);
@@ -181,18 +190,33 @@ impl MapFile {
         let version = parts.next().unwrap_or("");
         let sum = parts.next().and_then(|s| u64::from_str_radix(s, 16).ok());
         let after = &bytes[nl + 1..];
-        let (body, rest) = match version {
-            "1" => (after, &after[after.len()..]),
-            "2" => {
-                let len = parts
-                    .next()
-                    .and_then(|l| l.parse::<usize>().ok())
-                    .filter(|&l| l <= after.len())
-                    .ok_or_else(|| MapError::Malformed {
+        let mut length = || {
+            parts
+                .next()
+                .and_then(|l| l.parse::<usize>().ok())
+                .ok_or_else(|| MapError::Malformed {
+                    path: path_s(),
+                    detail: "its header's lengths are missing".into(),
+                })
+        };
+        let (stored, json_len, rest) = match version {
+            "1" => (after, None, &after[after.len()..]),
+            "2" | "3" => {
+                let len = length()?;
+                let json_len = if version == "3" {
+                    Some(length()?)
+                } else {
+                    None
+                };
+                if len > after.len() {
+                    return Err(MapError::Malformed {
                         path: path_s(),
-                        detail: "its header's length is missing or beyond the end of the file (truncated?)".into(),
-                    })?;
-                after.split_at(len)
+                        detail: "its header's length is beyond the end of the file (truncated?)"
+                            .into(),
+                    });
+                }
+                let (stored, rest) = after.split_at(len);
+                (stored, json_len, rest)
             }
             _ => {
                 return Err(MapError::Version {
@@ -201,9 +225,20 @@ impl MapFile {
                 })
             }
         };
-        if sum != Some(fnv64(body)) {
+        if sum != Some(fnv64(stored)) {
             return Err(MapError::Checksum { path: path_s() });
         }
+        let inflated;
+        let body = match json_len {
+            None => stored,
+            Some(len) => {
+                inflated = inflate(stored, len).map_err(|detail| MapError::Malformed {
+                    path: path_s(),
+                    detail,
+                })?;
+                &inflated[..]
+            }
+        };
         // serde quotes the offending text, which may hold a decoded "\n".
         let malformed = |detail: String| MapError::Malformed {
             path: path_s(),
@@ -387,6 +422,25 @@ struct BlockRecord {
     _instructions: IgnoredAny,
     #[serde(rename = "lines")]
     _lines: IgnoredAny,
+}
+
+/// The JSON of a version 3 body: `stored` inflated to exactly `len` bytes.
+fn inflate(stored: &[u8], len: usize) -> Result<Vec<u8>, String> {
+    if len > stored.len().saturating_mul(MAX_EXPANSION) {
+        return Err(format!(
+            "its header declares {len} bytes of map from {} compressed bytes",
+            stored.len()
+        ));
+    }
+    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(stored, len)
+        .map_err(|e| format!("its compressed body does not inflate ({:?})", e.status))?;
+    if json.len() != len {
+        return Err(format!(
+            "its body inflates to {} bytes, not the {len} its header declares",
+            json.len()
+        ));
+    }
+    Ok(json)
 }
 
 fn check_sizes(body: &[u8]) -> Result<(), String> {

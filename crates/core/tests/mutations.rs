@@ -33,6 +33,23 @@ fn with_header(body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A version 3 fragment: `stored` (normally `body` deflated) behind a correct
+/// checksum, declaring `json_len` bytes of JSON.
+fn v3(stored: &[u8], json_len: usize) -> Vec<u8> {
+    let mut out = format!(
+        "pathprof-map 3 {:016x} {} {json_len}\n",
+        fnv64(stored),
+        stored.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(stored);
+    out
+}
+
+fn deflated(body: &[u8]) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec(body, 6)
+}
+
 /// Reads `bytes`; a map that reads is checked for use by reports.
 fn check(bytes: &[u8]) -> Result<MapFile, MapError> {
     let map = match MapFile::from_bytes(bytes, "t.ppmap") {
@@ -104,8 +121,47 @@ fn valid_maps_read_back() {
     }
 }
 
+#[test]
+fn compressed_maps_read_back_and_damaged_ones_are_refused() {
+    for body in bodies() {
+        let map = check(&v3(&deflated(body), body.len())).unwrap();
+        assert_eq!(serde_json::to_vec(&map).unwrap(), *body);
+        // What this pathprof writes is version 3, and reads back.
+        assert!(map.to_bytes().starts_with(b"pathprof-map 3 "));
+        let d = malformed(&v3(&deflated(body), body.len() + 1));
+        assert!(d.contains("not the"), "{d}");
+        let d = malformed(&v3(&deflated(body), body.len() - 1));
+        assert!(d.contains("declares") || d.contains("inflate"), "{d}");
+        // Raw JSON behind a version 3 header is not DEFLATE.
+        let d = malformed(&v3(body, body.len()));
+        assert!(d.contains("inflate") || d.contains("not the"), "{d}");
+    }
+    // A declared length no DEFLATE stream of this size can reach: refused
+    // before anything is allocated for it.
+    let d = malformed(&v3(&deflated(b"{}"), usize::MAX / 2));
+    assert!(d.contains("compressed bytes"), "{d}");
+    let d = malformed(b"pathprof-map 3 0000000000000000 0\n");
+    assert!(d.contains("lengths are missing"), "{d}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The checksum refuses any changed byte of a compressed map, and a cut
+    /// one is refused.
+    #[test]
+    fn compressed_maps_changed_or_cut_are_refused(
+        which in 0..4usize,
+        at in any::<prop::sample::Index>(),
+        x in 1..=255u8,
+    ) {
+        let body = &bodies()[which];
+        let mut bytes = v3(&deflated(body), body.len());
+        let cut = at.index(bytes.len());
+        prop_assert!(check(&bytes[..cut]).is_err());
+        bytes[cut] ^= x;
+        prop_assert!(check(&bytes).is_err());
+    }
 
     /// The checksum refuses any changed byte of the file.
     #[test]

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     pub mode: Mode,
+    /// Whether `--mode` (or `PATHPROF_MODE`) was given, not defaulted.
+    pub mode_given: bool,
     pub map: Option<PathBuf>,
     pub max_paths: Option<u64>,
     pub array_limit: Option<u64>,
@@ -25,6 +27,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             mode: Mode::Path,
+            mode_given: false,
             map: None,
             max_paths: None,
             array_limit: None,
@@ -206,7 +209,10 @@ fn apply_option(options: &mut Options, arg: &str) -> Result<bool, ArgError> {
         v.ok_or_else(|| ArgError(format!("{name} needs a value: {name}=...")))
     }
     match name {
-        "--mode" => options.mode = need(name, value)?.parse().map_err(ArgError)?,
+        "--mode" => {
+            options.mode = need(name, value)?.parse().map_err(ArgError)?;
+            options.mode_given = true;
+        }
         "--map" => options.map = Some(PathBuf::from(need(name, value)?)),
         "--max-paths" => options.max_paths = Some(number(name, need(name, value)?)?),
         "--array-limit" => options.array_limit = Some(number(name, need(name, value)?)?),

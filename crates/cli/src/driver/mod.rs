@@ -14,6 +14,7 @@ use crate::pipeline::Settings;
 use crate::toolchain;
 use anyhow::{Context as _, Result};
 use args::{Action, InputKind, Invocation};
+use pathprof_core::map::MapFile;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -154,9 +155,16 @@ fn runtime_args(args: &[String]) -> Result<Vec<String>> {
 /// Writes the linked file's map fragments (read back from it) to `--map`'s
 /// file, or to `OUTPUT.ppmap`; not for a configure probe's `a.out` or
 /// `conftest` (the map travels in the file anyway), nor when nothing linked
-/// was instrumented.
+/// was instrumented. Warns when the objects were instrumented otherwise than
+/// this command line's `--mode` or `--atomic` ask: those act when compiling.
 fn write_map(inv: &Invocation) -> Result<()> {
     let output = inv.output.as_ref().map_or("a.out", |(_, o)| o.as_str());
+    let fragments = match pathprof_core::map::read_fragments(Path::new(output)) {
+        Ok(f) => f,
+        Err(pathprof_core::map::MapError::NoMapSection { .. }) => return Ok(()),
+        Err(e) => return Err(e).context("reading back the linked file's map"),
+    };
+    warn_on_link_only_options(inv, output, &fragments);
     let path = match &inv.options.map {
         Some(p) => p.clone(),
         None => {
@@ -170,13 +178,31 @@ fn write_map(inv: &Invocation) -> Result<()> {
             PathBuf::from(format!("{output}.ppmap"))
         }
     };
-    let fragments = match pathprof_core::map::read_fragments(Path::new(output)) {
-        Ok(f) => f,
-        Err(pathprof_core::map::MapError::NoMapSection { .. }) => return Ok(()),
-        Err(e) => return Err(e).context("reading back the linked file's map"),
-    };
     pathprof_core::map::write_fragments(&path, &fragments)
         .with_context(|| format!("cannot write the map file {}", path.display()))
+}
+
+/// Says so when `--mode` or `--atomic` on a link line differ from how the
+/// linked objects were instrumented (they were compiled without them).
+fn warn_on_link_only_options(inv: &Invocation, output: &str, fragments: &[MapFile]) {
+    let o = &inv.options;
+    let other_mode = fragments.iter().find(|f| o.mode_given && f.mode != o.mode);
+    if let Some(f) = other_mode {
+        eprintln!(
+            "pathprof: warning: --mode={} has no effect when linking: objects in {output} were \
+             compiled in {} mode. Give --mode to every `pathprof cc -c` (or set PATHPROF_MODE \
+             for the whole build)",
+            o.mode.name(),
+            f.mode.name()
+        );
+    }
+    if o.atomic && fragments.iter().any(|f| !f.atomic) {
+        eprintln!(
+            "pathprof: warning: --atomic has no effect when linking: objects in {output} were \
+             compiled without it. Give --atomic to every `pathprof cc -c` (or set \
+             PATHPROF_ATOMIC=1 for the whole build)"
+        );
+    }
 }
 
 /// `args` without `-x LANG` flags (the sources they applied to are objects now).
