@@ -3,11 +3,12 @@
 # building and for the programs it profiles), lcov (genhtml checks the LCOV
 # export), chromium (the HTML report test), autoconf, automake, libtool and
 # autopoint (xz's own autotools build in the third-party tests), meson and
-# ninja (HarfBuzz's). Skips what is already there.
+# ninja (HarfBuzz's), cmake, libssl-dev and libpsl-dev (curl's CMake build,
+# which requires OpenSSL and libpsl by default). Skips what is already there.
 set -euo pipefail
 need=()
 for pkg in llvm-22-dev clang-22 lld-22 libzstd-dev zlib1g-dev lcov chromium graphviz \
-  autoconf automake libtool autopoint meson ninja-build; do
+  autoconf automake libtool autopoint meson ninja-build cmake libssl-dev libpsl-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -19,7 +19,9 @@
 //! own `make check` (see `xz_make_check_profiles_into_one_file`); HarfBuzz
 //! (`harfbuzz-sys`), C++, through its own meson build of three shared
 //! libraries and its own `meson test` (see
-//! `harfbuzz_meson_test_profiles_into_one_file`).
+//! `harfbuzz_meson_test_profiles_into_one_file`); curl (`curl-sys`) through
+//! its own CMake build (a shared libcurl and the tool), on transfers the test
+//! makes (see `curl_cmake_build_profiles_into_one_file`).
 //!
 //! Runs are made with address randomisation off (`setarch -R`): Lua and SQLite
 //! hash or cache by address, so only then are two runs the same run. Builds of
@@ -27,7 +29,7 @@
 //! cache, indexed by address, is cut to one entry.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
+use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -1241,7 +1243,12 @@ fn xz_make_check_profiles_into_one_file() {
     assert_eq!(exports(&pp.join(lib)), exports(&plain.join(lib)));
 
     assert!(instrumented_files(&pp).len() >= 10);
-    let r = suite_report(&pp, &suite, 100);
+    let r = suite_report(&instrumented_files(&pp), &suite, 100);
+    no_lost_paths(&r);
+}
+
+/// Every function of a report kept all its paths, and its flow is conserved.
+fn no_lost_paths(r: &serde_json::Value) {
     for f in r["functions"].as_array().unwrap() {
         assert_eq!(f["lost_paths"], 0, "{}", f["name"]);
         assert_eq!(f["flow_imbalance"], 0, "{}", f["name"]);
@@ -1261,15 +1268,15 @@ fn copy_sources(krate: &str, subdir: &str, dir: &Path) -> PathBuf {
     copy
 }
 
-/// `pathprof report --format json` of a test suite's profile over every
-/// instrumented program and library under `build`, checked: at least
+/// `pathprof report --format json` of a test suite's profile over `maps` (the
+/// suite's instrumented programs and libraries), checked: at least
 /// `min_processes` processes, each (but fork children) counted once in the
 /// `main` of its program, and exact.
-fn suite_report(build: &Path, suite: &Path, min_processes: u64) -> serde_json::Value {
+fn suite_report(maps: &[PathBuf], suite: &Path, min_processes: u64) -> serde_json::Value {
     let mut report = Command::new(env!("CARGO_BIN_EXE_pathprof"));
     report.args(["report", "--format", "json"]).arg(suite);
-    for f in instrumented_files(build) {
-        report.arg("--map").arg(f);
+    for map in maps {
+        report.arg("--map").arg(map);
     }
     let r: serde_json::Value = serde_json::from_slice(&stdout_of(&mut report)).unwrap();
     let processes = r["processes"].as_u64().unwrap() - r["forked_processes"].as_u64().unwrap();
@@ -1363,7 +1370,7 @@ fn harfbuzz_meson_test_profiles_into_one_file() {
         Vec::<PathBuf>::new(),
         "profiles beside the suite's"
     );
-    let r = suite_report(pp, &suite, 10);
+    let r = suite_report(&instrumented_files(pp), &suite, 10);
     let functions = r["functions"].as_array().unwrap();
     let ran_in_libraries = functions
         .iter()
@@ -1374,4 +1381,244 @@ fn harfbuzz_meson_test_profiles_into_one_file() {
         ran_in_libraries > 1000,
         "the libraries' counts are in the suite's profile ({ran_in_libraries} functions ran)"
     );
+}
+
+/// Configures curl's own CMake build of `src` in `build` with `cc` and builds
+/// it. Default options (a shared libcurl, the tool linked against it, with a
+/// RUNPATH to the build's own lib/), but for the trees the crate leaves out:
+/// CMake adds docs/ (which also generates the tool's built-in manual) and
+/// tests/ only when it finds Perl, and docs/examples unless told not to.
+/// Without Perl, BUILD_TESTING builds nothing either.
+fn build_curl(src: &Path, build: &Path, cc: &str) {
+    std::fs::create_dir_all(build).unwrap();
+    ok_in(
+        build,
+        Command::new("cmake")
+            .args([
+                "-DCMAKE_DISABLE_FIND_PACKAGE_Perl=ON",
+                "-DBUILD_EXAMPLES=OFF",
+            ])
+            .arg(src),
+        &[("CC", cc)],
+    );
+    ok_in(
+        build,
+        Command::new("cmake").args(["--build", ".", "-j2"]),
+        &[],
+    );
+}
+
+/// Python's `http.server` serving `dir` on a free port of 127.0.0.1, killed
+/// when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start(dir: &Path) -> HttpServer {
+        let child = Command::new("python3")
+            .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+            .arg("--directory")
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = HttpServer { child, port: 0 };
+        // Printed once it listens: "Serving HTTP on 127.0.0.1 port N (...) ...".
+        let mut line = String::new();
+        std::io::BufReader::new(server.child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        server.port = line
+            .split(' ')
+            .skip_while(|w| *w != "port")
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("http.server said {line:?}"));
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// curl (`curl-sys`' sources) through its own CMake build, plain and with
+/// `CC="pathprof cc"`: a shared libcurl and the curl tool linked against it.
+/// The crate ships no test suite, so the suite is the tool on real transfers:
+/// file:// URLs (sizes, a range, `-I`, globbing, a missing file), http:// to a
+/// local server, `--version`, a bad option. The instrumented tool behaves as
+/// the plain one, libcurl exports the same symbols, every process counts into
+/// one profile, and libcurl's API functions are entered exactly as often as
+/// the tool's code says.
+#[test]
+fn curl_cmake_build_profiles_into_one_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let src = copy_sources("curl-sys", "curl", t);
+    let plain = t.join("plain");
+    build_curl(&src, &plain, CLANG);
+    let pp = t.join("pathprof");
+    build_curl(&src, &pp, &format!("{} cc", env!("CARGO_BIN_EXE_pathprof")));
+    // CMake's configure-time probes that run (check_c_source_runs) write
+    // default.pprof into the instrumented build's directory.
+    let before = profiles_under(t);
+    assert!(before.iter().all(|p| p.starts_with(&pp)), "{before:?}");
+
+    let data = t.join("data");
+    std::fs::create_dir(&data).unwrap();
+    let medium = text(64 << 10);
+    let large = text(1 << 20);
+    for (name, content) in [
+        ("empty.txt", &b""[..]),
+        ("small.txt", b"hello\n"),
+        ("medium.txt", &medium),
+        ("large.txt", &large),
+        ("f1.txt", b"one\n"),
+        ("f2.txt", b"two\n"),
+        ("f3.txt", b"three\n"),
+    ] {
+        std::fs::write(data.join(name), content).unwrap();
+    }
+    let server = HttpServer::start(&data);
+    let file = |name: &str| format!("file://{}/{name}", data.display());
+    let http = |name: &str| format!("http://127.0.0.1:{}/{name}", server.port);
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // Each run: curl's arguments (after -q: no ~/.curlrc) and the transfers it
+    // makes.
+    let runs: Vec<(Vec<String>, u64)> = vec![
+        (args(&["--version"]), 0),
+        (args(&["--no-such-option"]), 0),
+        (args(&["-s", &file("empty.txt")]), 1),
+        (args(&["-s", &file("small.txt")]), 1),
+        (args(&["-s", &file("large.txt")]), 1),
+        (args(&["-s", "-r", "100-199", &file("medium.txt")]), 1),
+        (args(&["-s", "-I", &file("medium.txt")]), 1),
+        // Into 1.out, 2.out and 3.out.
+        (args(&["-s", &file("f[1-3].txt"), "-o", "#1.out"]), 3),
+        (
+            args(&[
+                "-s",
+                "-w",
+                "%{size_download}",
+                "-o",
+                "/dev/null",
+                &file("large.txt"),
+            ]),
+            1,
+        ),
+        (args(&["-s", &file("missing.txt")]), 1),
+        (args(&["-s", "--noproxy", "*", &http("medium.txt")]), 1),
+        // Python's 404 page, then "404".
+        (
+            args(&[
+                "-s",
+                "--noproxy",
+                "*",
+                "-w",
+                "%{http_code}",
+                &http("missing.txt"),
+            ]),
+            1,
+        ),
+        (
+            args(&["-s", "--noproxy", "*", "-f", &http("missing.txt")]),
+            1,
+        ),
+    ];
+    // Both builds' runs get PATHPROF_FILE: the plain one's must not write it.
+    let suite = t.join("suite.pprof");
+    let run_all = |build: &Path, dir: &Path| {
+        std::fs::create_dir(dir).unwrap();
+        runs.iter()
+            .map(|(a, _)| {
+                let out = Command::new(build.join("src/curl"))
+                    .arg("-q")
+                    .args(a)
+                    .current_dir(dir)
+                    .env("PATHPROF_FILE", &suite)
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap();
+                (out.stdout, out.stderr, out.status.code())
+            })
+            .collect::<Vec<_>>()
+    };
+    let expected = run_all(&plain, &t.join("plain-run"));
+    let got = run_all(&pp, &t.join("pathprof-run"));
+    drop(server);
+
+    let statuses: Vec<_> = expected.iter().map(|e| e.2.unwrap()).collect();
+    // 2: unknown option; 37: cannot read the file; 22: -f and an HTTP error.
+    assert_eq!(statuses, [0, 2, 0, 0, 0, 0, 0, 0, 0, 37, 0, 0, 22]);
+    assert!(expected[0].0.starts_with(b"curl 8.22.0"));
+    assert_eq!(expected[4].0, large);
+    assert_eq!(expected[5].0, medium[100..200]);
+    assert_eq!(expected[8].0, large.len().to_string().as_bytes());
+    assert_eq!(expected[10].0, medium);
+    assert!(expected[11].0.ends_with(b"404"));
+    for ((a, _), (e, g)) in runs.iter().zip(expected.iter().zip(&got)) {
+        assert!(
+            g == e,
+            "curl -q {a:?}: the instrumented tool printed {} bytes and {:?} on stderr, \
+             exit status {:?}; the plain one {} bytes and {:?}, exit status {:?}",
+            g.0.len(),
+            String::from_utf8_lossy(&g.1),
+            g.2,
+            e.0.len(),
+            String::from_utf8_lossy(&e.1),
+            e.2
+        );
+    }
+    for n in 1..=3 {
+        let want = std::fs::read(data.join(format!("f{n}.txt"))).unwrap();
+        for run in ["plain-run", "pathprof-run"] {
+            let out = std::fs::read(t.join(run).join(format!("{n}.out"))).unwrap();
+            assert_eq!(out, want, "{run}/{n}.out");
+        }
+    }
+
+    let lib = Path::new("lib/libcurl.so");
+    assert_eq!(exports(&pp.join(lib)), exports(&plain.join(lib)));
+
+    let mut profiles = before;
+    profiles.push(suite.clone());
+    profiles.sort();
+    assert_eq!(
+        profiles_under(t),
+        profiles,
+        "the runs wrote profiles beside the suite's"
+    );
+    let processes = runs.len() as u64;
+    let r = suite_report(&[pp.join("src/curl"), pp.join(lib)], &suite, processes);
+    assert_eq!(r["processes"], processes);
+    no_lost_paths(&r);
+    let functions = r["functions"].as_array().unwrap();
+    let entered = |name: &str| {
+        let mut found = functions.iter().filter(|f| f["name"] == name);
+        let f = found.next().unwrap_or_else(|| panic!("no function {name}"));
+        assert!(found.next().is_none(), "several functions called {name}");
+        f["entry_count"].as_u64().unwrap()
+    };
+    // What the tool calls (src/tool_*.c), per process: curl_global_init
+    // before it parses its arguments; then, unless they asked for --version
+    // or were wrong, curl_share_init, whose share handle makes an easy handle
+    // of its own (curl_easy_init); and per transfer, curl_easy_init for the
+    // transfer's handle and curl_easy_perform, which makes a multi handle for
+    // it, which makes an easy handle of its own (curl_easy_init again).
+    // Here: 13 processes, 11 of which transfer, 13 transfers; 11 + 2·13 = 37
+    // easy handles.
+    let transfers: u64 = runs.iter().map(|r| r.1).sum();
+    let transferring = runs.iter().filter(|r| r.1 > 0).count() as u64;
+    assert_eq!((processes, transferring, transfers), (13, 11, 13));
+    assert_eq!(entered("curl_global_init"), processes);
+    assert_eq!(entered("curl_share_init"), transferring);
+    assert_eq!(entered("curl_easy_perform"), transfers);
+    assert_eq!(entered("curl_easy_init"), transferring + 2 * transfers);
 }
