@@ -3,15 +3,11 @@
 //! hashed (FNV-1a, 64 bits). Two copies of the runtime in one process hand
 //! their modules to one another only when their fingerprints are equal, so
 //! copies of different pathprof builds never read each other's hash tables.
+//! The hash is `pathprof-format`'s (a build-dependency: that crate has no
+//! dependencies of its own and the runtime links it anyway).
 
+use pathprof_format::Fnv64;
 use std::path::PathBuf;
-
-fn fnv(h: &mut u64, bytes: &[u8]) {
-    for &b in bytes {
-        *h ^= u64::from(b);
-        *h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-}
 
 fn main() {
     println!("cargo:rerun-if-changed=src");
@@ -22,15 +18,18 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|x| x == "rs"))
         .collect();
     files.sort();
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut h = Fnv64::new();
     let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
-    fnv(&mut h, version.as_bytes());
+    h.write(version.as_bytes());
     for f in &files {
         let name = f.file_name().unwrap_or_default().to_string_lossy();
-        fnv(&mut h, name.as_bytes());
-        fnv(&mut h, &[0]);
-        fnv(&mut h, &std::fs::read(f).expect("a runtime source file"));
-        fnv(&mut h, &[0]);
+        h.write(name.as_bytes());
+        h.write(&[0]);
+        h.write(&std::fs::read(f).expect("a runtime source file"));
+        h.write(&[0]);
     }
-    println!("cargo:rustc-env=PATHPROF_RT_FINGERPRINT={h:016x}");
+    println!(
+        "cargo:rustc-env=PATHPROF_RT_FINGERPRINT={:016x}",
+        h.finish()
+    );
 }

@@ -21,10 +21,9 @@
 //! (ids stay those of the function as linked) but every analysis ignores them.
 
 use crate::ids::{BlockId, EdgeId};
-use serde::{Deserialize, Serialize};
 
 /// One CFG edge: `from`'s terminator successor number `slot` goes to `to`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CfgEdge {
     pub from: BlockId,
     pub to: BlockId,
@@ -35,7 +34,6 @@ pub struct CfgEdge {
     pub splittable: bool,
     /// A resume edge (see the module doc): `from` ends with a call that may
     /// return more than once, and this edge is its only way on.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resume: bool,
 }
 
@@ -68,8 +66,7 @@ pub enum CfgError {
 
 /// A function's control-flow graph with dense side tables of successors and
 /// predecessors.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "CfgData", into = "CfgData")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cfg {
     num_blocks: usize,
     entry: BlockId,
@@ -80,52 +77,6 @@ pub struct Cfg {
     calls: Vec<u32>,
     /// Per block: whether its terminator is its last counted call.
     terminator_calls: Vec<bool>,
-}
-
-/// The serialized form of a [`Cfg`]: just what defines it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct CfgData {
-    num_blocks: usize,
-    entry: BlockId,
-    edges: Vec<CfgEdge>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    calls: Vec<u32>,
-    /// Blocks whose terminator is a counted call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    terminator_calls: Vec<BlockId>,
-}
-
-impl TryFrom<CfgData> for Cfg {
-    type Error = CfgError;
-    fn try_from(d: CfgData) -> Result<Self, CfgError> {
-        let mut cfg = Cfg::new(d.num_blocks, d.entry, d.edges)?;
-        if !d.calls.is_empty() {
-            cfg.set_calls(d.calls)?;
-        }
-        cfg.set_terminator_calls(&d.terminator_calls)?;
-        Ok(cfg)
-    }
-}
-
-impl From<Cfg> for CfgData {
-    fn from(c: Cfg) -> Self {
-        let calls = if c.calls.iter().all(|&n| n == 0) {
-            Vec::new()
-        } else {
-            c.calls
-        };
-        let terminator_calls = (0..c.num_blocks)
-            .filter(|&b| c.terminator_calls[b])
-            .map(BlockId::new)
-            .collect();
-        CfgData {
-            num_blocks: c.num_blocks,
-            entry: c.entry,
-            edges: c.edges,
-            calls,
-            terminator_calls,
-        }
-    }
 }
 
 impl Cfg {
@@ -351,8 +302,5 @@ mod tests {
         assert!(cfg.is_reachable(BlockId(1)));
         assert!(!cfg.is_reachable(BlockId(3)));
         assert!(cfg.is_exit(BlockId(2)));
-        let json = serde_json::to_string(&cfg).unwrap();
-        let back: Cfg = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, cfg);
     }
 }

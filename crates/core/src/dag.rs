@@ -37,10 +37,9 @@
 
 use crate::cfg::Cfg;
 use crate::ids::{BlockId, DagEdgeId, EdgeId, NodeId};
-use serde::{Deserialize, Serialize};
 
 /// What a DAG edge stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DagEdgeKind {
     /// ENTRY → entry block.
     Entry,
@@ -66,7 +65,7 @@ pub enum DagEdgeKind {
 }
 
 /// One DAG edge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DagEdge {
     pub from: NodeId,
     pub to: NodeId,
@@ -74,7 +73,7 @@ pub struct DagEdge {
 }
 
 /// How each CFG edge is treated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EdgeClass {
     /// In the DAG as a [`DagEdgeKind::Cfg`] edge.
     Forward,
@@ -108,8 +107,7 @@ pub enum DagError {
 }
 
 /// The numbered DAG of one function.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "DagData", into = "DagData")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dag {
     num_blocks: usize,
     edges: Vec<DagEdge>,
@@ -121,57 +119,45 @@ pub struct Dag {
     topo: Vec<NodeId>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct DagData {
-    num_blocks: usize,
-    edges: Vec<DagEdge>,
-    classes: Vec<EdgeClass>,
-    val: Vec<u64>,
-}
-
-impl From<Dag> for DagData {
-    fn from(d: Dag) -> Self {
-        DagData {
-            num_blocks: d.num_blocks,
-            edges: d.edges,
-            classes: d.classes,
-            val: d.val,
-        }
-    }
-}
-
-impl TryFrom<DagData> for Dag {
-    type Error = String;
-    fn try_from(d: DagData) -> Result<Self, String> {
-        if d.num_blocks > i32::MAX as usize {
+impl Dag {
+    /// The DAG over `num_blocks` blocks with these edges, edge classes and
+    /// `Val`s, as a map stores it ([`crate::map::schema::Dag`]), checked: every
+    /// node in range, no cycle, and the `Val`s numbering the paths as Figure 5
+    /// does, so that every id in `0..num_paths()` regenerates to exactly one
+    /// path. The classes are taken as given (a map's reader checks that there is
+    /// one per CFG edge).
+    pub fn from_numbering(
+        num_blocks: usize,
+        edges: Vec<DagEdge>,
+        classes: Vec<EdgeClass>,
+        val: Vec<u64>,
+    ) -> Result<Dag, String> {
+        if num_blocks > i32::MAX as usize {
             return Err(format!(
-                "DAG has {} blocks, more than the 2^31 pathprof supports",
-                d.num_blocks
+                "DAG has {num_blocks} blocks, more than the 2^31 pathprof supports"
             ));
         }
-        let n = d.num_blocks + 2;
-        if d.val.len() != d.edges.len() {
+        let n = num_blocks + 2;
+        if val.len() != edges.len() {
             return Err("DAG values and edges differ in number".into());
         }
-        if d.edges
+        if edges
             .iter()
             .any(|e| e.from.index() >= n || e.to.index() >= n)
         {
             return Err("DAG edge names a node that does not exist".into());
         }
-        let mut dag = Dag::from_parts(d.num_blocks, d.edges, d.classes);
+        let mut dag = Dag::from_parts(num_blocks, edges, classes);
         let order = dag.topo.clone();
         if order.len() != n {
             return Err("DAG has a cycle".into());
         }
         dag.num_paths = count_paths(&dag, &order);
-        dag.val = d.val;
+        dag.val = val;
         dag.check_numbering()?;
         Ok(dag)
     }
-}
 
-impl Dag {
     /// Checks that `val` numbers the paths as Figure 5 does, so that every id in
     /// `0..num_paths()` regenerates to exactly one path: no edge enters ENTRY or
     /// leaves EXIT, and at every other node the out-edges by increasing `Val`
@@ -379,30 +365,57 @@ impl Dag {
     }
 }
 
-/// Classifies CFG edges by a depth-first search from the entry.
-fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
-    let mut classes = vec![EdgeClass::Forward; cfg.edges().len()];
-    // 0 = white, 1 = on stack, 2 = done
-    let mut color = vec![0u8; cfg.num_blocks()];
+/// The backedges of `cfg`, indexed by [`EdgeId`]: `true` for a CFG edge to a
+/// block on the stack of the depth-first search from the entry, which visits
+/// each block's successors in slot order (see the module doc). A self loop is
+/// a backedge; an irreducible loop has at least one; edges out of blocks the
+/// entry does not reach are not. Every cycle of reachable blocks holds one,
+/// so the reachable graph without them is acyclic. This one search decides
+/// the DAG's backedges ([`EdgeClass::Back`]) and the loops of
+/// [`crate::weights`]' estimate; reports that draw loops should ask it too.
+pub fn backedges(cfg: &Cfg) -> Vec<bool> {
+    let mut back = vec![false; cfg.edges().len()];
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Unseen,
+        OnStack,
+        Done,
+    }
+    let mut state = vec![State::Unseen; cfg.num_blocks()];
     let mut stack: Vec<(BlockId, usize)> = vec![(cfg.entry(), 0)];
-    color[cfg.entry().index()] = 1;
+    state[cfg.entry().index()] = State::OnStack;
     while let Some(&mut (b, ref mut next)) = stack.last_mut() {
         if let Some(&e) = cfg.succs(b).get(*next) {
             *next += 1;
             let to = cfg.edge(e).to;
-            match color[to.index()] {
-                0 => {
-                    color[to.index()] = 1;
+            match state[to.index()] {
+                State::Unseen => {
+                    state[to.index()] = State::OnStack;
                     stack.push((to, 0));
                 }
-                1 => classes[e.index()] = EdgeClass::Back,
-                _ => {}
+                State::OnStack => back[e.index()] = true,
+                State::Done => {}
             }
         } else {
-            color[b.index()] = 2;
+            state[b.index()] = State::Done;
             stack.pop();
         }
     }
+    back
+}
+
+/// Classifies CFG edges: backedges by [`backedges`], then the special edges.
+fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
+    let mut classes: Vec<EdgeClass> = backedges(cfg)
+        .into_iter()
+        .map(|back| {
+            if back {
+                EdgeClass::Back
+            } else {
+                EdgeClass::Forward
+            }
+        })
+        .collect();
     // Blocks entered by unsplittable edges may count paths at their top, which a
     // self loop kept apart would repeat: there, self loops are backedges.
     let mut unsplit_target = vec![false; cfg.num_blocks()];
@@ -590,4 +603,24 @@ fn cut_nodes(dag: &Dag, order: &[NodeId], threshold: u64) -> Vec<NodeId> {
         }
     }
     cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backedges;
+    use crate::cfg::Cfg;
+
+    #[test]
+    fn backedges_are_edges_to_the_dfs_stack() {
+        //   b0 ─e0─▶ b1 ─e1─▶ b2 ─e3─▶ b3 ◀─e5── b4 (unreachable)
+        //             ▲        │ ╰─e4─╮
+        //             └───e2───┘  ◀───╯   (e2 closes the loop, e4 is a self loop)
+        let cfg =
+            Cfg::from_edge_list(5, &[(0, 1), (1, 2), (2, 1), (2, 3), (2, 2), (4, 3)]).unwrap();
+        assert_eq!(backedges(&cfg), [false, false, true, false, true, false]);
+        // Irreducible: b1 and b2 both entered from b0; the search reaches b1
+        // first (slot order), so b2 → b1 is the backedge.
+        let cfg = Cfg::from_edge_list(3, &[(0, 1), (0, 2), (1, 2), (2, 1)]).unwrap();
+        assert_eq!(backedges(&cfg), [false, false, false, true]);
+    }
 }

@@ -9,7 +9,7 @@
 
 use crate::cfg::Cfg;
 use crate::dag::{DagEdgeKind, EdgeClass};
-use crate::flow::{FlowCounts, Solution};
+use crate::flow::{FlowCounts, Guess, Network, Solution};
 pub use crate::flow::{FlowNode, Imbalance, Unbalanced};
 use crate::layout::{FlowEdge, Layout};
 use crate::regen::{regenerate, Path, RegenError};
@@ -353,12 +353,12 @@ impl PathTally<'_> {
 }
 
 /// Counts of unsplittable edges from the paths that end before them (per source)
-/// and start after them (per target): leaf elimination on the bipartite graph of
-/// those edges, exact whenever it is a forest (one `indirectbr` block, `invoke`s).
-/// Never fails: where the sums do not balance a count is at least 0 (and the
-/// caller's balance check reports the nodes); where the edges form a cycle, one
-/// of them takes what its ends leave (the smaller), and the edges so chosen are
-/// returned.
+/// and start after them (per target): leaf elimination ([`Network::solve`]) on
+/// the bipartite graph of those edges, exact whenever it is a forest (one
+/// `indirectbr` block, `invoke`s). Never fails: where the sums do not balance a
+/// count is at least 0 (and the caller's balance check reports the nodes);
+/// where the edges form a cycle, one of them takes what its ends leave (the
+/// smaller), and the edges so chosen are returned.
 fn solve_unsplittable(
     cfg: &Cfg,
     dag: &crate::dag::Dag,
@@ -371,59 +371,30 @@ fn solve_unsplittable(
         .edge_ids()
         .filter(|e| dag.classes()[e.index()] == EdgeClass::Unsplit)
         .collect();
-    // side nodes: sources 0..n, targets n..2n
-    let mut incident: Vec<Vec<usize>> = vec![Vec::new(); 2 * n];
-    for (i, &e) in edges.iter().enumerate() {
-        incident[cfg.edge(e).from.index()].push(i);
-        incident[n + cfg.edge(e).to.index()].push(i);
-    }
-    let sum = |node: usize| {
-        if node < n {
-            out_sums[node]
-        } else {
-            in_sums[node - n]
-        }
-    };
-    let mut value: Vec<Option<u64>> = vec![None; edges.len()];
-    // What a side node's sum leaves for its unknown edges.
-    let left = |value: &[Option<u64>], node: usize| {
-        let known: u64 = incident[node]
+    // Nodes: sources 0..n, into which the paths ending before their
+    // unsplittable edges flow, and targets n..2n, out of which the paths
+    // starting after them flow.
+    let network = Network::new(
+        2 * n,
+        edges
             .iter()
-            .filter_map(|&i| value[i])
-            .fold(0, u64::saturating_add);
-        sum(node).saturating_sub(known)
-    };
-    let mut guessed = Vec::new();
-    let mut work: Vec<usize> = (0..2 * n).collect();
-    loop {
-        while let Some(node) = work.pop() {
-            let mut unknown = incident[node]
-                .iter()
-                .copied()
-                .filter(|&i| value[i].is_none());
-            let (Some(i), None) = (unknown.next(), unknown.next()) else {
-                continue;
-            };
-            value[i] = Some(left(&value, node));
-            let ce = cfg.edge(edges[i]);
-            work.push(ce.from.index());
-            work.push(n + ce.to.index());
-        }
-        // A cycle of unknown edges: conservation cannot tell them apart.
-        let Some(i) = value.iter().position(Option::is_none) else {
-            break;
-        };
-        let ce = cfg.edge(edges[i]);
-        let (a, b) = (ce.from.index(), n + ce.to.index());
-        value[i] = Some(left(&value, a).min(left(&value, b)));
-        guessed.push(FlowEdge::Cfg(edges[i]));
-        work.push(a);
-        work.push(b);
-    }
+            .map(|&e| [cfg.edge(e).from.index(), n + cfg.edge(e).to.index()])
+            .collect(),
+    );
+    let supply: Vec<i128> = out_sums
+        .iter()
+        .map(|&s| i128::from(s))
+        .chain(in_sums.iter().map(|&s| -i128::from(s)))
+        .collect();
+    let mut value: Vec<Option<u64>> = vec![None; edges.len()];
+    let guessed = network.solve(&supply, &mut value, Guess::Smaller);
     for (i, &e) in edges.iter().enumerate() {
         flow.set(FlowEdge::Cfg(e), value[i].unwrap_or(0));
     }
     guessed
+        .into_iter()
+        .map(|i| FlowEdge::Cfg(edges[i]))
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,6 +11,10 @@
 //! activation can also *start* in the middle of a block, from outside: a fork
 //! child returning from a call its parent was in at the fork (known only with
 //! early-exit counting, from the profile's resumes; [`FlowCounts::starts`]).
+//!
+//! The solving itself is [`Network::solve`], leaf elimination on any graph of
+//! nodes and arcs with known supplies; it serves the flow graph here and the
+//! bipartite graph of unsplittable edges in [`crate::derive`].
 
 use crate::cfg::Cfg;
 use crate::ids::{BlockId, EdgeId};
@@ -146,62 +150,33 @@ impl FlowCounts {
     /// in [`Solution::lost`]; the outside node then takes what it must.
     pub fn solve(&mut self, cfg: &Cfg, tolerate_loss: bool) -> Solution {
         let outside = cfg.num_blocks();
-        let incident = incidence(cfg);
-        let mut guessed = Vec::new();
-        let mut work: Vec<usize> = (0..=outside).collect();
-        loop {
-            while let Some(v) = work.pop() {
-                let mut unknown = None;
-                let mut unknowns = 0;
-                let mut balance: i128 = self.start_balance(v);
-                for &(edge, into) in &incident[v] {
-                    match self.get(edge) {
-                        Some(c) => balance += if into { c as i128 } else { -(c as i128) },
-                        None => {
-                            unknowns += 1;
-                            unknown = Some((edge, into));
-                        }
-                    }
-                }
-                if unknowns != 1 {
-                    continue;
-                }
-                let (edge, into) = unknown.expect("one unknown");
-                let value = if into { -balance } else { balance };
-                // Negative when the counts do not balance: 0, and the node
-                // shows up unbalanced below.
-                self.set(edge, u64::try_from(value.max(0)).unwrap_or(u64::MAX));
-                // The other end may now be solvable.
-                work.extend(self.ends(cfg, edge));
-            }
-            // Conservation cannot tell the remaining unknowns apart (a cycle
-            // of unknown edges): take 0 for one and go on.
-            let Some(edge) = self.first_unknown() else {
-                break;
-            };
-            self.set(edge, 0);
-            guessed.push(edge);
-            work.extend(self.ends(cfg, edge));
+        let network = flow_network(cfg);
+        let mut counts: Vec<Option<u64>> = (0..network.num_arcs())
+            .map(|i| self.get(flow_edge(cfg, i)))
+            .collect();
+        let supply: Vec<i128> = (0..=outside).map(|v| self.start_balance(v)).collect();
+        let guessed = network.solve(&supply, &mut counts, Guess::Zero);
+        for (i, &c) in counts.iter().enumerate() {
+            self.set(flow_edge(cfg, i), c.unwrap_or(0));
         }
         let mut solution = Solution {
             lost: 0,
             imbalance: Imbalance {
                 nodes: Vec::new(),
-                guessed,
+                guessed: guessed.into_iter().map(|i| flow_edge(cfg, i)).collect(),
             },
         };
-        for (v, edges) in incident.iter().enumerate() {
+        for (v, &starts) in supply.iter().enumerate() {
             let relevant = v == outside || cfg.is_reachable(BlockId::new(v));
             if !relevant || (tolerate_loss && v == outside) {
                 continue;
             }
-            let starts = self.start_balance(v);
             let (mut inflow, mut outflow) = (
                 u64::try_from(starts.max(0)).unwrap_or(u64::MAX),
                 u64::try_from((-starts).max(0)).unwrap_or(u64::MAX),
             );
-            for &(edge, into) in edges {
-                let c = self.get(edge).unwrap_or(0);
+            for &(arc, into) in network.incident(v) {
+                let c = counts[arc].unwrap_or(0);
                 let side = if into { &mut inflow } else { &mut outflow };
                 *side = side.saturating_add(c);
             }
@@ -223,34 +198,11 @@ impl FlowCounts {
         solution
     }
 
-    fn first_unknown(&self) -> Option<FlowEdge> {
-        if self.entry.is_none() {
-            return Some(FlowEdge::Entry);
-        }
-        if let Some(e) = self.edges.iter().position(Option::is_none) {
-            return Some(FlowEdge::Cfg(EdgeId::new(e)));
-        }
-        self.exits
-            .iter()
-            .position(Option::is_none)
-            .map(|b| FlowEdge::Exit(BlockId::new(b)))
-    }
-
     pub fn get(&self, edge: FlowEdge) -> Option<u64> {
         match edge {
             FlowEdge::Entry => self.entry,
             FlowEdge::Cfg(e) => self.edges[e.index()],
             FlowEdge::Exit(b) => self.exits[b.index()],
-        }
-    }
-
-    fn ends(&self, cfg: &Cfg, edge: FlowEdge) -> [usize; 2] {
-        let outside = cfg.num_blocks();
-        match edge {
-            FlowEdge::Entry => [outside, cfg.entry().index()],
-            FlowEdge::Cfg(e) if cfg.edge(e).resume => [outside, cfg.edge(e).to.index()],
-            FlowEdge::Cfg(e) => [cfg.edge(e).from.index(), cfg.edge(e).to.index()],
-            FlowEdge::Exit(b) => [b.index(), outside],
         }
     }
 
@@ -272,30 +224,152 @@ impl FlowCounts {
     }
 }
 
-/// The flow edges incident to each node (blocks, then outside), each with
-/// whether it flows into the node.
-fn incidence(cfg: &Cfg) -> Vec<Vec<(FlowEdge, bool)>> {
+/// The flow graph as a [`Network`]: nodes are the blocks, then outside;
+/// arcs are the entry, the CFG edges, then each block's exit ([`flow_edge`]
+/// names them).
+fn flow_network(cfg: &Cfg) -> Network {
     let outside = cfg.num_blocks();
-    let mut incident: Vec<Vec<(FlowEdge, bool)>> = vec![Vec::new(); outside + 1];
-    incident[outside].push((FlowEdge::Entry, false));
-    incident[cfg.entry().index()].push((FlowEdge::Entry, true));
-    for e in cfg.edge_ids() {
-        let ce = cfg.edge(e);
-        if ce.from == ce.to {
-            continue; // a self loop carries as much in as out
-        }
-        // What leaves `from` by a CFG edge enters `to`, except along a resume
-        // edge (after `fork`, `setjmp`...): it enters `to` from outside, and
-        // `from` leaves by its exit edge.
+    let mut arcs = Vec::with_capacity(1 + cfg.edges().len() + outside);
+    arcs.push([outside, cfg.entry().index()]);
+    // What leaves `from` by a CFG edge enters `to`, except along a resume
+    // edge (after `fork`, `setjmp`...): it enters `to` from outside, and
+    // `from` leaves by its exit edge. A self loop is an arc from its block
+    // to itself, which carries as much in as out.
+    arcs.extend(cfg.edges().iter().map(|ce| {
         let from = if ce.resume { outside } else { ce.from.index() };
-        incident[from].push((FlowEdge::Cfg(e), false));
-        incident[ce.to.index()].push((FlowEdge::Cfg(e), true));
-    }
+        [from, ce.to.index()]
+    }));
     // Every block may leave the function: by returning, or by a call that
     // never returns (known only with early-exit counting, else 0).
-    for b in cfg.blocks() {
-        incident[b.index()].push((FlowEdge::Exit(b), false));
-        incident[outside].push((FlowEdge::Exit(b), true));
+    arcs.extend(cfg.blocks().map(|b| [b.index(), outside]));
+    Network::new(outside + 1, arcs)
+}
+
+/// The flow edge that is arc `i` of [`flow_network`].
+fn flow_edge(cfg: &Cfg, i: usize) -> FlowEdge {
+    let m = cfg.edges().len();
+    match i {
+        0 => FlowEdge::Entry,
+        i if i <= m => FlowEdge::Cfg(EdgeId::new(i - 1)),
+        i => FlowEdge::Exit(BlockId::new(i - 1 - m)),
     }
-    incident
+}
+
+/// What [`Network::solve`] takes for an unknown count that conservation
+/// cannot determine (one of a cycle of unknown arcs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Guess {
+    /// 0.
+    Zero,
+    /// What the known counts at its ends leave for it, the smaller of the two
+    /// (at least 0).
+    Smaller,
+}
+
+/// A graph for leaf elimination (Ball & Larus 1994): nodes `0..n` and arcs,
+/// each flowing out of its tail into its head. In every node, the node's
+/// *supply* plus what flows in equals what flows out.
+#[derive(Clone, Debug)]
+pub(crate) struct Network {
+    /// Per arc, `[tail, head]`.
+    arcs: Vec<[usize; 2]>,
+    /// Per node, its arcs with whether each flows into it; an arc from a node
+    /// to itself is in no list.
+    incident: Vec<Vec<(usize, bool)>>,
+}
+
+impl Network {
+    /// The network of `num_nodes` nodes and `arcs` (`[tail, head]`, both
+    /// below `num_nodes`).
+    pub(crate) fn new(num_nodes: usize, arcs: Vec<[usize; 2]>) -> Network {
+        let mut incident: Vec<Vec<(usize, bool)>> = vec![Vec::new(); num_nodes];
+        for (i, &[tail, head]) in arcs.iter().enumerate() {
+            if tail != head {
+                incident[tail].push((i, false));
+                incident[head].push((i, true));
+            }
+        }
+        Network { arcs, incident }
+    }
+
+    pub(crate) fn num_arcs(&self) -> usize {
+        self.arcs.len()
+    }
+
+    /// Node `v`'s arcs, each with whether it flows into `v`.
+    pub(crate) fn incident(&self, v: usize) -> &[(usize, bool)] {
+        &self.incident[v]
+    }
+
+    /// Node `v`'s supply plus its known inflow minus its known outflow, and
+    /// its arcs of unknown count (the last one, and how many).
+    fn balance(
+        &self,
+        supply: &[i128],
+        counts: &[Option<u64>],
+        v: usize,
+    ) -> (i128, Option<(usize, bool)>, usize) {
+        let mut balance = supply[v];
+        let (mut unknown, mut unknowns) = (None, 0);
+        for &(arc, into) in &self.incident[v] {
+            match counts[arc] {
+                Some(c) => balance += if into { c as i128 } else { -(c as i128) },
+                None => {
+                    unknowns += 1;
+                    unknown = Some((arc, into));
+                }
+            }
+        }
+        (balance, unknown, unknowns)
+    }
+
+    /// Fills in every unknown count of `counts` (one per arc) from the known
+    /// ones and `supply` (one per node): repeatedly, a node with one arc of
+    /// unknown count gets it by conservation, at least 0 and at most
+    /// `u64::MAX` where the known counts do not balance (the caller checks
+    /// the balance). Exact when the unknown arcs form a forest; where they
+    /// form a cycle, one of them takes `guess` and the rest follow. Nodes are
+    /// visited from the last, a solved arc's head first and then its tail.
+    /// Returns the arcs guessed, in order; never fails.
+    pub(crate) fn solve(
+        &self,
+        supply: &[i128],
+        counts: &mut [Option<u64>],
+        guess: Guess,
+    ) -> Vec<usize> {
+        let clamp = |x: i128| u64::try_from(x.max(0)).unwrap_or(u64::MAX);
+        let mut guessed = Vec::new();
+        let mut work: Vec<usize> = (0..self.incident.len()).collect();
+        loop {
+            while let Some(v) = work.pop() {
+                let (balance, unknown, unknowns) = self.balance(supply, counts, v);
+                let (Some((arc, into)), 1) = (unknown, unknowns) else {
+                    continue;
+                };
+                // Negative when the counts do not balance: 0, and the node
+                // shows up unbalanced in the caller's check.
+                counts[arc] = Some(clamp(if into { -balance } else { balance }));
+                // The other end may now be solvable.
+                work.extend(self.arcs[arc]);
+            }
+            // Conservation cannot tell the remaining unknowns apart (a cycle
+            // of unknown arcs): guess one and go on.
+            let Some(arc) = counts.iter().position(Option::is_none) else {
+                break;
+            };
+            let [tail, head] = self.arcs[arc];
+            let value = match guess {
+                Guess::Zero => 0,
+                Guess::Smaller => {
+                    let at_tail = self.balance(supply, counts, tail).0;
+                    let at_head = -self.balance(supply, counts, head).0;
+                    clamp(at_tail).min(clamp(at_head))
+                }
+            };
+            counts[arc] = Some(value);
+            guessed.push(arc);
+            work.extend([tail, head]);
+        }
+        guessed
+    }
 }

@@ -3,11 +3,10 @@
 
 use crate::dag::Dag;
 use crate::ids::{BlockId, EdgeId};
-use serde::{Deserialize, Serialize};
 
 /// An edge of the *flow graph* used by edge profiling and flow conservation: the
 /// CFG plus one virtual node standing for "outside the function".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FlowEdge {
     /// A CFG edge.
     Cfg(EdgeId),
@@ -18,8 +17,7 @@ pub enum FlowEdge {
 }
 
 /// The counter layout of one function.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 // One per function, held in the map's vector: boxing the DAG would save a few
 // dozen bytes per block- or edge-mode function and cost every path-mode access.
 #[allow(clippy::large_enum_variant)]
@@ -29,7 +27,6 @@ pub enum Layout {
     /// predecessors (else calls are the entry block's count).
     Block {
         slot_of_block: Vec<Option<u32>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         calls_slot: Option<u32>,
     },
     /// Slot `k` counts `counted[k]`; every other flow edge is derived by flow
@@ -44,16 +41,17 @@ pub enum Layout {
     Path {
         dag: Dag,
         self_loops: Vec<EdgeId>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         resumes: Vec<EdgeId>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         call_exits: Vec<BlockId>,
     },
 }
 
 impl Layout {
-    /// A hash identifying the layout, folded into the build id.
+    /// A hash identifying the layout, folded into the build id: the FNV-1a of
+    /// its JSON in the map ([`crate::map::schema::Layout`]), so that build ids
+    /// stay those of the maps already written.
     pub fn identity(&self) -> u64 {
-        crate::hash::fnv64(&serde_json::to_vec(self).expect("layout serializes"))
+        let json = serde_json::to_vec(&crate::map::schema::Layout::from(self));
+        crate::hash::fnv64(&json.expect("layout serializes"))
     }
 }

@@ -11,11 +11,10 @@
 //!   before ops on `Edge(e)`, which run before ops at `BlockStart(to)`.
 
 use crate::ids::{BlockId, EdgeId};
-use serde::{Deserialize, Serialize};
 
-/// What is counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// What is counted. Serializes as its [`name`](Mode::name) (see
+/// [`crate::map::schema::Mode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// Every basic block has a counter (Weinberger 1984).
     Block,
@@ -48,7 +47,7 @@ impl std::str::FromStr for Mode {
 }
 
 /// Where a probe's code goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProbeSite {
     /// At function entry, once per call (top of the LLVM entry block).
     FunctionEntry,
@@ -72,7 +71,7 @@ pub enum ProbeSite {
 }
 
 /// One probe operation. Constants are applied with wrapping 64-bit arithmetic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     /// `r = c`
     SetPath(i64),
@@ -85,14 +84,14 @@ pub enum Op {
 }
 
 /// The code for one site.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Probe {
     pub site: ProbeSite,
     pub ops: Vec<Op>,
 }
 
 /// How a function's path counters are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathStorage {
     /// The function has no path counters (block and edge modes).
     None,
@@ -103,7 +102,7 @@ pub enum PathStorage {
 }
 
 /// Everything the LLVM side needs to instrument one function.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionPlan {
     pub num_slots: u32,
     pub paths: PathStorage,

@@ -4,7 +4,7 @@
 
 use crate::derive::{derive_with_resumes, DeriveError, FunctionCounts, Resumes};
 use crate::map::MapFile;
-use pathprof_format::{FormatError, ProfileFile, RawProfile};
+use pathprof_format::{abi, FormatError, ProfileFile, RawProfile};
 use std::path::Path;
 
 /// Why a profile could not be read against a map.
@@ -100,12 +100,13 @@ pub fn read_raw(path: &Path) -> Result<RawProfile, ProfileError> {
     read_with(path, RawProfile::decode)
 }
 
-/// The mode number a runtime records for a map's mode.
+/// The mode number a runtime records for a map's mode (and the instrumenter
+/// writes into `PpModule::mode`): `pathprof_format::abi`'s.
 pub fn mode_number(mode: crate::Mode) -> u32 {
     match mode {
-        crate::Mode::Block => 0,
-        crate::Mode::Edge => 1,
-        crate::Mode::Path => 2,
+        crate::Mode::Block => abi::MODE_BLOCK,
+        crate::Mode::Edge => abi::MODE_EDGE,
+        crate::Mode::Path => abi::MODE_PATH,
     }
 }
 

@@ -4,8 +4,9 @@
 //!
 //! The estimate: a block nested in `d` loops runs `10^d` times per call; a block's
 //! weight is split evenly among its out-edges. Loops are the natural loops of the
-//! depth-first backedges (for an irreducible loop, the blocks that reach the
-//! backedge's source without passing its target). Measured counts, when a profile
+//! depth-first backedges ([`crate::dag::backedges`], the DAG's too; for an
+//! irreducible loop, the blocks that reach the backedge's source without
+//! passing its target). Measured counts, when a profile
 //! is given, replace the estimate.
 
 use crate::cfg::Cfg;
@@ -62,28 +63,8 @@ impl Weights {
 pub fn loop_depths(cfg: &Cfg) -> Vec<u32> {
     let n = cfg.num_blocks();
     let mut depth = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut seen = vec![false; n];
-    let mut backedges: Vec<EdgeId> = Vec::new();
-    let mut stack: Vec<(BlockId, usize)> = vec![(cfg.entry(), 0)];
-    seen[cfg.entry().index()] = true;
-    on_stack[cfg.entry().index()] = true;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        if let Some(&e) = cfg.succs(b).get(*next) {
-            *next += 1;
-            let to = cfg.edge(e).to;
-            if on_stack[to.index()] {
-                backedges.push(e);
-            } else if !seen[to.index()] {
-                seen[to.index()] = true;
-                on_stack[to.index()] = true;
-                stack.push((to, 0));
-            }
-        } else {
-            on_stack[b.index()] = false;
-            stack.pop();
-        }
-    }
+    let back = crate::dag::backedges(cfg);
+    let backedges: Vec<EdgeId> = cfg.edge_ids().filter(|e| back[e.index()]).collect();
     // Natural loop of each distinct header: blocks reaching a latch backwards
     // without passing the header.
     let mut headers: Vec<BlockId> = backedges.iter().map(|&e| cfg.edge(e).to).collect();

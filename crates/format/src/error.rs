@@ -1,6 +1,7 @@
 //! [`FormatError`]: everything that can be wrong with a raw profile, said so a
 //! user knows what happened and what to do about it.
 
+use crate::abi::mode_name;
 use std::fmt;
 
 /// Why a raw profile could not be decoded, merged or encoded.
@@ -102,16 +103,6 @@ pub enum FormatError {
         /// How many bytes the sink held when it refused.
         at: u64,
     },
-}
-
-/// The name of a mode number as the profile records it.
-pub(crate) fn mode_name(mode: u32) -> &'static str {
-    match mode {
-        0 => "block",
-        1 => "edge",
-        2 => "path",
-        _ => "unknown",
-    }
 }
 
 const REDO: &str = "delete it and run the instrumented program again";

@@ -104,6 +104,9 @@
 //! * [`ProfileView`] / [`SectionView`], [`Encoder`] and [`merge_into`]: the
 //!   same files read, written and merged without allocating, for the
 //!   runtime (it merges from a signal handler, where `malloc` is off limits).
+//! * [`abi`]: the numbers the instrumenter and the runtime share (the ABI
+//!   version, the mode numbers sections record, the path counter kinds);
+//!   [`fnv1a64`] / [`Fnv64`]: the one stable hash.
 //!
 //! ```
 //! use pathprof_format::{ProfileFile, RawFunction, RawProfile};
@@ -144,13 +147,14 @@
 //! # Ok::<(), pathprof_format::FormatError>(())
 //! ```
 
+pub mod abi;
 mod checksum;
 mod encoder;
 mod error;
 mod merge;
 mod view;
 
-pub use checksum::fnv1a64;
+pub use checksum::{fnv1a64, Fnv64};
 pub use encoder::{Encoder, Sink};
 pub use error::FormatError;
 pub use merge::merge_into;
@@ -198,7 +202,8 @@ impl Facts {
 pub struct RawProfile {
     /// The build id of the program (the map file's `build_id`).
     pub build_id: u64,
-    /// The instrumentation mode: 0 block, 1 edge, 2 path.
+    /// The instrumentation mode: [`abi::MODE_BLOCK`] (0), [`abi::MODE_EDGE`]
+    /// (1) or [`abi::MODE_PATH`] (2).
     pub mode: u32,
     /// Processes whose final write (at exit, `_exit`, exec, abort or a fatal
     /// signal) added to this profile. For a program profiled from `main`,

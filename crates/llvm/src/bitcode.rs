@@ -79,8 +79,10 @@ pub fn link_bitcode_files<'ctx, P: AsRef<Path>>(
     Ok(program)
 }
 
-/// Raw bitcode (`BC` 0xC0DE) or the bitcode wrapper (0x0B17C0DE, little endian).
-fn is_bitcode(bytes: &[u8]) -> bool {
+/// Whether `bytes` start like LLVM bitcode: raw (`BC` 0xC0DE) or in the
+/// bitcode wrapper (0x0B17C0DE, little endian). Four bytes answer it, so a
+/// caller sniffing files may read only their first bytes.
+pub fn is_bitcode(bytes: &[u8]) -> bool {
     bytes.starts_with(&[b'B', b'C', 0xC0, 0xDE]) || bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B])
 }
 
@@ -98,6 +100,15 @@ fn looks_like_text(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sniffs_raw_and_wrapped_bitcode() {
+        assert!(is_bitcode(b"BC\xC0\xDE\x35\x14"));
+        assert!(is_bitcode(&[0xDE, 0xC0, 0x17, 0x0B, 0, 0, 0, 0]));
+        assert!(!is_bitcode(b"BC\xC0"));
+        assert!(!is_bitcode(b"\x7fELF\x02\x01"));
+        assert!(!is_bitcode(b"!<arch>\n"));
+    }
 
     #[test]
     fn rejects_what_is_not_ir() {

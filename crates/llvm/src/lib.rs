@@ -35,7 +35,7 @@ mod resume;
 mod structors;
 mod walk;
 
-pub use bitcode::{link_bitcode_files, link_into, load_bitcode, parse_bitcode};
+pub use bitcode::{is_bitcode, link_bitcode_files, link_into, load_bitcode, parse_bitcode};
 pub use codegen::{
     host_triple, optimize, simplify_early, write_object, OptLevel, EARLY_SIMPLIFICATION,
 };

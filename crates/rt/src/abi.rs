@@ -1,18 +1,13 @@
 //! The C ABI shared with the instrumented code (docs/CONTRACTS.md, section 2):
 //! the structs `pathprof-llvm` emits, read-only for the runtime except for the
 //! counters and the hash states, and the checks applied before trusting them.
+//! The numbers both sides spell (the ABI version, modes, path kinds, the hash
+//! state's size) are `pathprof_format::abi`'s.
 
+pub use pathprof_format::abi::{
+    ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE,
+};
 use std::sync::atomic::AtomicU64;
-
-/// The ABI version this runtime understands.
-pub const ABI_VERSION: u32 = 1;
-
-/// `path_kind`: the function has no path counters.
-pub const PATHS_NONE: u32 = 0;
-/// `path_kind`: `paths` is an array of `num_paths` counters.
-pub const PATHS_ARRAY: u32 = 1;
-/// `path_kind`: `paths` points to a [`PpHashState`].
-pub const PATHS_HASH: u32 = 2;
 
 /// One instrumented function (48 bytes).
 #[repr(C)]
@@ -41,7 +36,7 @@ pub struct PpFunction {
 #[repr(C)]
 pub struct PpHashState {
     /// Opaque to the instrumented code.
-    pub words: [u64; 8],
+    pub words: [u64; HASH_STATE_WORDS],
 }
 
 /// One instrumented module (a program or a shared library).
@@ -50,7 +45,7 @@ pub struct PpHashState {
 pub struct PpModule {
     /// [`ABI_VERSION`].
     pub abi_version: u32,
-    /// 0 block, 1 edge, 2 path.
+    /// `pathprof_format::abi::MODE_BLOCK`, `MODE_EDGE` or `MODE_PATH`.
     pub mode: u32,
     /// The map file's build id.
     pub build_id: u64,
@@ -78,7 +73,7 @@ impl PpFunction {
             && match self.path_kind {
                 PATHS_NONE => true,
                 PATHS_ARRAY => counters_ok(self.paths, self.num_paths),
-                PATHS_HASH => counters_ok(self.paths, 8),
+                PATHS_HASH => counters_ok(self.paths, HASH_STATE_WORDS as u64),
                 _ => false,
             }
     }
@@ -109,12 +104,13 @@ impl PpFunction {
     ///
     /// # Safety
     /// As for [`slot_counters`](Self::slot_counters).
-    pub unsafe fn hash_state(&self) -> Option<&[AtomicU64; 8]> {
+    pub unsafe fn hash_state(&self) -> Option<&[AtomicU64; HASH_STATE_WORDS]> {
         if self.path_kind != PATHS_HASH || self.paths.is_null() {
             return None;
         }
-        // Safety: a valid function's hash state is 8 aligned u64s living forever.
-        Some(unsafe { &*self.paths.cast::<[AtomicU64; 8]>() })
+        // Safety: a valid function's hash state is HASH_STATE_WORDS aligned
+        // u64s living forever.
+        Some(unsafe { &*self.paths.cast::<[AtomicU64; HASH_STATE_WORDS]>() })
     }
 }
 

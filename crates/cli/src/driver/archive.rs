@@ -1,5 +1,6 @@
 //! Reading `ar` archives (GNU and BSD variants) to find bitcode members: a build
 //! that makes `liblua.a` with `ar` from `pathprof cc -c` objects holds bitcode.
+//! Whether a member is bitcode is [`pathprof_llvm::is_bitcode`]'s to say.
 
 use anyhow::{bail, Result};
 
@@ -15,11 +16,6 @@ const MAGIC: &[u8] = b"!<arch>\n";
 /// Whether `bytes` is a (non-thin) archive.
 pub fn is_archive(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
-}
-
-/// Whether `bytes` is LLVM bitcode (raw or wrapped).
-pub fn is_bitcode(bytes: &[u8]) -> bool {
-    bytes.starts_with(&[b'B', b'C', 0xC0, 0xDE]) || bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B])
 }
 
 /// The archive's file members (symbol tables and name tables left out).
@@ -106,7 +102,7 @@ mod tests {
         let m = members(&a).unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].name, "a_rather_long_member_name.o");
-        assert!(is_bitcode(m[0].data));
+        assert!(pathprof_llvm::is_bitcode(m[0].data));
         assert_eq!(m[1].name, "short.o");
         assert_eq!(m[1].data, b"hi");
         assert!(members(&a[..a.len() - 1]).is_err());

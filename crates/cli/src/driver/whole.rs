@@ -9,6 +9,7 @@ use super::args::{InputKind, Invocation};
 use super::{archive, compile_flags, exec, finish_link, settings};
 use crate::pipeline::instrument_module;
 use anyhow::{bail, Context as _, Result};
+use pathprof_llvm::is_bitcode;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -34,12 +35,12 @@ fn holds_bitcode(path: &Path) -> bool {
     let head = std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut magic))
         .map_or(&magic[..0], |n| &magic[..n]);
-    if archive::is_bitcode(head) {
+    if is_bitcode(head) {
         return true;
     }
     archive::is_archive(head)
         && std::fs::read(path).is_ok_and(|bytes| {
-            archive::members(&bytes).is_ok_and(|ms| ms.iter().any(|m| archive::is_bitcode(m.data)))
+            archive::members(&bytes).is_ok_and(|ms| ms.iter().any(|m| is_bitcode(m.data)))
         })
 }
 
@@ -78,7 +79,7 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
                 let Ok(bytes) = std::fs::read(&input.path) else {
                     continue; // clang reports missing files itself
                 };
-                if archive::is_bitcode(&bytes) {
+                if is_bitcode(&bytes) {
                     bitcode.push(PathBuf::from(&input.path));
                     replace.push((input.index, None));
                 } else if archive::is_archive(&bytes) {
@@ -175,7 +176,7 @@ fn split_archive(
     bitcode: &mut Vec<PathBuf>,
 ) -> Result<Option<Option<String>>> {
     let members = archive::members(bytes).with_context(|| format!("reading archive {path}"))?;
-    if !members.iter().any(|m| archive::is_bitcode(m.data)) {
+    if !members.iter().any(|m| is_bitcode(m.data)) {
         return Ok(None);
     }
     let dir = work.join(format!("archive{n}"));
@@ -184,7 +185,7 @@ fn split_archive(
     for (k, m) in members.iter().enumerate() {
         let file = dir.join(format!("{k}_{}", m.name.replace('/', "_")));
         std::fs::write(&file, m.data)?;
-        if archive::is_bitcode(m.data) {
+        if is_bitcode(m.data) {
             bitcode.push(file);
         } else {
             native.push(file);

@@ -9,7 +9,9 @@
 //! before ordinary constructors, so the runtime's `atexit` handler is registered
 //! early and runs after the program's own; the destructor, also at priority 0,
 //! runs after the module's other destructors (`.fini_array`), which run after
-//! every `atexit` handler, and writes what they counted.
+//! every `atexit` handler, and writes what they counted. The numbers written
+//! into the descriptors (ABI version, mode, path kind) are
+//! `pathprof_format::abi`'s, which the runtime reads with.
 
 use super::ModuleInfo;
 use crate::ffi;
@@ -20,11 +22,11 @@ use inkwell::types::BasicType;
 use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, GlobalValue};
 use inkwell::AddressSpace;
 use pathprof_core::plan::{FunctionPlan, PathStorage};
+use pathprof_core::profile::mode_number;
+use pathprof_format::abi::{ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE};
 
 /// Name of the `PpModule` global; its presence means "already instrumented".
 pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
-/// The ABI version written into `PpModule::abi_version`.
-pub(crate) const ABI_VERSION: u32 = 1;
 /// Constructors of this priority run first and destructors last.
 const STRUCTOR_PRIORITY: u64 = 0;
 
@@ -72,9 +74,10 @@ pub(crate) fn counters<'ctx>(
         PathStorage::Array { len } => {
             PathCounters::Array(zeroed(format!("{RESERVED_PREFIX}_paths.{index}"), len))
         }
-        PathStorage::Hash { .. } => {
-            PathCounters::Hash(zeroed(format!("{RESERVED_PREFIX}_hash.{index}"), 8))
-        }
+        PathStorage::Hash { .. } => PathCounters::Hash(zeroed(
+            format!("{RESERVED_PREFIX}_hash.{index}"),
+            HASH_STATE_WORDS as u64,
+        )),
     };
     Counters { slots, paths }
 }
@@ -113,16 +116,18 @@ pub(crate) fn register<'ctx>(
         .enumerate()
         .map(|(i, (plan, counters))| {
             let (kind, num_paths, paths) = match (plan.paths, counters.paths) {
-                (PathStorage::Array { len }, PathCounters::Array(g)) => (1, len, Some(g)),
-                (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => (2, num_paths, Some(g)),
-                _ => (0, 0, None),
+                (PathStorage::Array { len }, PathCounters::Array(g)) => (PATHS_ARRAY, len, Some(g)),
+                (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => {
+                    (PATHS_HASH, num_paths, Some(g))
+                }
+                _ => (PATHS_NONE, 0, None),
             };
             let fields: [BasicValueEnum<'ctx>; 8] = [
                 i64_type.const_int(info.hashes[i], false).into(),
                 i32_type.const_int(i as u64, false).into(),
                 i32_type.const_int(plan.num_slots.into(), false).into(),
                 ptr_or_null(counters.slots).into(),
-                i32_type.const_int(kind, false).into(),
+                i32_type.const_int(kind.into(), false).into(),
                 i32_type.const_zero().into(),
                 i64_type.const_int(num_paths, false).into(),
                 ptr_or_null(paths).into(),
@@ -151,14 +156,11 @@ pub(crate) fn register<'ctx>(
         ],
         false,
     );
-    let mode = match info.mode {
-        pathprof_core::Mode::Block => 0,
-        pathprof_core::Mode::Edge => 1,
-        pathprof_core::Mode::Path => 2,
-    };
     let descriptor = module_type.const_named_struct(&[
         i32_type.const_int(ABI_VERSION.into(), false).into(),
-        i32_type.const_int(mode, false).into(),
+        i32_type
+            .const_int(mode_number(info.mode).into(), false)
+            .into(),
         i64_type.const_int(info.build_id, false).into(),
         i64_type.const_int(functions.len() as u64, false).into(),
         ptr_or_null(table).into(),

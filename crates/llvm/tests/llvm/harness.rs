@@ -2,7 +2,9 @@
 //! runtime's report.
 
 use pathprof_core::plan::FunctionPlan;
+use pathprof_core::profile::mode_number;
 use pathprof_core::Mode;
+use pathprof_format::abi::ABI_VERSION;
 use pathprof_llvm::{
     extract, instrument, optimize, write_object, Context, Extracted, ModuleInfo, OptLevel,
 };
@@ -186,7 +188,7 @@ impl Program {
         let m = &report.modules[0];
         assert_eq!(
             (m.abi_version, m.mode, m.build_id),
-            (1, self.mode as u32, self.build_id)
+            (ABI_VERSION, mode_number(self.mode), self.build_id)
         );
         let (extracted, plans) = (&self.extracted, &self.plans);
         assert_eq!(m.functions.len(), extracted.functions.len());

@@ -8,6 +8,7 @@ use crate::harness::{
 };
 use pathprof_core::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
 use pathprof_core::{BlockId, EdgeId, Mode};
+use pathprof_format::abi::{PATHS_ARRAY, PATHS_HASH, PATHS_NONE};
 use pathprof_llvm::{extract, instrument, Context, LlvmError, ModuleInfo, OptLevel};
 
 /// main() calls each function of prog.c 20 times (i = 0..20).
@@ -108,7 +109,11 @@ fn run_edges_and_paths(variant: Variant, paths: Paths, level: OptLevel, atomic: 
         let (_, numbering) = counting_plan(&f.cfg, paths);
         match numbering {
             Some(numbering) => {
-                let kind = if paths == Paths::Array { 1 } else { 2 };
+                let kind = if paths == Paths::Array {
+                    PATHS_ARRAY
+                } else {
+                    PATHS_HASH
+                };
                 assert_eq!(
                     (counters.path_kind, counters.num_paths),
                     (kind, numbering.num_paths)
@@ -122,7 +127,7 @@ fn run_edges_and_paths(variant: Variant, paths: Paths, level: OptLevel, atomic: 
                 );
                 with_paths.push(f.name.as_str());
             }
-            None => assert_eq!(counters.path_kind, 0),
+            None => assert_eq!(counters.path_kind, PATHS_NONE),
         }
     }
     for name in [

@@ -4,12 +4,17 @@
 //! A map describes one instrumented module (a translation unit, or a whole
 //! program linked with `--whole-program`): a *fragment*. On disk a fragment is
 //! one header line `pathprof-map 3 <fnv64 of the stored body, 16 hex> <stored
-//! length> <JSON length>`, then the stored body: a JSON [`MapFile`] compressed
-//! with raw DEFLATE (a tenth of the JSON's size, which every object carries
-//! and the assembler reads at every compile). The checksum catches truncation
-//! and edits; the `build_id` ties profiles to the module that wrote them.
-//! Versions 1 (one fragment, JSON, no length) and 2 (JSON with its length)
-//! are still read.
+//! length> <JSON length>`, then the stored body: the JSON of a
+//! [`schema::Fragment`] compressed with raw DEFLATE (a tenth of the JSON's
+//! size, which every object carries and the assembler reads at every
+//! compile). The checksum catches truncation and edits; the `build_id` ties
+//! profiles to the module that wrote them. Versions 1 (one fragment, JSON, no
+//! length) and 2 (JSON with its length) are still read; their JSON is the same.
+//!
+//! The JSON is the [`schema`] module's plain structs, not the algorithms'
+//! types: the schema is the file format, versioned with [`MAP_VERSION`], and
+//! converts to and from [`MapFile`] (the in-memory map every report uses) in
+//! one place.
 //!
 //! Fragments travel with the code: every instrumented object carries its own
 //! in the ELF section `.pathprof.map` (see `pathprof-llvm`'s `embed_map`),
@@ -18,10 +23,12 @@
 //! same concatenation. [`read_fragments`] reads either.
 //!
 //! Reading never panics and never allocates more than the file's size
-//! justifies: before the body is parsed, every block count it declares must be
-//! backed by as many block records in it; after, every index it holds (files,
-//! blocks, edges, counter slots, DAG nodes) must be in range and each layout
-//! must fit its function's CFG, so that no report meets a map it cannot use.
+//! justifies: the body is parsed into the schema (plain data, as large as the
+//! JSON), where every block count it declares must be backed by as many block
+//! records before any CFG or DAG is built from it; then every index it holds
+//! (files, blocks, edges, counter slots, DAG nodes) must be in range and each
+//! layout must fit its function's CFG, so that no report meets a map it cannot
+//! use.
 
 use crate::cfg::Cfg;
 use crate::dag::{Dag, DagEdge, DagEdgeKind};
@@ -29,11 +36,12 @@ use crate::hash::{fnv64, Fnv64};
 use crate::ids::{BlockId, EdgeId};
 use crate::layout::{FlowEdge, Layout};
 use crate::plan::Mode;
-use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The map format version this code writes (it reads versions 1 and 2 too).
+pub mod schema;
+
+/// The map format version this code writes (it reads versions 1 and 2 too):
+/// its header and compression, and the body's JSON, [`schema`].
 pub const MAP_VERSION: u32 = 3;
 /// DEFLATE's largest expansion (about 1032 to 1): a fragment declaring a JSON
 /// length beyond this many times its stored length is damaged, and is refused
@@ -44,7 +52,7 @@ pub const MAP_SECTION: &str = ".pathprof.map";
 const MAP_MAGIC: &str = "pathprof-map";
 
 /// Source position and size of one basic block.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlockInfo {
     /// Line of the block's first instruction with a debug location.
     pub line: Option<u32>,
@@ -57,7 +65,7 @@ pub struct BlockInfo {
 }
 
 /// Instructions of one block attributed to one source line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineSpan {
     /// Index into [`MapFile::files`].
     pub file: u32,
@@ -65,13 +73,12 @@ pub struct LineSpan {
     pub instructions: u32,
 }
 
-/// One instrumented function.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One instrumented function. Serializes as [`schema::Function`].
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MapFunction {
     /// Linkage name (mangled for C++ and Rust).
     pub name: String,
     /// Demangled name, when it differs from `name`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
     /// Index into [`MapFile::files`] of the file holding the definition.
     pub file: Option<u32>,
@@ -85,8 +92,9 @@ pub struct MapFunction {
     pub layout: Layout,
 }
 
-/// A whole instrumented program.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A whole instrumented program (one fragment). Serializes as, and
+/// deserializes checked through, [`schema::Fragment`].
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MapFile {
     pub mode: Mode,
     /// Identity of the build; every profile it writes records it.
@@ -96,13 +104,11 @@ pub struct MapFile {
     pub files: Vec<String>,
     /// FNV-1a of each source file's bytes when the program was built (`None`
     /// when it could not be read then), to tell a reader the source changed.
-    #[serde(default)]
     pub file_digests: Vec<Option<u64>>,
     pub functions: Vec<MapFunction>,
     /// Whether counters were updated atomically (`--atomic`): only then are
     /// counts exact when threads run the same code at once. Absent (false) in
     /// maps written before it was recorded.
-    #[serde(default)]
     pub atomic: bool,
 }
 
@@ -147,7 +153,7 @@ impl MapFile {
 
     /// The fragment's bytes: header line and compressed JSON body.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let json = serde_json::to_vec(self).expect("map serializes");
+        let json = serde_json::to_vec(&schema::Fragment::from(self)).expect("map serializes");
         let body = miniz_oxide::deflate::compress_to_vec(&json, 1);
         let mut out = format!(
             "{MAP_MAGIC} {MAP_VERSION} {:016x} {} {}\n",
@@ -250,9 +256,9 @@ impl MapFile {
                 })
                 .collect(),
         };
-        check_sizes(body).map_err(malformed)?;
-        let map: MapFile = serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;
-        map.check().map_err(malformed)?;
+        let fragment: schema::Fragment =
+            serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;
+        let map = MapFile::try_from(fragment).map_err(malformed)?;
         Ok((map, rest))
     }
 
@@ -283,7 +289,8 @@ impl MapFile {
     }
 
     /// Checks what the types alone do not: file indices in range, one block
-    /// record per block, and each function's layout fitting its CFG.
+    /// record per block, and each function's layout fitting its CFG (the last
+    /// step of reading, [`MapFile::try_from`] a [`schema::Fragment`]).
     fn check(&self) -> Result<(), String> {
         let files = self.files.len();
         for (i, f) in self.functions.iter().enumerate() {
@@ -386,44 +393,6 @@ pub fn normalize_path(path: &str) -> String {
     }
 }
 
-/// The block counts a map body declares, read before anything is built from
-/// them: a CFG and its DAG allocate per block, so a function may declare no
-/// more blocks than it has block records (each at least
-/// `{"instructions":0,"lines":[]}`), and a crafted `num_blocks` of 2^31 is
-/// refused before it allocates gigabytes.
-#[derive(Deserialize)]
-struct DeclaredSizes {
-    functions: Vec<DeclaredFunction>,
-}
-
-#[derive(Deserialize)]
-struct DeclaredFunction {
-    cfg: DeclaredBlocks,
-    blocks: Vec<BlockRecord>,
-    layout: DeclaredLayout,
-}
-
-#[derive(Deserialize)]
-struct DeclaredBlocks {
-    num_blocks: u64,
-}
-
-#[derive(Deserialize)]
-struct DeclaredLayout {
-    #[serde(default)]
-    dag: Option<DeclaredBlocks>,
-}
-
-/// A [`BlockInfo`] skipped over, only counted (zero-sized: a `Vec` of them
-/// allocates nothing).
-#[derive(Deserialize)]
-struct BlockRecord {
-    #[serde(rename = "instructions")]
-    _instructions: IgnoredAny,
-    #[serde(rename = "lines")]
-    _lines: IgnoredAny,
-}
-
 /// The JSON of a version 3 body: `stored` inflated to exactly `len` bytes.
 fn inflate(stored: &[u8], len: usize) -> Result<Vec<u8>, String> {
     if len > stored.len().saturating_mul(MAX_EXPANSION) {
@@ -441,21 +410,6 @@ fn inflate(stored: &[u8], len: usize) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(json)
-}
-
-fn check_sizes(body: &[u8]) -> Result<(), String> {
-    let sizes: DeclaredSizes = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    for (i, f) in sizes.functions.iter().enumerate() {
-        let records = f.blocks.len() as u64;
-        let dag = f.layout.dag.as_ref().map_or(0, |d| d.num_blocks);
-        let declared = f.cfg.num_blocks.max(dag);
-        if declared > records {
-            return Err(format!(
-                "function #{i} declares {declared} blocks but has {records} block records"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Whether `layout` fits `cfg`: as many entries as blocks, counters, edges and

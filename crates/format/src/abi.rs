@@ -1,0 +1,52 @@
+//! The numbers both sides of the runtime ABI spell (`docs/CONTRACTS.md` §2):
+//! `pathprof-llvm` writes them into the descriptors it emits, `pathprof-rt`
+//! checks and reads them, and the mode numbers are also what a profile
+//! section records ([`crate::RawProfile::mode`]). Defined here, the one crate
+//! both sides depend on, so that they cannot drift apart.
+
+/// `PpModule::abi_version`: the layout of `PpModule`, `PpFunction` and
+/// `PpHashState` and the meaning of their fields. A runtime ignores a module
+/// of another version.
+pub const ABI_VERSION: u32 = 1;
+
+/// `PpModule::mode` and a profile section's mode: block counts.
+pub const MODE_BLOCK: u32 = 0;
+/// `PpModule::mode` and a profile section's mode: edge counts (chords).
+pub const MODE_EDGE: u32 = 1;
+/// `PpModule::mode` and a profile section's mode: Ball-Larus paths.
+pub const MODE_PATH: u32 = 2;
+
+/// The name of a mode number (`block`, `edge`, `path`; `unknown` for any
+/// other number).
+pub fn mode_name(mode: u32) -> &'static str {
+    match mode {
+        MODE_BLOCK => "block",
+        MODE_EDGE => "edge",
+        MODE_PATH => "path",
+        _ => "unknown",
+    }
+}
+
+/// `PpFunction::path_kind`: the function has no path counters.
+pub const PATHS_NONE: u32 = 0;
+/// `PpFunction::path_kind`: `paths` is an array of `num_paths` counters.
+pub const PATHS_ARRAY: u32 = 1;
+/// `PpFunction::path_kind`: `paths` points to a `PpHashState`.
+pub const PATHS_HASH: u32 = 2;
+
+/// The size of a `PpHashState` in 64-bit words (zero-initialised by the
+/// instrumented program, owned by the runtime).
+pub const HASH_STATE_WORDS: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_have_names() {
+        assert_eq!(
+            [MODE_BLOCK, MODE_EDGE, MODE_PATH, 3].map(mode_name),
+            ["block", "edge", "path", "unknown"]
+        );
+    }
+}
