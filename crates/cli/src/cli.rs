@@ -1,7 +1,7 @@
 //! The command-line interface: every subcommand and flag defined once, with its
 //! help text; parsed arguments become plain values for the command modules.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// pathprof: exact basic-block, edge and Ball-Larus path profiles of C, C++ and
@@ -9,11 +9,77 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "pathprof", version, about, long_about = None)]
 #[command(
-    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--mode=block|edge|path] [--map=FILE] [--max-paths=N] [--array-limit=N] [--atomic] [--early-exit] [--whole-program] CLANG-ARGS...\n  pathprof c++ ...   (the same, with clang++)"
+    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--FLAG=VALUE...] CLANG-ARGS...   (`pathprof cc --help`: pathprof's flags, then clang's)\n  pathprof c++ ...   (the same, with clang++)"
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How to instrument: pathprof's own flags, the one definition `pathprof
+/// instrument` and `pathprof cc` / `pathprof c++` share. Each flag but
+/// `--dot-dir` has its environment variable (for build systems that only let
+/// you set `CC`); a flag on the command line wins over it. A switch's
+/// variable (`PATHPROF_ATOMIC`...) counts only when it is `1`. In `pathprof
+/// cc` the flags take their values after `=` only (`--mode=edge`), as clang's
+/// own arguments go past them; `pathprof cc --help` lists them from here.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct InstrumentOptions {
+    /// What to count.
+    #[arg(
+        long,
+        value_name = "block|edge|path",
+        env = "PATHPROF_MODE",
+        default_value = "path",
+        value_parser = parse_mode
+    )]
+    pub mode: pathprof_core::Mode,
+    /// The map file to write, default OUTPUT.ppmap.
+    #[arg(long, value_name = "FILE", env = "PATHPROF_MAP", value_parser = parse_path)]
+    pub map: Option<PathBuf>,
+    /// Most acyclic paths per function before paths are cut.
+    #[arg(long, value_name = "N", env = "PATHPROF_MAX_PATHS", value_parser = parse_number)]
+    pub max_paths: Option<u64>,
+    /// Functions with at most N paths count into arrays, others into hash tables.
+    #[arg(long, value_name = "N", env = "PATHPROF_ARRAY_LIMIT", value_parser = parse_number)]
+    pub array_limit: Option<u64>,
+    /// Thread-safe (atomic) counter updates.
+    #[arg(long, env = "PATHPROF_ATOMIC", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub atomic: bool,
+    /// Count executions cut short inside calls (exit, longjmp) exactly.
+    #[arg(long, env = "PATHPROF_EARLY_EXIT", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub early_exit: bool,
+    /// Say what is instrumented, function by function, on standard error.
+    #[arg(long = "pathprof-verbose", env = "PATHPROF_VERBOSE", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub verbose: bool,
+    /// Write a DOT file of each instrumented function's path DAG into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub dot_dir: Option<PathBuf>,
+}
+
+fn parse_mode(value: &str) -> Result<pathprof_core::Mode, String> {
+    value.parse()
+}
+
+/// Any path, the empty one too (as `PATHPROF_MAP=` always meant).
+fn parse_path(value: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(value))
+}
+
+fn parse_number(value: &str) -> Result<u64, String> {
+    value
+        .parse()
+        .map_err(|_| format!("expected a positive number, not `{value}`"))
+}
+
+/// A switch: on when given on the command line (which reads as `1`, its
+/// missing value) and when its environment variable is exactly `1`; any other
+/// value of the variable (`0`, `true`, empty) leaves it off.
+pub(crate) fn parse_switch(value: &str) -> Result<bool, std::convert::Infallible> {
+    Ok(value == "1")
 }
 
 /// The map file and profiles a report reads.
@@ -47,27 +113,8 @@ pub enum Command {
         /// Output bitcode.
         #[arg(short, long)]
         output: PathBuf,
-        /// What to count.
-        #[arg(long, default_value = "path")]
-        mode: pathprof_core::Mode,
-        /// Map file to write (default: OUTPUT.ppmap).
-        #[arg(long)]
-        map: Option<PathBuf>,
-        /// Most acyclic paths per function before paths are truncated.
-        #[arg(long)]
-        max_paths: Option<u64>,
-        /// Functions with at most this many paths count into arrays, others hash.
-        #[arg(long)]
-        array_limit: Option<u64>,
-        /// Thread-safe (atomic) counter updates.
-        #[arg(long)]
-        atomic: bool,
-        /// Count executions cut short inside calls (exit, longjmp) exactly.
-        #[arg(long)]
-        early_exit: bool,
-        /// Write DOT files of each function's path DAG into this directory.
-        #[arg(long, value_name = "DIR")]
-        dot_dir: Option<PathBuf>,
+        #[command(flatten)]
+        options: InstrumentOptions,
     },
     /// Per-function counts: calls, blocks, edges and paths.
     Report {
@@ -156,6 +203,10 @@ pub enum Command {
         b: PathBuf,
     },
     /// A function's path DAG for Graphviz, with values, increments and hot paths.
+    ///
+    /// Graphviz slows down sharply on big functions: a graph of more than 200
+    /// nodes comes with a warning on stderr that says how many; `--hot N`
+    /// draws a part of it that lays out quickly.
     Dot {
         #[arg(long, value_name = "MAP", required = true)]
         map: Vec<PathBuf>,
@@ -164,6 +215,14 @@ pub enum Command {
         /// Draw the hot paths of this profile heavier.
         #[arg(long)]
         profile: Option<PathBuf>,
+        /// Draw only the blocks and edges of the N hottest paths of the
+        /// profile (of the N most executed blocks where the build has no
+        /// paths); the graph's label says what was left out.
+        #[arg(long, value_name = "N", requires = "profile")]
+        hot: Option<usize>,
+        /// Warn above this many nodes (tests).
+        #[arg(long, hide = true, default_value_t = crate::report::dot::NODE_LIMIT)]
+        node_limit: usize,
     },
     /// Sum profile files into one: sections of one build are added, every
     /// other build keeps a section of its own (files from many programs,

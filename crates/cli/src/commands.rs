@@ -30,37 +30,29 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Instrument {
             input,
             output,
-            mode,
-            map,
-            max_paths,
-            array_limit,
-            atomic,
-            early_exit,
-            dot_dir,
+            options,
         } => {
             let context = pathprof_llvm::Context::create();
             let module = pathprof_llvm::load_bitcode(&context, &input)?;
-            let settings = Settings::new(mode, max_paths, array_limit, early_exit, atomic);
-            let map_file = instrument_module(&module, &settings)?;
+            let map_file = instrument_module(&module, &Settings::new(&options))?;
             if !module.write_bitcode_to_path(&output) {
                 anyhow::bail!("cannot write {}", output.display());
             }
-            let map_path =
-                map.unwrap_or_else(|| PathBuf::from(format!("{}.ppmap", output.display())));
+            let map_path = options
+                .map
+                .unwrap_or_else(|| PathBuf::from(format!("{}.ppmap", output.display())));
             map_file
                 .write(&map_path)
                 .with_context(|| format!("cannot write the map file {}", map_path.display()))?;
-            if let Some(dir) = dot_dir {
-                report::dot::write_all(&map_file, &dir)?;
-            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Report { inputs, format } => {
             let loaded = load(&inputs.map, &inputs.profiles)?;
             match format {
-                ReportFormat::Json => {
-                    print(&(serde_json::to_string_pretty(&report::json::report(&loaded))? + "\n"))
-                }
+                ReportFormat::Json => print(
+                    &(serde_json::to_string_pretty(&pathprof_report::json::Report::of(&loaded))?
+                        + "\n"),
+                ),
                 ReportFormat::Text => print(&report::summary::report(&loaded)),
             }
         }
@@ -136,13 +128,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             map,
             function,
             profile,
+            hot,
+            node_limit,
         } => {
             let map_file = report::load::read_map(&map)?;
             let loaded = match profile {
                 Some(p) => Some(load(&map, &[p])?),
                 None => None,
             };
-            print(&report::dot::render(&map_file, &function, loaded.as_ref())?)
+            let options = report::dot::Options { hot, node_limit };
+            let graph = report::dot::render(&map_file, &function, loaded.as_ref(), &options)?;
+            if let Some(w) = &graph.warning {
+                eprintln!("{w}");
+            }
+            print(&graph.text)
         }
         Command::Merge { profiles, output } => {
             let file = report::load::read_profiles(&profiles)?;
@@ -174,7 +173,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let loaded = load(&inputs.map, &inputs.profiles)?;
             let text = match format {
                 ExportFormat::Json => {
-                    serde_json::to_string_pretty(&report::json::report(&loaded))? + "\n"
+                    serde_json::to_string_pretty(&pathprof_report::json::Report::of(&loaded))?
+                        + "\n"
                 }
                 ExportFormat::Lcov => {
                     report::lcov::export(&loaded, &SourceRoot(source.source_root))?

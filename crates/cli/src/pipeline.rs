@@ -1,13 +1,16 @@
 //! The instrumentation pipeline shared by `pathprof cc`'s link step and
 //! `pathprof instrument`: extract every function's CFG, plan it in the chosen
-//! mode, record the map, and apply the plans to the module.
+//! mode, record the map, and apply the plans to the module (and draw each
+//! function's path DAG when asked to).
 
+use crate::cli::InstrumentOptions;
 use anyhow::{Context as _, Result};
 use pathprof_core::map::{MapFile, MapFunction};
 use pathprof_core::plan::FunctionPlan;
 use pathprof_core::planner::{plan_function, PlanOptions};
 use pathprof_core::Mode;
 use pathprof_llvm::{Module, ModuleInfo};
+use std::path::PathBuf;
 
 /// How to instrument.
 #[derive(Clone, Debug)]
@@ -16,34 +19,32 @@ pub struct Settings {
     pub plan: PlanOptions,
     pub atomic: bool,
     pub verbose: bool,
+    /// Where to write a DOT file of each function's path DAG.
+    pub dot_dir: Option<PathBuf>,
 }
 
 impl Settings {
     /// Settings from the user's options (`None`: the planner's default).
-    pub fn new(
-        mode: Mode,
-        max_paths: Option<u64>,
-        array_limit: Option<u64>,
-        early_exit: bool,
-        atomic: bool,
-    ) -> Self {
-        let mut plan = PlanOptions::default().with_early_exit(early_exit);
-        if let Some(m) = max_paths {
+    pub fn new(o: &InstrumentOptions) -> Self {
+        let mut plan = PlanOptions::default().with_early_exit(o.early_exit);
+        if let Some(m) = o.max_paths {
             plan = plan.with_max_paths(m);
         }
-        if let Some(a) = array_limit {
+        if let Some(a) = o.array_limit {
             plan.path.array_limit = a;
         }
         Settings {
-            mode,
+            mode: o.mode,
             plan,
-            atomic,
-            verbose: false,
+            atomic: o.atomic,
+            verbose: o.verbose,
+            dot_dir: o.dot_dir.clone(),
         }
     }
 }
 
-/// Instruments `module` in place and returns its map.
+/// Instruments `module` in place and returns its map; writes the DOT files
+/// of its functions' path DAGs into `settings.dot_dir`, if given.
 pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<MapFile> {
     let extracted = pathprof_llvm::extract(module).context("reading the program's control flow")?;
     let mut plans: Vec<FunctionPlan> = Vec::with_capacity(extracted.functions.len());
@@ -99,12 +100,16 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
                 .map(|b| pathprof_core::hash::fnv64(&b))
         })
         .collect();
-    Ok(MapFile {
+    let map = MapFile {
         mode: settings.mode,
         build_id,
         files: extracted.files,
         file_digests,
         functions,
         atomic: settings.atomic,
-    })
+    };
+    if let Some(dir) = &settings.dot_dir {
+        crate::report::dot::write_all(&map, dir)?;
+    }
+    Ok(map)
 }

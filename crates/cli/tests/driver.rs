@@ -193,6 +193,79 @@ fn cc_help_shows_pathprofs_flags_then_clangs() {
     }
 }
 
+/// `pathprof cc` with `vars` in its environment.
+fn pathprof_env(dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pathprof"))
+        .current_dir(dir)
+        .envs(vars.iter().copied())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// What build systems set: the environment gives pathprof's flags (a switch
+/// only when it is `1`), flags on the line win, a mode given through the
+/// environment at the link only is warned about like `--mode`; `--dot-dir`
+/// draws each compiled function's DAG.
+#[test]
+fn flags_from_the_environment_and_dot_files_at_compile_time() {
+    let dir = lib_and_main();
+    let d = dir.path();
+    let compile = [("PATHPROF_MODE", "edge"), ("PATHPROF_ATOMIC", "0")];
+    ok(pathprof_env(
+        d,
+        &compile,
+        &["cc", "-O1", "--dot-dir=dots", "-c", "lib.c"],
+    ));
+    // A flag wins over the variable.
+    let verbose = pathprof_env(
+        d,
+        &[("PATHPROF_MODE", "path")],
+        &["cc", "-c", "--mode=edge", "main.c", "--pathprof-verbose"],
+    );
+    let said = String::from_utf8_lossy(&verbose.stderr).into_owned();
+    ok(verbose);
+    assert!(said.contains("pathprof: main blocks="), "{said}");
+    for f in ["square", "cube"] {
+        let dot = std::fs::read_to_string(d.join(format!("dots/pathdag.{f}.dot"))).unwrap();
+        assert!(dot.starts_with("digraph"), "{dot}");
+    }
+    assert!(!d.join("dots/pathdag.main.dot").exists());
+    let quiet = pathprof_env(
+        d,
+        &[("PATHPROF_ATOMIC", "true")],
+        &["cc", "main.o", "lib.o", "-o", "prog"],
+    );
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "", "a quiet link");
+    ok(quiet);
+    let relink = pathprof_env(
+        d,
+        &[("PATHPROF_MODE", "path"), ("PATHPROF_ATOMIC", "1")],
+        &["cc", "main.o", "lib.o", "-o", "prog"],
+    );
+    let warning = String::from_utf8_lossy(&relink.stderr).into_owned();
+    assert!(
+        warning.contains("--mode=path has no effect when linking")
+            && warning.contains("compiled in edge mode")
+            && warning.contains("--atomic has no effect when linking"),
+        "{warning}"
+    );
+    ok(relink);
+    let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
+    let r = report(d, "prog.ppmap", "prog.pprof");
+    assert_eq!(r["mode"], "edge");
+    assert_eq!(function(&r, "cube")["entry_count"], 5);
+    // A bad value names its variable.
+    let bad = pathprof_env(d, &[("PATHPROF_MODE", "fast")], &["cc", "-c", "lib.c"]);
+    assert!(!bad.status.success());
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        said.contains("unknown mode `fast`") && said.contains("PATHPROF_MODE"),
+        "{said}"
+    );
+}
+
 #[test]
 fn configure_probes_and_pass_through_steps_behave_like_clang() {
     let dir = tempfile::tempdir().unwrap();
@@ -339,7 +412,7 @@ fn step_by_step_instrument_then_link_with_the_runtime() {
         .status()
         .unwrap();
     assert!(st.success());
-    ok(pathprof(
+    let instrumented = pathprof(
         d,
         &[
             "instrument",
@@ -352,8 +425,12 @@ fn step_by_step_instrument_then_link_with_the_runtime() {
             "prog.ppmap",
             "--dot-dir",
             "dots",
+            "--pathprof-verbose",
         ],
-    ));
+    );
+    let said = String::from_utf8_lossy(&instrumented.stderr).into_owned();
+    ok(instrumented);
+    assert!(said.contains("pathprof: main blocks="), "{said}");
     assert!(d.join("dots/pathdag.main.dot").exists());
     let rt = ok(pathprof(d, &["rt-path"]));
     let st = Command::new(CLANG)
@@ -516,4 +593,46 @@ fn static_links_count() {
     let r = report(d, "prog", "prog.pprof");
     assert_eq!(function(&r, "cube")["entry_count"], 5);
     assert_eq!(function(&r, "square")["entry_count"], 5);
+}
+
+/// Flags that act in clang's back end (here AddressSanitizer, and sections per
+/// function) apply to the instrumented objects as to the plain ones: the
+/// overflow is caught alike, and the program still counts.
+#[test]
+fn sanitizers_and_back_end_flags_apply_to_instrumented_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "overflow.c",
+        "#include <stdlib.h>\n#include <stdio.h>\nint peek(int *a, int i) { return a[i]; }\nint main(int argc, char **argv) {\n  int *a = malloc(4 * sizeof *a);\n  for (int i = 0; i < 4; i++) a[i] = i;\n  printf(\"%d\\n\", peek(a, 1));\n  fflush(stdout);\n  int r = peek(a, argc + 3);\n  free(a);\n  return r;\n}\n",
+    );
+    let flags = ["-O1", "-g", "-fsanitize=address", "-ffunction-sections"];
+    let mut plain = Command::new(CLANG);
+    plain
+        .current_dir(d)
+        .args(flags)
+        .args(["overflow.c", "-o", "plain"]);
+    assert!(plain.status().unwrap().success());
+    let mut cc = vec!["cc", "-c", "overflow.c", "-o", "overflow.o"];
+    cc.extend(flags);
+    ok(pathprof(d, &cc));
+    let sections = Command::new("/usr/lib/llvm-22/bin/llvm-readelf")
+        .current_dir(d)
+        .args(["-S", "overflow.o"])
+        .output()
+        .unwrap();
+    let sections = String::from_utf8_lossy(&sections.stdout);
+    assert!(sections.contains(".text.peek"), "{sections}");
+    ok(pathprof(
+        d,
+        &["cc", "-fsanitize=address", "overflow.o", "-o", "prog"],
+    ));
+    let expect = Command::new(d.join("plain")).output().unwrap();
+    let got = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
+    assert_eq!(got.stdout, expect.stdout);
+    assert_eq!(got.status.code(), expect.status.code());
+    assert_ne!(got.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&got.stderr);
+    assert!(stderr.contains("heap-buffer-overflow"), "{stderr}");
 }

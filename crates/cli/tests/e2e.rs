@@ -579,8 +579,7 @@ fn exit_inside_an_invoke() {
         }
         for Seen { ctx, f, .. } in p.functions(PATH_MODE, "_Z3runi") {
             let lost = if early { 0 } else { 1 };
-            p.checks
-                .eq(format!("{ctx}: lost paths"), lost, f.lost_paths);
+            p.checks.eq(format!("{ctx}: lost paths"), lost, f.lost());
         }
         p.finish();
     }
@@ -635,7 +634,7 @@ fn fork_child_returning_into_its_parents_frames() {
             continue;
         };
         let exact = report.exact;
-        let expect = Some(*mode == Mode::Block);
+        let expect = *mode == Mode::Block;
         plain.checks.check(exact == expect, || {
             format!("forkcallee --mode={}: \"exact\" is {exact:?}", mode.name())
         });
@@ -649,7 +648,7 @@ fn fork_child_returning_into_its_parents_frames() {
     early.expect_line(AT_O0, "work", "@work", 60);
     early.expect_line(AT_O0, "main", "@child", 1);
     for ((_, mode), built) in &early.builds {
-        let exact = built.report.as_ref().and_then(|r| r.exact);
+        let exact = built.report.as_ref().map(|r| r.exact);
         early.checks.check(exact == Some(true), || {
             format!(
                 "forkcallee --early-exit --mode={}: \"exact\" is {exact:?}",
@@ -990,8 +989,7 @@ fn longjmp_back_to_setjmp_in_a_loop() {
             p.checks
                 .eq(format!("{ctx}: setjmp returns"), 14, f.resume_returns());
             let lost = if early { 0 } else { 4 };
-            p.checks
-                .eq(format!("{ctx}: lost paths"), lost, f.lost_paths);
+            p.checks.eq(format!("{ctx}: lost paths"), lost, f.lost());
         }
         p.finish();
     }

@@ -1,11 +1,13 @@
 //! `pathprof dot` on a real program: the path DAG of a loop (dummy edges, the
-//! backedge, values and increments), hot paths from a profile, the CFG of a
-//! block-mode build, and near names for a misspelt function. When Graphviz is
-//! installed, `dot -Tsvg` must accept every graph.
+//! backedge, values and increments), hot paths from a profile, `--hot N` and
+//! the warning for big graphs, the CFG of a block-mode build, and near names
+//! for a misspelt function. When Graphviz is installed, `dot -Tsvg` must
+//! accept every graph.
 
 mod reports_common;
 
 use reports_common::*;
+use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 
 /// Checks `text` with Graphviz when it is installed.
@@ -80,6 +82,120 @@ fn path_dag_of_a_loop_with_hot_paths() {
     graphviz_accepts(&step);
 }
 
+/// The `bN` nodes a graph declares.
+fn declared_blocks(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix('b'))
+        .filter_map(|l| l.split_once(" [label="))
+        .filter(|(n, _)| n.bytes().all(|c| c.is_ascii_digit()))
+        .map(|(n, _)| format!("b{n}"))
+        .collect()
+}
+
+#[test]
+fn hot_draws_only_the_hottest_paths_blocks() {
+    let p = build("hot.c", "path");
+    let profile = p.run(&["100"], "hot.pprof");
+    // The hottest path of main (ties to the lowest id), from the JSON report.
+    let json: serde_json::Value = serde_json::from_str(&pathprof_ok([
+        "report".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        "--map".as_ref(),
+        p.map.as_os_str(),
+        profile.as_os_str(),
+    ]))
+    .unwrap();
+    let main = json["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "main")
+        .unwrap();
+    let paths = main["paths"].as_array().unwrap();
+    assert!(paths.len() > 1, "main's loop has several paths: {main}");
+    let hottest = paths
+        .iter()
+        .filter(|p| p["count"].as_u64().unwrap() > 0)
+        .min_by_key(|p| {
+            (
+                std::cmp::Reverse(p["count"].as_u64().unwrap()),
+                p["id"].as_u64().unwrap(),
+            )
+        })
+        .unwrap();
+    let want: BTreeSet<String> = hottest["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| format!("b{}", b.as_u64().unwrap()))
+        .collect();
+
+    let full = dot(&p.map, "main", Some(&profile));
+    let out = dot_output(&p.map, "main", Some(&profile), &["--hot", "1"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(declared_blocks(&text), want, "{text}");
+    assert!(
+        declared_blocks(&full).len() > want.len(),
+        "--hot 1 leaves blocks out: {full}"
+    );
+    assert!(
+        text.contains(&format!(
+            "--hot 1: the 1 hottest of {} executed paths",
+            paths.len()
+        )),
+        "the label says what was left out: {text}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "a small graph needs no warning"
+    );
+    graphviz_accepts(&text);
+
+    // --hot needs a profile.
+    let out = dot_output(&p.map, "main", None, &["--hot", "1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--profile"));
+}
+
+#[test]
+fn big_graphs_come_with_a_warning() {
+    let p = build("hot.c", "path");
+    let run = |limit: Option<&str>| {
+        let extra = match limit {
+            Some(l) => vec!["--node-limit", l],
+            None => vec![],
+        };
+        let out = dot_output(&p.map, "main", None, &extra);
+        assert!(out.status.success());
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (text, err) = run(None);
+    assert!(err.is_empty(), "main is far below 200 nodes: {err}");
+    // ENTRY and EXIT are nodes too.
+    let nodes = declared_blocks(&text).len() + 2;
+    let (over, err) = run(Some("3"));
+    assert_eq!(over, text, "the graph is drawn all the same");
+    assert!(
+        err.contains(&format!(
+            "pathprof: warning: the graph of main has {nodes} nodes (more than 3)"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("--hot N"), "{err}");
+    let (_, err) = run(Some(&nodes.to_string()));
+    assert!(err.is_empty(), "{err}");
+
+    let help = pathprof_ok(["dot", "--help"]);
+    assert!(help.contains("--hot <N>"), "{help}");
+    assert!(help.contains("more than 200"), "{help}");
+    assert!(!help.contains("--node-limit"), "a hidden option: {help}");
+}
+
 #[test]
 fn misspelt_functions_get_suggestions() {
     let p = build("hot.c", "path");
@@ -150,6 +266,18 @@ fn instrument_writes_one_pathdag_file_per_function() {
 
 /// `pathprof dot --map MAP --function F [--profile P]`.
 fn dot(map: &std::path::Path, function: &str, profile: Option<&std::path::Path>) -> String {
+    let out = dot_output(map, function, profile, &[]);
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `pathprof dot --map MAP --function F [--profile P] EXTRA...`, which may fail.
+fn dot_output(
+    map: &std::path::Path,
+    function: &str,
+    profile: Option<&std::path::Path>,
+    extra: &[&str],
+) -> std::process::Output {
     let mut args: Vec<&std::ffi::OsStr> = vec![
         "dot".as_ref(),
         "--map".as_ref(),
@@ -160,5 +288,6 @@ fn dot(map: &std::path::Path, function: &str, profile: Option<&std::path::Path>)
     if let Some(p) = profile {
         args.extend(["--profile".as_ref(), p.as_os_str()]);
     }
-    pathprof_ok(args)
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    pathprof_output(args)
 }

@@ -280,22 +280,15 @@ fn build_header_program(mode: &str) -> Program {
     }
 }
 
-/// The source files the fragments of a map name (each fragment: a header line
-/// ending in the body's length, then the JSON body), each once.
+/// The source files the fragments of a map name, each once.
 fn map_files(map: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(map).unwrap();
-    let mut rest = text.as_str();
     let mut files: Vec<String> = Vec::new();
-    while let Some((header, after)) = rest.split_once('\n') {
-        let len: usize = header.rsplit(' ').next().unwrap().parse().unwrap();
-        let body: serde_json::Value = serde_json::from_str(&after[..len]).unwrap();
-        let names: Vec<String> = serde_json::from_value(body["files"].clone()).unwrap();
-        for name in names {
+    for fragment in pathprof_core::map::read_fragments(map).unwrap() {
+        for name in fragment.files {
             if !files.contains(&name) {
                 files.push(name);
             }
         }
-        rest = &after[len..];
     }
     files
 }

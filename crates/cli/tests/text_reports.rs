@@ -80,6 +80,32 @@ fn assert_golden(got: &str, want: &str) {
     }
 }
 
+/// One question, one answer: the coverage report's TOTAL lines are the LCOV
+/// export's `LF`/`LH` and the HTML report's line coverage.
+#[test]
+fn every_report_counts_the_same_lines() {
+    let b = build("path");
+    let coverage = report(&b, "path", &["coverage"]);
+    let total = coverage.lines().find(|l| l.starts_with("TOTAL")).unwrap();
+    let lines = total.split_whitespace().nth(1).unwrap();
+    let lcov = report(&b, "path", &["export", "--format", "lcov"]);
+    let sum = |key: &str| -> u64 {
+        lcov.lines()
+            .filter_map(|l| l.strip_prefix(key))
+            .map(|n| n.parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(lines, format!("{}/{}", sum("LH:"), sum("LF:")));
+    let html = b.path("html");
+    report(&b, "path", &["html", "-o", html.to_str().unwrap()]);
+    let index = std::fs::read_to_string(html.join("index.html")).unwrap();
+    let (hit, all) = lines.split_once('/').unwrap();
+    assert!(
+        index.contains(&format!("{hit} of {all} lines")),
+        "the HTML report's line coverage is not {lines}"
+    );
+}
+
 #[test]
 fn text_reports_golden() {
     let b = build("path");
@@ -93,7 +119,7 @@ fn text_reports_golden() {
     // Weighted instructions per path: 309 instructions over 21 path executions.
     assert_golden(
         &report(&b, "path", &["paths", "--top", "4"]),
-        "21 executions of 6 distinct paths; weighted instructions per path 14.7
+        "21 executions of 6 distinct paths, most executed first; weighted instructions per path 14.7
 rank        count   share blocks instrs  function / path
    1            9  42.86%      3     15  main (path 3)
                                         starts after loop back/cut edge b3 (line 12) -> b1 (line 12)
@@ -112,7 +138,7 @@ rank        count   share blocks instrs  function / path
             "path",
             &["paths", "--function", "classify", "--top", "1"],
         ),
-        "10 executions of 3 distinct paths; weighted instructions per path 13.4
+        "10 executions of 3 distinct paths, most executed first; weighted instructions per path 13.4
 rank        count   share blocks instrs  function / path
    1            4  40.00%      3     11  classify (path 0)
                                         classify.c:3-4, 8",
@@ -163,12 +189,12 @@ rank        count   share blocks instrs  function / path
     assert_golden(
         &report(&b, "path", &["coverage"]),
         "function                                      lines                 blocks                  edges                  paths
-main                                     6/7  85.7%             6/7  85.7%             6/8  75.0%             3/6  50.0%
+main                                     7/8  87.5%             6/7  85.7%             6/8  75.0%             3/6  50.0%
     never executed: lines 15
-classify                                 6/6 100.0%             6/6 100.0%             7/7 100.0%             3/3 100.0%
+classify                                 7/7 100.0%             6/6 100.0%             7/7 100.0%             3/3 100.0%
 never                                    0/1   0.0%             0/1   0.0%                      -             0/1   0.0%
     never called
-TOTAL                                  12/14  85.7%           12/14  85.7%           13/15  86.7%            6/10  60.0%",
+TOTAL                                  14/16  87.5%           12/14  85.7%           13/15  86.7%            6/10  60.0%",
     );
 }
 

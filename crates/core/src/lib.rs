@@ -5,7 +5,9 @@
 //! [`path`], all behind [`planner::plan_function`]) which returns a
 //! [`plan::FunctionPlan`] (what the LLVM side inserts) and a [`layout::Layout`]
 //! (what reports need to read the counters back). [`derive`] turns raw counters
-//! into block, edge and path counts; [`profile`] pairs a map file with a profile.
+//! into block, edge and path counts; [`profile`] pairs a map file with a profile;
+//! [`predict`] compares a function's measured paths with those its edge profile
+//! predicts.
 
 pub mod block;
 pub mod cfg;
@@ -24,6 +26,7 @@ pub mod path;
 pub mod placement;
 pub mod plan;
 pub mod planner;
+pub mod predict;
 pub mod profile;
 pub mod regen;
 pub mod spantree;

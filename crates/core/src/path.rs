@@ -54,7 +54,8 @@ pub fn plan_paths(
 }
 
 /// The spanning tree and chord increments the planner uses for `dag` under
-/// `weights` (reports recompute them to show increments).
+/// `weights` (reports ask [`crate::planner::planned_increments`] for the ones
+/// a map's instrumentation used).
 pub fn chord_increments(cfg: &Cfg, dag: &Dag, weights: &Weights) -> ChordIncrements {
     ChordIncrements::compute(dag, |id| dag_weight(cfg, dag, weights, id))
 }

@@ -3,10 +3,11 @@
 
 use crate::block::plan_blocks;
 use crate::cfg::Cfg;
-use crate::dag::DagError;
+use crate::dag::{Dag, DagError};
 use crate::edge::{plan_edges, EdgePlanError};
+use crate::increments::ChordIncrements;
 use crate::layout::Layout;
-use crate::path::{plan_paths, PathOptions};
+use crate::path::{chord_increments, plan_paths, PathOptions};
 use crate::plan::{FunctionPlan, Mode};
 use crate::weights::Weights;
 
@@ -31,6 +32,15 @@ impl PlanOptions {
         self.path.dag.early_exit = early_exit;
         self
     }
+
+    /// The weights spanning trees are chosen by: the measured counts when
+    /// given (one per CFG edge of `cfg`), else the loop-depth estimate.
+    pub fn weights(&self, cfg: &Cfg) -> Weights {
+        match &self.edge_counts {
+            Some(counts) if counts.len() == cfg.edges().len() => Weights::measured(cfg, counts),
+            _ => Weights::estimate(cfg),
+        }
+    }
 }
 
 /// Why a function could not be planned.
@@ -49,13 +59,96 @@ pub fn plan_function(
     mode: Mode,
     options: &PlanOptions,
 ) -> Result<(FunctionPlan, Layout), PlanError> {
-    let weights = match &options.edge_counts {
-        Some(counts) if counts.len() == cfg.edges().len() => Weights::measured(cfg, counts),
-        _ => Weights::estimate(cfg),
-    };
+    let weights = options.weights(cfg);
     Ok(match mode {
         Mode::Block => plan_blocks(cfg),
         Mode::Edge => plan_edges(cfg, &weights, options.path.dag.early_exit)?,
         Mode::Path => plan_paths(cfg, &weights, &options.path)?,
     })
+}
+
+/// The chord increments (section 3.3) the path planner chose for `dag`, the
+/// DAG of `cfg` in a map: maps record the DAG but not the spanning tree, and
+/// the instrumenter plans without measured counts, so these are
+/// [`chord_increments`] under the weights of [`PlanOptions::default`].
+/// Reports that show increments ask here.
+pub fn planned_increments(cfg: &Cfg, dag: &Dag) -> ChordIncrements {
+    chord_increments(cfg, dag, &PlanOptions::default().weights(cfg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::path::transcribe;
+    use crate::regen::regenerate;
+
+    fn graphs() -> Vec<Cfg> {
+        vec![
+            // diamond chain
+            Cfg::from_edge_list(6, &[(0, 1), (0, 2), (1, 5), (2, 3), (2, 4), (3, 5), (4, 5)])
+                .unwrap(),
+            // loop with a branch inside and a self loop
+            Cfg::from_edge_list(
+                7,
+                &[
+                    (0, 1),
+                    (1, 2),
+                    (1, 3),
+                    (2, 4),
+                    (3, 4),
+                    (4, 4),
+                    (4, 1),
+                    (4, 5),
+                    (5, 6),
+                    (0, 6),
+                ],
+            )
+            .unwrap(),
+            // nested loops
+            Cfg::from_edge_list(
+                6,
+                &[
+                    (0, 1),
+                    (1, 2),
+                    (2, 3),
+                    (3, 2),
+                    (3, 4),
+                    (4, 1),
+                    (4, 5),
+                    (2, 5),
+                ],
+            )
+            .unwrap(),
+        ]
+    }
+
+    #[test]
+    fn planned_increments_are_the_planners() {
+        let mut cases: Vec<(Cfg, PlanOptions)> = graphs()
+            .into_iter()
+            .map(|g| (g, PlanOptions::default()))
+            .collect();
+        for mut g in graphs() {
+            // Calls that might not return in every other block.
+            let calls = (0..g.num_blocks() as u32).map(|b| b % 2).collect();
+            g.set_calls(calls).unwrap();
+            cases.push((g, PlanOptions::default().with_early_exit(true)));
+        }
+        for (cfg, options) in cases {
+            let dag = Dag::build(&cfg, options.path.dag).unwrap();
+            let incs = planned_increments(&cfg, &dag);
+            let mine = transcribe(&cfg, dag.clone(), &incs, &options.path);
+            let planned = plan_function(&cfg, Mode::Path, &options).unwrap();
+            assert_eq!(mine, planned);
+            // And chord sums number the paths.
+            for id in 0..dag.num_paths() {
+                let p = regenerate(&dag, id).unwrap();
+                let sum = p
+                    .edges
+                    .iter()
+                    .fold(0i64, |acc, e| acc.wrapping_add(incs.inc[e.index()]));
+                assert_eq!(sum as u64, id);
+            }
+        }
+    }
 }

@@ -1,42 +1,182 @@
 //! Reading a clang command line: pathprof's own flags out, the rest classified
 //! (inputs, output, what the invocation does) without changing it.
 
-use pathprof_core::Mode;
-use std::path::{Path, PathBuf};
+use crate::cli::{parse_switch, InstrumentOptions};
+use clap::error::{ContextKind, ContextValue};
+use clap::parser::ValueSource;
+use clap::{ArgAction, Args, FromArgMatches as _};
+use std::path::Path;
 
-/// pathprof's own options, given as `--mode=path`-style flags before or among the
-/// clang arguments, or through the environment (`PATHPROF_MODE`, ...) for build
-/// systems that only let you set `CC`.
-#[derive(Clone, Debug, PartialEq)]
+/// pathprof's own options for `pathprof cc`: `pathprof instrument`'s
+/// ([`InstrumentOptions`], one definition for both) plus `--whole-program`,
+/// given as `--mode=path`-style flags anywhere among the clang arguments, or
+/// through the environment (`PATHPROF_MODE`, ...) for build systems that only
+/// let you set `CC`.
+#[derive(Args, Clone, Debug, PartialEq)]
 pub struct Options {
-    pub mode: Mode,
-    /// Whether `--mode` (or `PATHPROF_MODE`) was given, not defaulted.
-    pub mode_given: bool,
-    pub map: Option<PathBuf>,
-    pub max_paths: Option<u64>,
-    pub array_limit: Option<u64>,
-    pub atomic: bool,
-    pub early_exit: bool,
-    pub verbose: bool,
-    /// `--whole-program`: compile to bitcode and instrument the linked program
-    /// as one module at the link step, instead of each object as it compiles.
+    #[command(flatten)]
+    pub instrument: InstrumentOptions,
+    /// Compile to bitcode and instrument the linked program as one module.
+    #[arg(long, env = "PATHPROF_WHOLE_PROGRAM", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
     pub whole_program: bool,
+    /// Whether `--mode` (or `PATHPROF_MODE`) was given, not defaulted (set by
+    /// [`parse`]).
+    #[arg(skip)]
+    pub mode_given: bool,
 }
 
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            mode: Mode::Path,
-            mode_given: false,
-            map: None,
-            max_paths: None,
-            array_limit: None,
-            atomic: false,
-            early_exit: false,
-            verbose: false,
-            whole_program: false,
+/// `options.mode`, `options.atomic`...: the shared flags read as the driver's
+/// own.
+impl std::ops::Deref for Options {
+    type Target = InstrumentOptions;
+    fn deref(&self) -> &InstrumentOptions {
+        &self.instrument
+    }
+}
+
+/// The command that parses [`Options`]: pathprof's flags only, whose values
+/// follow `=` (`--mode=edge`: clang's arguments after a flag are never taken
+/// for its value), the last of a flag given twice winning, as in clang.
+pub fn options_command() -> clap::Command {
+    let cmd = clap::Command::new("pathprof cc")
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .args_override_self(true);
+    Options::augment_args(cmd).mut_args(|arg| {
+        if arg.get_action().takes_values() {
+            arg.require_equals(true)
+        } else {
+            arg
+        }
+    })
+}
+
+/// The long names of pathprof's flags (`--mode`, ...), aliases included, as
+/// [`options_command`] defines them.
+fn flag_names(cmd: &clap::Command) -> Vec<String> {
+    cmd.get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+        })
+        .map(|l| format!("--{l}"))
+        .collect()
+}
+
+/// The name part of `--name=value` (all of `--name`).
+fn flag_name(arg: &str) -> &str {
+    arg.split_once('=').map_or(arg, |(name, _)| name)
+}
+
+/// Whether `arg` is one of pathprof's flags: `--name` or `--name=value` for
+/// one of `names`.
+fn is_pathprof_flag(names: &[String], arg: &str) -> bool {
+    names.iter().any(|n| n == flag_name(arg))
+}
+
+/// pathprof's options from its flags (`flags`, in order, all pathprof's) and
+/// the environment.
+fn parse_options(flags: &[String]) -> Result<Options, ArgError> {
+    let cmd = options_command();
+    let matches = cmd
+        .clone()
+        .try_get_matches_from(flags)
+        .map_err(|e| clap_error(&e, &cmd, flags))?;
+    let mut options =
+        Options::from_arg_matches(&matches).map_err(|e| clap_error(&e, &cmd, flags))?;
+    options.mode_given = matches!(
+        matches.value_source("mode"),
+        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+    );
+    Ok(options)
+}
+
+/// clap's error as one line, naming the environment variable when the value
+/// came from there.
+fn clap_error(e: &clap::Error, cmd: &clap::Command, flags: &[String]) -> ArgError {
+    let rendered = e.render().to_string();
+    let line = rendered.lines().next().unwrap_or_default();
+    let mut message = line.strip_prefix("error: ").unwrap_or(line).to_string();
+    if let Some(ContextValue::String(invalid)) = e.get(ContextKind::InvalidArg) {
+        // `--mode=<block|edge|path>`: the flag's name ends at `=` or a space.
+        let name = invalid.split(['=', ' ']).next().unwrap_or_default();
+        let given = flags.iter().any(|f| flag_name(f) == name);
+        let var = cmd
+            .get_arguments()
+            .find(|a| a.get_long().is_some_and(|l| name == format!("--{l}")))
+            .and_then(|a| a.get_env());
+        if let (false, Some(var)) = (given, var) {
+            message.push_str(&format!(" (from {})", var.to_string_lossy()));
         }
     }
+    ArgError(message)
+}
+
+/// The flag lines of `pathprof cc --help`, from [`options_command`]: each
+/// flag as it is written there, its help, its environment variable and its
+/// default.
+pub fn flags_help() -> String {
+    const COLUMN: usize = 26;
+    const WIDTH: usize = 80;
+    let mut out = String::new();
+    for arg in options_command().get_arguments() {
+        let Some(long) = arg.get_long() else {
+            continue;
+        };
+        let takes_value = arg.get_action().takes_values();
+        let mut form = format!("  --{long}");
+        if takes_value {
+            let names = arg.get_value_names().unwrap_or_default();
+            form.push('=');
+            form.push_str(names.first().map_or("VALUE", |n| n.as_str()));
+        }
+        let mut notes = Vec::new();
+        if let Some(var) = arg.get_env() {
+            let var = var.to_string_lossy();
+            notes.push(if takes_value {
+                var.into_owned()
+            } else {
+                format!("{var}=1")
+            });
+        }
+        if let (true, Some(default)) = (takes_value, arg.get_default_values().first()) {
+            notes.push(format!("default {}", default.to_string_lossy()));
+        }
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let mut text = help.trim_end_matches('.').to_string();
+        if !notes.is_empty() {
+            text.push_str(&format!(" ({})", notes.join("; ")));
+        }
+        // The help starts in COLUMN (on the next line after a long flag)
+        // and wraps at WIDTH.
+        let mut line = form;
+        if line.len() + 2 > COLUMN {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        line.push_str(&" ".repeat(COLUMN - line.len()));
+        let mut empty = true;
+        for word in text.split_whitespace() {
+            if !empty && line.len() + 1 + word.len() > WIDTH {
+                out.push_str(&line);
+                out.push('\n');
+                line = " ".repeat(COLUMN);
+                empty = true;
+            }
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(word);
+            empty = false;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// What kind of file an input is.
@@ -194,59 +334,6 @@ impl std::fmt::Display for ArgError {
 
 impl std::error::Error for ArgError {}
 
-fn number(flag: &str, value: &str) -> Result<u64, ArgError> {
-    value
-        .parse()
-        .map_err(|_| ArgError(format!("{flag} takes a positive number, not `{value}`")))
-}
-
-/// Applies one `--name=value` pathprof flag; `Ok(false)` when it is not one.
-fn apply_option(options: &mut Options, arg: &str) -> Result<bool, ArgError> {
-    let (name, value) = arg
-        .split_once('=')
-        .map_or((arg, None), |(n, v)| (n, Some(v)));
-    fn need<'a>(name: &str, v: Option<&'a str>) -> Result<&'a str, ArgError> {
-        v.ok_or_else(|| ArgError(format!("{name} needs a value: {name}=...")))
-    }
-    match name {
-        "--mode" => {
-            options.mode = need(name, value)?.parse().map_err(ArgError)?;
-            options.mode_given = true;
-        }
-        "--map" => options.map = Some(PathBuf::from(need(name, value)?)),
-        "--max-paths" => options.max_paths = Some(number(name, need(name, value)?)?),
-        "--array-limit" => options.array_limit = Some(number(name, need(name, value)?)?),
-        "--atomic" => options.atomic = true,
-        "--early-exit" => options.early_exit = true,
-        "--pathprof-verbose" => options.verbose = true,
-        "--whole-program" => options.whole_program = true,
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// Options from the environment: `PATHPROF_MODE`, `PATHPROF_MAP`,
-/// `PATHPROF_MAX_PATHS`, `PATHPROF_ARRAY_LIMIT`, `PATHPROF_ATOMIC=1`,
-/// `PATHPROF_EARLY_EXIT=1`, `PATHPROF_VERBOSE=1`, `PATHPROF_WHOLE_PROGRAM=1`.
-pub fn options_from_env() -> Result<Options, ArgError> {
-    let mut options = Options::default();
-    for (var, flag) in [
-        ("PATHPROF_MODE", "--mode"),
-        ("PATHPROF_MAP", "--map"),
-        ("PATHPROF_MAX_PATHS", "--max-paths"),
-        ("PATHPROF_ARRAY_LIMIT", "--array-limit"),
-    ] {
-        if let Ok(v) = std::env::var(var) {
-            apply_option(&mut options, &format!("{flag}={v}"))?;
-        }
-    }
-    options.atomic = std::env::var("PATHPROF_ATOMIC").is_ok_and(|v| v == "1");
-    options.early_exit = std::env::var("PATHPROF_EARLY_EXIT").is_ok_and(|v| v == "1");
-    options.verbose = std::env::var("PATHPROF_VERBOSE").is_ok_and(|v| v == "1");
-    options.whole_program = std::env::var("PATHPROF_WHOLE_PROGRAM").is_ok_and(|v| v == "1");
-    Ok(options)
-}
-
 /// Splits a response file's text into arguments as GCC and clang do: on
 /// whitespace, with single and double quotes and backslash escapes.
 fn split_response(text: &str) -> Vec<String> {
@@ -311,15 +398,15 @@ pub fn expand_response_files(args: &[String]) -> Result<Vec<String>, ArgError> {
     Ok(out)
 }
 
-/// Parses `args` (everything after `pathprof cc`).
-pub fn parse(args: &[String], mut options: Options) -> Result<Invocation, ArgError> {
+/// Parses `args` (everything after `pathprof cc`): pathprof's own flags
+/// (wherever they are, response files included) and the environment make the
+/// options, the other arguments are clang's, untouched and in order.
+pub fn parse(args: &[String]) -> Result<Invocation, ArgError> {
     let args = expand_response_files(args)?;
-    let mut clang_args = Vec::with_capacity(args.len());
-    for a in &args {
-        if !apply_option(&mut options, a)? {
-            clang_args.push(a.clone());
-        }
-    }
+    let names = flag_names(&options_command());
+    let (flags, clang_args): (Vec<String>, Vec<String>) =
+        args.into_iter().partition(|a| is_pathprof_flag(&names, a));
+    let options = parse_options(&flags)?;
     let mut inputs = Vec::new();
     let mut output = None;
     let mut compile = false;
@@ -409,16 +496,65 @@ pub fn parse(args: &[String], mut options: Options) -> Result<Invocation, ArgErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pathprof_core::Mode;
+    use std::sync::{Mutex, MutexGuard};
+
+    /// The variables pathprof's options read.
+    const VARS: &[&str] = &[
+        "PATHPROF_MODE",
+        "PATHPROF_MAP",
+        "PATHPROF_MAX_PATHS",
+        "PATHPROF_ARRAY_LIMIT",
+        "PATHPROF_ATOMIC",
+        "PATHPROF_EARLY_EXIT",
+        "PATHPROF_VERBOSE",
+        "PATHPROF_WHOLE_PROGRAM",
+    ];
+
+    /// Parsing reads the environment: the tests that parse hold this lock,
+    /// with none of pathprof's variables set but those `vars` sets (until
+    /// the guard drops).
+    struct Env(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+    fn env(vars: &[(&str, &str)]) -> Env {
+        static LOCK: Mutex<()> = Mutex::new(());
+        let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        for v in VARS {
+            std::env::remove_var(v);
+        }
+        for (k, v) in vars {
+            std::env::set_var(k, v);
+        }
+        Env(guard)
+    }
+
+    impl Drop for Env {
+        fn drop(&mut self) {
+            for v in VARS {
+                std::env::remove_var(v);
+            }
+        }
+    }
+
+    fn split(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
 
     fn p(line: &str) -> Invocation {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        parse(&args, Options::default()).unwrap()
+        let _env = env(&[]);
+        parse(&split(line)).unwrap()
+    }
+
+    /// `line`'s options with the environment `vars`, or its error.
+    fn options(vars: &[(&str, &str)], line: &str) -> Result<Options, String> {
+        let _env = env(vars);
+        parse(&split(line)).map(|i| i.options).map_err(|e| e.0)
     }
 
     #[test]
     fn classifies_invocations() {
         let inv = p("--mode=block -O2 -g prog.c util.c -o prog -lm");
-        assert_eq!(inv.options.mode, Mode::Block);
+        assert_eq!(inv.options.instrument.mode, Mode::Block);
         assert_eq!(inv.action, Action::Link);
         assert_eq!(inv.opt_level, "O2");
         assert_eq!(inv.output, Some((4, "prog".into())));
@@ -446,6 +582,99 @@ mod tests {
     }
 
     #[test]
+    fn pathprofs_flags_anywhere_clangs_untouched_in_order() {
+        let inv = p(
+            "-O2 --mode=edge -g --map=out.map a.c --max-paths=100 --array-limit=7 \
+             --atomic -o prog --early-exit --pathprof-verbose --whole-program --dot-dir=dots -lm",
+        );
+        assert_eq!(inv.args, split("-O2 -g a.c -o prog -lm"));
+        let o = &inv.options.instrument;
+        assert_eq!(o.mode, Mode::Edge);
+        assert_eq!(o.map.as_deref(), Some(Path::new("out.map")));
+        assert_eq!((o.max_paths, o.array_limit), (Some(100), Some(7)));
+        assert!(o.atomic && o.early_exit && o.verbose && inv.options.whole_program);
+        assert_eq!(o.dot_dir.as_deref(), Some(Path::new("dots")));
+        assert!(inv.options.mode_given);
+        // Nothing given: the defaults.
+        let inv = p("-c a.c");
+        assert_eq!(inv.args, split("-c a.c"));
+        let o = &inv.options.instrument;
+        assert_eq!(o.mode, Mode::Path);
+        assert!(!inv.options.mode_given);
+        assert_eq!(
+            (o.map.as_ref(), o.max_paths, o.array_limit),
+            (None, None, None)
+        );
+        assert!(!o.atomic && !o.early_exit && !o.verbose && !inv.options.whole_program);
+        assert_eq!(o.dot_dir, None);
+        // clang's look-alikes (one dash, other names, a value as the next
+        // argument) are clang's.
+        let clangs = "-mode=x --mapfile=y -map --atomics --verbose -Wl,--map=z \
+                      --dot-directory -mllvm --max-paths-x=1 a.c";
+        assert_eq!(p(clangs).args, split(clangs));
+        assert_eq!(p(clangs).options, p("a.c").options);
+        // The last of a flag given twice wins, as in clang.
+        let o = p("--mode=block --mode=edge --atomic --atomic a.c").options;
+        assert_eq!(o.instrument.mode, Mode::Edge);
+        assert!(o.instrument.atomic);
+    }
+
+    #[test]
+    fn the_environment_gives_what_flags_do_not() {
+        let all = [
+            ("PATHPROF_MODE", "block"),
+            ("PATHPROF_MAP", "env.ppmap"),
+            ("PATHPROF_MAX_PATHS", "64"),
+            ("PATHPROF_ARRAY_LIMIT", "8"),
+            ("PATHPROF_ATOMIC", "1"),
+            ("PATHPROF_EARLY_EXIT", "1"),
+            ("PATHPROF_VERBOSE", "1"),
+            ("PATHPROF_WHOLE_PROGRAM", "1"),
+        ];
+        let o = options(&all, "-c a.c").unwrap();
+        let i = &o.instrument;
+        assert_eq!(i.mode, Mode::Block);
+        assert!(o.mode_given, "PATHPROF_MODE counts as given");
+        assert_eq!(i.map.as_deref(), Some(Path::new("env.ppmap")));
+        assert_eq!((i.max_paths, i.array_limit), (Some(64), Some(8)));
+        assert!(i.atomic && i.early_exit && i.verbose && o.whole_program);
+        // Flags win over the environment.
+        let o = options(&all, "--mode=edge --map=flag.ppmap --max-paths=2 -c a.c").unwrap();
+        assert_eq!(o.instrument.mode, Mode::Edge);
+        assert_eq!(o.instrument.map.as_deref(), Some(Path::new("flag.ppmap")));
+        assert_eq!(o.instrument.max_paths, Some(2));
+        // A switch's variable counts only when it is `1`; a flag turns it on
+        // whatever the variable says.
+        for value in ["0", "", "true", "yes", "2", "01"] {
+            let vars: Vec<(&str, &str)> = [
+                "PATHPROF_ATOMIC",
+                "PATHPROF_EARLY_EXIT",
+                "PATHPROF_VERBOSE",
+                "PATHPROF_WHOLE_PROGRAM",
+            ]
+            .iter()
+            .map(|v| (*v, value))
+            .collect();
+            let o = options(&vars, "-c a.c").unwrap();
+            let i = &o.instrument;
+            assert!(
+                !i.atomic && !i.early_exit && !i.verbose && !o.whole_program,
+                "{value:?}"
+            );
+            let o = options(
+                &vars,
+                "--atomic --early-exit --pathprof-verbose --whole-program -c a.c",
+            )
+            .unwrap();
+            let i = &o.instrument;
+            assert!(i.atomic && i.early_exit && i.verbose && o.whole_program);
+        }
+        // An empty map variable is an (empty) map name, as it always was.
+        let o = options(&[("PATHPROF_MAP", "")], "-c a.c").unwrap();
+        assert_eq!(o.instrument.map.as_deref(), Some(Path::new("")));
+    }
+
+    #[test]
     fn response_files_are_expanded() {
         assert_eq!(
             split_response("-O2 \"a b.c\" 'c d.c' e\\ f.c\n-o out"),
@@ -454,24 +683,81 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pathprof-rsp-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let rsp = dir.join("args.rsp");
-        std::fs::write(&rsp, "-c main.c -o main.o").unwrap();
-        let inv = parse(
-            &[format!("@{}", rsp.display()), "-g".into()],
-            Options::default(),
-        )
-        .unwrap();
+        std::fs::write(&rsp, "-c main.c --mode=edge -o main.o").unwrap();
+        let _env = env(&[]);
+        let inv = parse(&[format!("@{}", rsp.display()), "-g".into()]).unwrap();
         assert_eq!(inv.action, Action::Compile);
         assert_eq!(inv.inputs[0].path, "main.c");
         assert_eq!(inv.args, ["-c", "main.c", "-o", "main.o", "-g"]);
+        assert_eq!(inv.options.instrument.mode, Mode::Edge);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn rejects_bad_pathprof_flags() {
-        let args = vec!["--mode=fast".to_string()];
-        let err = parse(&args, Options::default()).unwrap_err();
-        assert!(err.0.contains("unknown mode `fast`"), "{err}");
-        let args = vec!["--max-paths=lots".to_string()];
-        assert!(parse(&args, Options::default()).is_err());
+        let err = options(&[], "--mode=fast").unwrap_err();
+        assert!(err.contains("unknown mode `fast`"), "{err}");
+        let err = options(&[], "--max-paths=lots").unwrap_err();
+        assert!(
+            err.contains("--max-paths") && err.contains("positive number"),
+            "{err}"
+        );
+        let err = options(&[], "--array-limit=-1").unwrap_err();
+        assert!(err.contains("positive number"), "{err}");
+        // Values follow `=`: the next argument is clang's.
+        let err = options(&[], "--mode edge a.c").unwrap_err();
+        assert!(
+            err.contains("--mode=") && err.contains("equal sign"),
+            "{err}"
+        );
+        let err = options(&[], "--map").unwrap_err();
+        assert!(err.contains("--map="), "{err}");
+        // Switches take no value.
+        let err = options(&[], "--atomic=1").unwrap_err();
+        assert!(err.contains("--atomic"), "{err}");
+        // A bad variable is named.
+        let err = options(&[("PATHPROF_MODE", "fast")], "-c a.c").unwrap_err();
+        assert!(
+            err.contains("unknown mode `fast`") && err.contains("PATHPROF_MODE"),
+            "{err}"
+        );
+        let err = options(&[("PATHPROF_MAX_PATHS", "x")], "-c a.c").unwrap_err();
+        assert!(
+            err.contains("positive number") && err.contains("PATHPROF_MAX_PATHS"),
+            "{err}"
+        );
+        // A good flag hides a bad variable.
+        assert!(options(&[("PATHPROF_MODE", "fast")], "--mode=edge a.c").is_ok());
+        // Errors are one line.
+        assert!(!err.contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn help_lists_every_flag_as_written_with_its_variable() {
+        let help = flags_help();
+        let cmd = options_command();
+        let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
+        assert_eq!(flags.len(), 9, "{help}");
+        for arg in flags {
+            let long = arg.get_long().unwrap();
+            let form = if arg.get_action().takes_values() {
+                format!("  --{long}=")
+            } else {
+                format!("  --{long} ")
+            };
+            assert!(help.contains(&form), "{form} missing:\n{help}");
+            if let Some(var) = arg.get_env() {
+                assert!(help.contains(var.to_str().unwrap()), "{var:?}:\n{help}");
+            }
+        }
+        // The help in a column, wrapped at 80 characters.
+        for lines in [
+            "  --mode=block|edge|path  What to count (PATHPROF_MODE; default path)\n",
+            "  --atomic                Thread-safe (atomic) counter updates\n\
+             \x20                         (PATHPROF_ATOMIC=1)\n",
+        ] {
+            assert!(help.contains(lines), "{lines}:\n{help}");
+        }
+        assert!(help.lines().all(|l| l.len() <= 80), "{help}");
     }
 }

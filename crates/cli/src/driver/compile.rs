@@ -77,9 +77,94 @@ pub(super) fn compile_source(
             .with_context(|| format!("instrumenting {}", input.path))?;
         pathprof_llvm::embed_map(&module, &map.to_bytes());
     }
+    if let Some(flag) = backend_flag(&args) {
+        // clang's back end honours it; pathprof's own would not.
+        let verbose = inv.options.verbose;
+        return clang_back_end(clang, &args, &module, work.path(), object, flag, verbose);
+    }
     pathprof_llvm::optimize(&module, level)?;
     pathprof_llvm::write_object(&module, object, level)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Flags that act in clang's own optimisation pipeline or code generator
+/// (sanitizers, other instrumentation, section layout, `-mllvm`, assembler
+/// options), which pathprof's pipeline and object writer do not know.
+const CLANG_BACK_END_FLAGS: &[&str] = &[
+    "-fsanitize",
+    "-fprofile-",
+    "-fcs-profile",
+    "-fcoverage-",
+    "-fxray",
+    "-ffunction-sections",
+    "-fdata-sections",
+    "-fbasic-block-sections",
+    "-fsplit-machine-functions",
+    "-fstack-size-section",
+    "-fembed-bitcode",
+    "-gsplit-dwarf",
+    "-mllvm",
+    "-Wa,",
+    "-Xclang",
+];
+
+/// The first flag of `args` that needs clang's back end, if any.
+fn backend_flag(args: &[String]) -> Option<&str> {
+    args.iter()
+        .map(String::as_str)
+        .find(|a| CLANG_BACK_END_FLAGS.iter().any(|f| a.starts_with(f)))
+}
+
+/// Hands the instrumented module to clang (`-x ir`) with the command line's
+/// own flags, so that `flag` and everything else clang does in its pipeline
+/// and code generator apply to the instrumented code as to the plain build.
+fn clang_back_end(
+    clang: &Path,
+    args: &[String],
+    module: &pathprof_llvm::Module<'_>,
+    work: &Path,
+    object: &Path,
+    flag: &str,
+    verbose: bool,
+) -> Result<ExitCode> {
+    if verbose {
+        eprintln!("pathprof: {flag} on the command line: clang optimises and generates code");
+    }
+    let instrumented = work.join("instrumented.bc");
+    if !module.write_bitcode_to_path(&instrumented) {
+        anyhow::bail!("cannot write {}", instrumented.display());
+    }
+    // The front end wrote the dependency file already.
+    let back_end: Vec<String> = args
+        .iter()
+        .filter(|a| !matches!(a.as_str(), "-MD" | "-MMD" | "-MP"))
+        .cloned()
+        .collect();
+    let back_end = without_dependency_targets(&back_end);
+    let input = Input {
+        index: 0,
+        path: instrumented.display().to_string(),
+        kind: InputKind::Source,
+        language: Some("ir".into()),
+    };
+    clang_on(clang, &back_end, &[], &input, object)
+}
+
+/// `args` without `-MF`/`-MT`/`-MQ` and their values.
+fn without_dependency_targets(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut skip = false;
+    for a in args {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        match a.as_str() {
+            "-MF" | "-MT" | "-MQ" => skip = true,
+            _ if a.starts_with("-MF") || a.starts_with("-MT") || a.starts_with("-MQ") => {}
+            _ => out.push(a.clone()),
+        }
+    }
+    out
 }
 
 /// `-MD`/`-MMD` name their file and target after the output, which the front

@@ -18,41 +18,34 @@ use pathprof_core::map::MapFile;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-/// pathprof's own flags, shown by `pathprof cc --help` before clang's.
-const USAGE: &str = "\
+/// What `pathprof cc --help` prints before clang's help: pathprof's own flags
+/// (from their one definition, [`args::options_command`]) and how to use them.
+fn usage() -> String {
+    format!(
+        "\
 pathprof cc / pathprof c++: clang or clang++ that builds an instrumented program.
 Every clang argument passes through. Each compile (-c) instruments its source
 before inlining, optimises at the command line's -O level and writes a native
 object that carries its map; a link adds the pathprof runtime and writes
 OUTPUT.ppmap (the program or library itself serves as the map too).
 
-pathprof's own flags (also from the environment):
-  --mode=block|edge|path  what to count (PATHPROF_MODE; default path)
-  --map=FILE              the map to write (PATHPROF_MAP; default OUTPUT.ppmap)
-  --max-paths=N           most acyclic paths per function before paths are cut
-                          (PATHPROF_MAX_PATHS)
-  --array-limit=N         functions with at most N paths count into arrays,
-                          others into hash tables (PATHPROF_ARRAY_LIMIT)
-  --atomic                thread-safe counter updates (PATHPROF_ATOMIC=1)
-  --early-exit            count executions cut short inside calls (exit, longjmp)
-                          exactly (PATHPROF_EARLY_EXIT=1)
-  --whole-program         compile to bitcode and instrument the linked program as
-                          one module (PATHPROF_WHOLE_PROGRAM=1)
-  --pathprof-verbose      say what is instrumented (PATHPROF_VERBOSE=1)
-Run the program with PATHPROF_FILE=FILE to choose the profile (default
+pathprof's own flags, anywhere on the line (also from the environment):
+{}Run the program with PATHPROF_FILE=FILE to choose the profile (default
 default.pprof); see `pathprof --help` for the reports.
 
 clang's own options follow.
-";
+",
+        args::flags_help()
+    )
+}
 
 /// Runs the driver on the arguments after `cc` / `c++`.
 pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
     if raw_args.iter().any(|a| a == "--help" || a == "-help") {
-        println!("{USAGE}");
+        println!("{}", usage());
         std::io::Write::flush(&mut std::io::stdout())?;
     }
-    let options = args::options_from_env()?;
-    let inv = args::parse(raw_args, options)?;
+    let inv = args::parse(raw_args)?;
     let clang = toolchain::clang(cxx);
     match inv.action {
         Action::PassThrough => exec(&clang, &inv.args),
@@ -224,9 +217,7 @@ fn without_languages(args: &[String]) -> Vec<String> {
 
 /// The instrumentation settings the options ask for.
 fn settings(o: &args::Options) -> Settings {
-    let mut settings = Settings::new(o.mode, o.max_paths, o.array_limit, o.early_exit, o.atomic);
-    settings.verbose = o.verbose;
-    settings
+    Settings::new(&o.instrument)
 }
 
 /// The command line minus inputs and output, plus `-c`, for compiling sources

@@ -3,34 +3,17 @@
 //! paths out of potential paths (Ball-Larus section 1: feasible for most
 //! routines).
 
-use super::lines::line_counts;
 use super::load::Loaded;
-use pathprof_core::layout::Layout;
-use pathprof_core::BlockId;
-use std::collections::BTreeSet;
+use pathprof_report::summary::{Ratio, Summary};
 use std::fmt::Write as _;
 
-#[derive(Clone, Copy, Default)]
-struct Ratio(u128, u128);
-
-impl Ratio {
-    fn add(&mut self, o: Ratio) {
-        self.0 += o.0;
-        self.1 += o.1;
-    }
-    fn show(self) -> String {
-        let text = if self.1 == 0 {
-            "-".to_string()
-        } else {
-            format!(
-                "{}/{} {:5.1}%",
-                self.0,
-                self.1,
-                100.0 * self.0 as f64 / self.1 as f64
-            )
-        };
-        format!("{text:>22}")
-    }
+/// A ratio in a column: `hit/total  pct%`, or `-` for an empty set.
+fn show(r: Option<Ratio>) -> String {
+    let text = match r.and_then(|r| r.percent().map(|p| (r, p))) {
+        Some((r, p)) => format!("{}/{} {p:5.1}%", r.hit, r.total),
+        None => "-".to_string(),
+    };
+    format!("{text:>22}")
 }
 
 /// Compresses sorted line numbers into `3-5, 9`.
@@ -52,78 +35,46 @@ pub fn ranges(lines: &[u32]) -> String {
     out.join(", ")
 }
 
-/// The report.
+/// The report. TOTAL's lines are the program's lines, each counted once
+/// however many functions have code on it (the LCOV export's and the HTML
+/// report's count); its blocks, edges and paths add up the functions'.
 pub fn report(loaded: &Loaded) -> String {
-    let map = &loaded.map;
-    let per_line = line_counts(loaded);
+    let summary = Summary::of(loaded);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{:<28} {:>22} {:>22} {:>22} {:>22}",
         "function", "lines", "blocks", "edges", "paths"
     );
-    let mut totals = [Ratio::default(); 4];
-    for (f, c) in map.functions.iter().zip(&loaded.counts) {
-        let mut lines: BTreeSet<(u32, u32)> = BTreeSet::new();
-        let mut blocks = Ratio::default();
-        for (b, info) in f.blocks.iter().enumerate() {
-            if !f.cfg.is_reachable(BlockId::new(b)) {
-                continue;
-            }
-            blocks.1 += 1;
-            blocks.0 += (c.blocks[b] > 0) as u128;
-            lines.extend(info.lines.iter().map(|s| (s.file, s.line)));
-        }
-        let hit_line = |&(file, line): &(u32, u32)| per_line[&file][&line].count > 0;
-        let line_ratio = Ratio(
-            lines.iter().filter(|l| hit_line(l)).count() as u128,
-            lines.len() as u128,
-        );
-        let edge_ratio = match &c.edges {
-            Some(e) => {
-                let reachable: Vec<usize> = (0..e.len())
-                    .filter(|&i| f.cfg.is_reachable(f.cfg.edges()[i].from))
-                    .collect();
-                Ratio(
-                    reachable.iter().filter(|&&i| e[i] > 0).count() as u128,
-                    reachable.len() as u128,
-                )
-            }
-            None => Ratio::default(),
-        };
-        let path_ratio = match &f.layout {
-            Layout::Path { dag, .. } => Ratio(c.paths.len() as u128, dag.num_paths() as u128),
-            _ => Ratio::default(),
-        };
-        let row = [line_ratio, blocks, edge_ratio, path_ratio];
-        for (t, r) in totals.iter_mut().zip(row) {
-            t.add(r);
-        }
-        let name = f.display_name.as_deref().unwrap_or(&f.name);
+    for f in &summary.functions {
         let _ = writeln!(
             out,
             "{:<28} {} {} {} {}",
-            name,
-            row[0].show(),
-            row[1].show(),
-            row[2].show(),
-            row[3].show()
+            f.name,
+            show(Some(f.lines)),
+            show(Some(f.blocks)),
+            show(f.edges),
+            show(f.paths)
         );
-        let never: Vec<u32> = lines.iter().filter(|l| !hit_line(l)).map(|l| l.1).collect();
-        if !never.is_empty() && c.entry > 0 {
-            let _ = writeln!(out, "    never executed: lines {}", ranges(&never));
-        } else if c.entry == 0 {
+        if f.calls == 0 {
             let _ = writeln!(out, "    never called");
+        } else if !f.never_executed_lines.is_empty() {
+            let _ = writeln!(
+                out,
+                "    never executed: lines {}",
+                ranges(&f.never_executed_lines)
+            );
         }
     }
+    let p = &summary.program;
     let _ = writeln!(
         out,
         "{:<28} {} {} {} {}",
         "TOTAL",
-        totals[0].show(),
-        totals[1].show(),
-        totals[2].show(),
-        totals[3].show()
+        show(Some(p.lines)),
+        show(Some(p.blocks)),
+        show(p.edges),
+        show(p.paths)
     );
     out
 }

@@ -5,8 +5,8 @@
 //! Path mode draws the Ball-Larus DAG (1996, sections 3 and 4): the blocks
 //! (`bN` with their source line) between a virtual ENTRY and EXIT; every DAG edge
 //! labelled with its `Val` (Figure 5) and, for chords of the spanning tree, its
-//! increment `Inc` (section 3.3), recomputed exactly as the path planner chose it
-//! (same loop-depth weights, same maximum spanning tree); dummy edges (section 4:
+//! increment `Inc` (section 3.3), the planner's own
+//! ([`pathprof_core::planner::planned_increments`]); dummy edges (section 4:
 //! ENTRY→loop head, loop bottom→EXIT, and the cuts around unsplittable edges)
 //! dashed; backedges, cuts, self loops and unsplittable edges, which are not in
 //! the DAG, as dotted CFG edges. With a profile, every executed edge is labelled
@@ -14,38 +14,96 @@
 //! are drawn heavier, their width scaled by that count.
 //!
 //! Block and edge mode maps (and functions that fell back to block counting)
-//! draw the CFG with its block counts and, when known, edge counts.
+//! draw the CFG with its block counts and, when known, edge counts; its
+//! backedges (dotted) are the DAG's ([`pathprof_core::dag::backedges`]).
+//!
+//! Graphviz takes minutes on functions of thousands of blocks: with a profile,
+//! [`Options::hot`] draws only the blocks and edges of the hottest paths (of
+//! the most executed blocks in a CFG view) and says in the graph's label what
+//! was left out; a graph of more than [`Options::node_limit`] nodes comes with
+//! a warning that suggests it.
 
 use super::load::Loaded;
+use super::percent;
 use anyhow::{bail, Context as _, Result};
-use pathprof_core::cfg::Cfg;
-use pathprof_core::dag::{Dag, DagEdgeKind, EdgeClass};
+use pathprof_core::dag::{backedges, Dag, DagEdgeKind, EdgeClass};
 use pathprof_core::derive::FunctionCounts;
 use pathprof_core::ids::{BlockId, EdgeId};
-use pathprof_core::increments::ChordIncrements;
 use pathprof_core::layout::Layout;
 use pathprof_core::map::{MapFile, MapFunction};
-use pathprof_core::weights::Weights;
+use pathprof_core::planner::planned_increments;
+use pathprof_report::lookup::find_functions;
 use std::fmt::Write as _;
 
 /// How many of the hottest paths are drawn heavier.
 const TOP_PATHS: usize = 3;
 const HOT_COLOR: &str = "#c0392b";
 
-/// The DOT text of function `function` (linkage or demangled name) of `map`, with
+/// Graphs with more nodes than this come with a warning: Graphviz's layout
+/// grows much faster than the graph (minutes for xz's `lzma_decode`).
+pub const NODE_LIMIT: usize = 200;
+
+/// What `pathprof dot` draws.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Only the blocks and edges of this many of the hottest paths (in a CFG
+    /// view, of the most executed blocks); needs a profile.
+    pub hot: Option<usize>,
+    /// Warn when the graph has more nodes (blocks, ENTRY and EXIT) than this.
+    pub node_limit: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            hot: None,
+            node_limit: NODE_LIMIT,
+        }
+    }
+}
+
+/// A function's graph.
+pub struct Graph {
+    /// The DOT text.
+    pub text: String,
+    /// For stderr, when the graph has more than [`Options::node_limit`] nodes.
+    pub warning: Option<String>,
+}
+
+/// The graph of function `function` (linkage or demangled name) of `map`, with
 /// the counts of `profile` when given.
-pub fn render(map: &MapFile, function: &str, profile: Option<&Loaded>) -> Result<String> {
-    let index = find_function(map, function)?;
+pub fn render(
+    map: &MapFile,
+    function: &str,
+    profile: Option<&Loaded>,
+    options: &Options,
+) -> Result<Graph> {
+    let index = find_functions(map, function, "the map")?[0];
     if let Some(l) = profile {
         if l.map.build_id != map.build_id {
             bail!("the profile is of another build than the map");
         }
+    } else if options.hot.is_some() {
+        bail!("--hot draws the hottest paths of a profile: name it with --profile");
     }
-    Ok(render_function(
-        map,
-        index,
-        profile.map(|l| &l.counts[index]),
-    ))
+    let counts = profile.map(|l| &l.counts[index]);
+    let (text, nodes) = render_function(map, index, counts, options.hot);
+    let warning = (nodes > options.node_limit).then(|| {
+        let hot = "draws only the blocks and edges of the N hottest paths";
+        let advice = match (options.hot, profile) {
+            (Some(_), _) => "a smaller --hot N draws fewer".to_string(),
+            (None, Some(_)) => format!("--hot N {hot}"),
+            (None, None) => format!("--profile PROFILE --hot N {hot}"),
+        };
+        let f = &map.functions[index];
+        format!(
+            "pathprof: warning: the graph of {} has {nodes} nodes (more than {}); \
+             Graphviz may take minutes to lay it out; {advice}",
+            f.display_name.as_deref().unwrap_or(&f.name),
+            options.node_limit
+        )
+    });
+    Ok(Graph { text, warning })
 }
 
 /// Writes `pathdag.<function>.dot` into `dir` for every function of `map`.
@@ -60,7 +118,7 @@ pub fn write_all(map: &MapFile, dir: &std::path::Path) -> Result<()> {
             used.insert(name.clone());
         }
         let path = dir.join(name);
-        std::fs::write(&path, render_function(map, i, None))
+        std::fs::write(&path, render_function(map, i, None, None).0)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
@@ -86,81 +144,15 @@ fn file_safe(name: &str) -> String {
     )
 }
 
-/// The index of the function called `name`, or an error naming similar ones.
-fn find_function(map: &MapFile, name: &str) -> Result<usize> {
-    if let Some(i) = map.functions.iter().position(|f| f.name == name) {
-        return Ok(i);
-    }
-    if let Some(i) = map
-        .functions
-        .iter()
-        .position(|f| f.display_name.as_deref() == Some(name))
-    {
-        return Ok(i);
-    }
-    let lower = name.to_lowercase();
-    let mut near: Vec<(usize, &str)> = map
-        .functions
-        .iter()
-        .map(|f| f.display_name.as_deref().unwrap_or(&f.name))
-        .filter_map(|n| {
-            let l = n.to_lowercase();
-            let d = if l.contains(&lower) || lower.contains(&l) {
-                0
-            } else {
-                edit_distance(&lower, &l)
-            };
-            (d <= 2.max(name.len() / 3)).then_some((d, n))
-        })
-        .collect();
-    near.sort();
-    near.truncate(5);
-    if near.is_empty() {
-        let some: Vec<&str> = map
-            .functions
-            .iter()
-            .take(5)
-            .map(|f| f.display_name.as_deref().unwrap_or(&f.name))
-            .collect();
-        bail!(
-            "no function named `{name}` in the map; it has {} functions, such as {}",
-            map.functions.len(),
-            some.join(", ")
-        );
-    }
-    let names: Vec<&str> = near.into_iter().map(|(_, n)| n).collect();
-    bail!(
-        "no function named `{name}` in the map; did you mean {}?",
-        names.join(", ")
-    )
-}
-
-/// Levenshtein distance.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The chord increments the path planner used: the spanning tree that maximises
-/// the loop-depth weights (`pathprof-core`'s `path::plan_paths` weighs DAG edges
-/// the same way; the instrumenter never passes measured counts).
-pub fn increments(cfg: &Cfg, dag: &Dag) -> ChordIncrements {
-    pathprof_core::path::chord_increments(cfg, dag, &Weights::estimate(cfg))
-}
-
-/// One node per reachable block, labelled with its position (and count).
-fn block_nodes(out: &mut String, map: &MapFile, f: &MapFunction, counts: Option<&FunctionCounts>) {
-    for b in f.cfg.blocks().filter(|&b| f.cfg.is_reachable(b)) {
+/// One node per drawn block, labelled with its position (and count).
+fn block_nodes(
+    out: &mut String,
+    map: &MapFile,
+    f: &MapFunction,
+    counts: Option<&FunctionCounts>,
+    drawn: &[bool],
+) {
+    for b in f.cfg.blocks().filter(|&b| drawn[b.index()]) {
         let n = counts.map(|c| c.blocks[b.index()]);
         let _ = writeln!(
             out,
@@ -244,14 +236,27 @@ fn width(n: u64, max: u64) -> f64 {
     }
 }
 
-fn render_function(map: &MapFile, index: usize, counts: Option<&FunctionCounts>) -> String {
+/// The DOT text of function `index` and how many nodes it has; `hot` needs
+/// `counts`.
+fn render_function(
+    map: &MapFile,
+    index: usize,
+    counts: Option<&FunctionCounts>,
+    hot: Option<usize>,
+) -> (String, usize) {
     let f = &map.functions[index];
+    let hot = hot.filter(|_| counts.is_some());
     match &f.layout {
         Layout::Path {
             dag, self_loops, ..
-        } => render_dag(map, f, dag, self_loops, counts),
-        _ => render_cfg(map, f, counts),
+        } => render_dag(map, f, dag, self_loops, counts, hot),
+        _ => render_cfg(map, f, counts, hot),
     }
+}
+
+/// How many of `drawn` are true.
+fn count(drawn: &[bool]) -> usize {
+    drawn.iter().filter(|&&d| d).count()
 }
 
 fn node_name(dag: &Dag, v: pathprof_core::NodeId) -> String {
@@ -270,12 +275,16 @@ fn render_dag(
     dag: &Dag,
     self_loops: &[EdgeId],
     counts: Option<&FunctionCounts>,
-) -> String {
+    keep: Option<usize>,
+) -> (String, usize) {
     let cfg = &f.cfg;
-    let incs = increments(cfg, dag);
-    // Per DAG edge: path executions crossing it; and whether a top path uses it.
+    let incs = planned_increments(cfg, dag);
+    // Per DAG edge: path executions crossing it; whether a top path uses it;
+    // whether it is drawn (on one of the `keep` hottest paths, or all).
     let mut crossed = vec![0u64; dag.edges().len()];
     let mut hot = vec![false; dag.edges().len()];
+    let mut drawn_edges = vec![keep.is_none(); dag.edges().len()];
+    let mut kept_note = String::new();
     if let Some(c) = counts {
         for p in &c.paths {
             for &e in &p.path.edges {
@@ -284,16 +293,54 @@ fn render_dag(
         }
         let mut order: Vec<_> = c.paths.iter().filter(|p| p.count > 0).collect();
         order.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
-        for p in order.into_iter().take(TOP_PATHS) {
+        for p in order.iter().take(TOP_PATHS) {
             for &e in &p.path.edges {
                 hot[e.index()] = true;
             }
         }
+        if let Some(n) = keep {
+            let kept = &order[..n.min(order.len())];
+            for p in kept {
+                for &e in &p.path.edges {
+                    drawn_edges[e.index()] = true;
+                }
+            }
+            let executions = |ps: &[&pathprof_core::derive::PathCount]| -> u128 {
+                ps.iter().map(|p| p.count as u128).sum()
+            };
+            kept_note = format!(
+                "\n--hot {n}: the {} hottest of {} executed paths ({} of executions)",
+                kept.len(),
+                order.len(),
+                percent(executions(kept), executions(&order))
+            );
+        }
+    }
+    // Blocks: reachable ones, or those of the drawn edges.
+    let mut drawn = vec![false; cfg.num_blocks()];
+    for b in cfg.blocks() {
+        drawn[b.index()] = keep.is_none() && cfg.is_reachable(b);
+    }
+    for id in dag.edge_ids().filter(|id| drawn_edges[id.index()]) {
+        let e = dag.edge(id);
+        for b in [dag.block(e.from), dag.block(e.to)].into_iter().flatten() {
+            drawn[b.index()] = true;
+        }
+    }
+    if keep.is_some() {
+        let reachable = cfg.blocks().filter(|&b| cfg.is_reachable(b)).count();
+        let _ = write!(
+            kept_note,
+            ": {} of {reachable} blocks, {} of {} DAG edges; the rest left out",
+            count(&drawn),
+            count(&drawn_edges),
+            dag.edges().len()
+        );
     }
     let max = crossed.iter().copied().max().unwrap_or(0);
     let mut out = String::new();
     let what = format!(
-        "Ball-Larus path DAG, {} potential paths: Val on every edge, Inc on chords\ndashed: dummy edges; dotted: CFG edges outside the DAG{}",
+        "Ball-Larus path DAG, {} potential paths: Val on every edge, Inc on chords\ndashed: dummy edges; dotted: CFG edges outside the DAG{}{kept_note}",
         dag.num_paths(),
         if counts.is_some() {
             format!("\ncounts: path executions (blocks: ×runs); red: the {TOP_PATHS} hottest paths, width by count")
@@ -302,8 +349,8 @@ fn render_dag(
         }
     );
     header(&mut out, map, f, &what);
-    block_nodes(&mut out, map, f, counts);
-    for id in dag.edge_ids() {
+    block_nodes(&mut out, map, f, counts, &drawn);
+    for id in dag.edge_ids().filter(|id| drawn_edges[id.index()]) {
         let e = dag.edge(id);
         let mut label = format!("Val {}", dag.val(id));
         if incs.is_chord(id) {
@@ -348,9 +395,12 @@ fn render_dag(
             attrs.join(", ")
         );
     }
-    // CFG edges that are not DAG edges.
+    // CFG edges that are not DAG edges, between drawn blocks.
     for ce in cfg.edge_ids() {
         let c = cfg.edge(ce);
+        if !(drawn[c.from.index()] && drawn[c.to.index()]) {
+            continue;
+        }
         let what = match dag.classes()[ce.index()] {
             EdgeClass::Back => "backedge".to_string(),
             EdgeClass::Cut => "cut".to_string(),
@@ -378,12 +428,37 @@ fn render_dag(
         );
     }
     out.push_str("}\n");
-    out
+    (out, count(&drawn) + 2)
 }
 
-fn render_cfg(map: &MapFile, f: &MapFunction, counts: Option<&FunctionCounts>) -> String {
+fn render_cfg(
+    map: &MapFile,
+    f: &MapFunction,
+    counts: Option<&FunctionCounts>,
+    keep: Option<usize>,
+) -> (String, usize) {
     let cfg = &f.cfg;
     let back = backedges(cfg);
+    // Blocks: reachable ones, or the `keep` most executed.
+    let mut drawn: Vec<bool> = cfg.blocks().map(|b| cfg.is_reachable(b)).collect();
+    let mut kept_note = String::new();
+    if let (Some(n), Some(c)) = (keep, counts) {
+        let reachable = count(&drawn);
+        let mut order: Vec<BlockId> = cfg
+            .blocks()
+            .filter(|&b| drawn[b.index()] && c.blocks[b.index()] > 0)
+            .collect();
+        order.sort_by(|a, b| c.blocks[b.index()].cmp(&c.blocks[a.index()]).then(a.cmp(b)));
+        drawn = vec![false; cfg.num_blocks()];
+        for b in order.iter().take(n) {
+            drawn[b.index()] = true;
+        }
+        kept_note = format!(
+            "\n--hot {n}: the {} most executed of {reachable} blocks (no paths in this view) \
+             and the edges between them; the rest left out",
+            count(&drawn)
+        );
+    }
     let edge_counts = counts.and_then(|c| c.edges.as_ref());
     let max = edge_counts
         .and_then(|e| e.iter().copied().max())
@@ -398,19 +473,21 @@ fn render_cfg(map: &MapFile, f: &MapFunction, counts: Option<&FunctionCounts>) -
         &mut out,
         map,
         f,
-        &format!("control-flow graph ({kind}); dotted: backedges"),
+        &format!("control-flow graph ({kind}); dotted: backedges{kept_note}"),
     );
-    block_nodes(&mut out, map, f, counts);
-    let entry_label = counts.map_or(String::new(), |c| format!("{}×", c.entry));
-    let _ = writeln!(
-        out,
-        "  ENTRY -> b{} [label={}];",
-        cfg.entry().0,
-        quote(&entry_label)
-    );
+    block_nodes(&mut out, map, f, counts, &drawn);
+    if drawn[cfg.entry().index()] {
+        let entry_label = counts.map_or(String::new(), |c| format!("{}×", c.entry));
+        let _ = writeln!(
+            out,
+            "  ENTRY -> b{} [label={}];",
+            cfg.entry().0,
+            quote(&entry_label)
+        );
+    }
     for ce in cfg.edge_ids() {
         let c = cfg.edge(ce);
-        if !cfg.is_reachable(c.from) {
+        if !(drawn[c.from.index()] && drawn[c.to.index()]) {
             continue;
         }
         let mut attrs = Vec::new();
@@ -432,131 +509,48 @@ fn render_cfg(map: &MapFile, f: &MapFunction, counts: Option<&FunctionCounts>) -
             attrs.join(", ")
         );
     }
-    for b in cfg
-        .blocks()
-        .filter(|&b| cfg.is_reachable(b) && cfg.is_exit(b))
-    {
+    for b in cfg.blocks().filter(|&b| drawn[b.index()] && cfg.is_exit(b)) {
         let label = counts.map_or(String::new(), |c| format!("{}×", c.blocks[b.index()]));
         let _ = writeln!(out, "  b{} -> EXIT [label={}];", b.0, quote(&label));
     }
     out.push_str("}\n");
-    out
-}
-
-/// CFG edges to a block on the depth-first-search stack.
-fn backedges(cfg: &Cfg) -> Vec<bool> {
-    let mut back = vec![false; cfg.edges().len()];
-    let mut state = vec![0u8; cfg.num_blocks()];
-    let mut stack: Vec<(BlockId, usize)> = vec![(cfg.entry(), 0)];
-    state[cfg.entry().index()] = 1;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        if let Some(&e) = cfg.succs(b).get(*next) {
-            *next += 1;
-            let to = cfg.edge(e).to;
-            match state[to.index()] {
-                0 => {
-                    state[to.index()] = 1;
-                    stack.push((to, 0));
-                }
-                1 => back[e.index()] = true,
-                _ => {}
-            }
-        } else {
-            state[b.index()] = 2;
-            stack.pop();
-        }
-    }
-    back
+    (out, count(&drawn) + 2)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::predict::tests::loaded;
-    use pathprof_core::path::{plan_paths, transcribe, PathOptions};
-    use pathprof_core::regen::regenerate;
+    use pathprof_report::fixtures::loaded;
 
-    fn graphs() -> Vec<Cfg> {
-        vec![
-            // diamond chain
-            Cfg::from_edge_list(6, &[(0, 1), (0, 2), (1, 5), (2, 3), (2, 4), (3, 5), (4, 5)])
-                .unwrap(),
-            // loop with a branch inside and a self loop
-            Cfg::from_edge_list(
-                7,
-                &[
-                    (0, 1),
-                    (1, 2),
-                    (1, 3),
-                    (2, 4),
-                    (3, 4),
-                    (4, 4),
-                    (4, 1),
-                    (4, 5),
-                    (5, 6),
-                    (0, 6),
-                ],
-            )
-            .unwrap(),
-            // nested loops
-            Cfg::from_edge_list(
-                6,
-                &[
-                    (0, 1),
-                    (1, 2),
-                    (2, 3),
-                    (3, 2),
-                    (3, 4),
-                    (4, 1),
-                    (4, 5),
-                    (2, 5),
-                ],
-            )
-            .unwrap(),
-        ]
+    /// [`render`]'s text with `options`.
+    fn dot(l: &Loaded, profile: Option<&Loaded>, options: &Options) -> String {
+        render(&l.map, "f", profile, options).unwrap().text
     }
 
-    #[test]
-    fn increments_match_the_planner() {
-        let mut early = PathOptions::default();
-        early.dag.early_exit = true;
-        let mut cases: Vec<(Cfg, PathOptions)> = graphs()
-            .into_iter()
-            .map(|g| (g, PathOptions::default()))
-            .collect();
-        for mut g in graphs() {
-            // Calls that might not return in every other block.
-            let calls = (0..g.num_blocks() as u32).map(|b| b % 2).collect();
-            g.set_calls(calls).unwrap();
-            cases.push((g, early));
-        }
-        for (cfg, options) in cases {
-            let dag = Dag::build(&cfg, options.dag).unwrap();
-            let incs = increments(&cfg, &dag);
-            let (mine, _) = transcribe(&cfg, dag.clone(), &incs, &options);
-            let (planned, _) = plan_paths(&cfg, &Weights::estimate(&cfg), &options).unwrap();
-            assert_eq!(mine, planned);
-            // And chord sums number the paths.
-            for id in 0..dag.num_paths() {
-                let p = regenerate(&dag, id).unwrap();
-                let sum = p
-                    .edges
-                    .iter()
-                    .fold(0i64, |acc, e| acc.wrapping_add(incs.inc[e.index()]));
-                assert_eq!(sum as u64, id);
-            }
-        }
+    /// The `bN` nodes a graph declares.
+    fn nodes(text: &str) -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix('b'))
+            .filter_map(|l| l.split_once(" [label="))
+            .filter(|(n, _)| n.bytes().all(|c| c.is_ascii_digit()))
+            .map(|(n, _)| format!("b{n}"))
+            .collect()
     }
 
-    #[test]
-    fn dag_has_values_increments_dummies_and_hot_paths() {
-        let l = loaded(
+    /// A loop: b0 -> b1 (head) -> b2 | b3 -> b4 (latch) -> b1, b4 -> b5.
+    fn looped() -> Loaded {
+        loaded(
             6,
             &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5)],
             &[(&[0, 1, 2, 4], 1), (&[1, 2, 4], 8), (&[1, 3, 4, 5], 1)],
             &[],
-        );
-        let plain = render(&l.map, "f", None).unwrap();
+        )
+    }
+
+    #[test]
+    fn dag_has_values_increments_dummies_and_hot_paths() {
+        let l = looped();
+        let plain = dot(&l, None, &Options::default());
         assert!(plain.starts_with("digraph \"pathdag.f\" {"), "{plain}");
         assert!(plain.contains("ENTRY -> b0 [label=\"Val 0"), "{plain}");
         assert!(plain.contains("style=dashed"), "{plain}");
@@ -567,23 +561,11 @@ mod tests {
         );
         assert!(plain.contains("b2 [label=\"b2\\nt.c:12\"]"), "{plain}");
         assert!(!plain.contains("penwidth"));
-        let hot = render(&l.map, "f", Some(&l)).unwrap();
+        let hot = dot(&l, Some(&l), &Options::default());
         assert!(hot.contains("penwidth=6.00"), "{hot}");
         assert!(hot.contains("\\n9×"), "{hot}"); // b1 -> b2 crossed by 1 + 8
         assert!(hot.contains("\\n×10\"]"), "{hot}"); // block b1 ran 10 times
         assert!(hot.contains("backedge\\n9×"), "{hot}");
-    }
-
-    #[test]
-    fn unknown_functions_suggest_near_names() {
-        let mut l = loaded(2, &[(0, 1)], &[(&[0, 1], 1)], &[]);
-        l.map.functions[0].name = "parse_header".into();
-        let err = render(&l.map, "parse_headr", None).unwrap_err().to_string();
-        assert!(err.contains("did you mean parse_header?"), "{err}");
-        let err = render(&l.map, "zzzzzzzzzzzzzz", None)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("such as parse_header"), "{err}");
     }
 
     #[test]
@@ -596,13 +578,84 @@ mod tests {
         };
         l.map.mode = pathprof_core::Mode::Block;
         l.counts[0].edges = None;
-        let text = render(&l.map, "f", Some(&l)).unwrap();
+        let text = dot(&l, Some(&l), &Options::default());
         assert!(
             text.contains("b1 -> b1 [style=dotted, constraint=false]"),
             "{text}"
         );
         assert!(text.contains("ENTRY -> b0 [label=\"1×\"]"), "{text}");
         assert!(text.contains("b2 -> EXIT"), "{text}");
+        // b1 ran 5 times, b0 and b2 once: the hottest block is b1 alone.
+        let hot = Options {
+            hot: Some(1),
+            ..Options::default()
+        };
+        let text = dot(&l, Some(&l), &hot);
+        assert_eq!(nodes(&text), ["b1"], "{text}");
+        assert!(text.contains("b1 -> b1 [style=dotted"), "{text}");
+        assert!(
+            !text.contains("ENTRY ->") && !text.contains("-> EXIT"),
+            "{text}"
+        );
+        assert!(text.contains("the 1 most executed of 3 blocks"), "{text}");
+    }
+
+    #[test]
+    fn hot_draws_only_the_hottest_paths() {
+        let l = looped();
+        let hot = |n| Options {
+            hot: Some(n),
+            ..Options::default()
+        };
+        // The hottest path, 1 2 4 after the backedge (8 times).
+        let one = render(&l.map, "f", Some(&l), &hot(1)).unwrap();
+        assert_eq!(nodes(&one.text), ["b1", "b2", "b4"], "{}", one.text);
+        assert!(one.text.contains("ENTRY -> b1"), "{}", one.text);
+        assert!(one.text.contains("b4 -> EXIT"), "{}", one.text);
+        assert!(!one.text.contains("b0 ->"), "{}", one.text);
+        assert!(
+            one.text.contains("b4 -> b1 [label=\"backedge"),
+            "the backedge between drawn blocks: {}",
+            one.text
+        );
+        assert!(
+            one.text
+                .contains("--hot 1: the 1 hottest of 3 executed paths (80.0% of executions): 3 of 6 blocks, 4 of "),
+            "{}",
+            one.text
+        );
+        assert!(one.warning.is_none());
+        let two = dot(&l, Some(&l), &hot(2));
+        assert_eq!(nodes(&two), ["b0", "b1", "b2", "b4"], "{two}");
+        // More than there are: every executed path.
+        let all = dot(&l, Some(&l), &hot(99));
+        assert_eq!(nodes(&all), ["b0", "b1", "b2", "b3", "b4", "b5"], "{all}");
+        assert!(render(&l.map, "f", None, &hot(1))
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("--profile"));
+    }
+
+    #[test]
+    fn large_graphs_come_with_a_warning() {
+        let l = looped();
+        let limit = |node_limit| Options {
+            node_limit,
+            ..Options::default()
+        };
+        let g = render(&l.map, "f", None, &limit(8)).unwrap();
+        assert_eq!(nodes(&g.text).len() + 2, 8);
+        assert_eq!(g.warning, None);
+        let g = render(&l.map, "f", None, &limit(7)).unwrap();
+        let w = g.warning.unwrap();
+        assert!(
+            w.contains("the graph of f has 8 nodes (more than 7)"),
+            "{w}"
+        );
+        assert!(w.contains("--profile PROFILE --hot N"), "{w}");
+        let g = render(&l.map, "f", Some(&l), &limit(7)).unwrap();
+        assert!(g.warning.unwrap().contains("; --hot N draws only"));
     }
 
     #[test]

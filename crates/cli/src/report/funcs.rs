@@ -1,82 +1,59 @@
 //! `pathprof funcs` and `pathprof files`: Weinberger's summaries. Per function:
 //! instructions executed, calls, instructions in the function, instructions never
 //! executed. Per file: instructions executed, blocks executed, blocks, blocks
-//! never entered. Sortable; totals at the bottom.
+//! never entered. Sorted by the chosen key (ties by name); totals at the bottom.
 
 use super::load::Loaded;
 use crate::cli::SortKey;
-use pathprof_core::BlockId;
-use std::collections::BTreeMap;
+use pathprof_report::summary::{Instructions, Ratio, Summary};
 use std::fmt::Write as _;
 
-/// Static and dynamic totals of a set of blocks.
-#[derive(Clone, Debug, Default)]
-pub struct Totals {
-    pub instructions_executed: u128,
-    pub calls: u64,
-    pub instructions: u64,
-    pub instructions_unexecuted: u64,
-    pub blocks: u64,
-    pub blocks_executed: u64,
+/// One row of either summary: a function or a file.
+struct Row<'a> {
+    name: &'a str,
+    calls: u64,
+    instructions: Instructions,
+    blocks: Ratio,
 }
 
-impl Totals {
-    fn add(&mut self, other: &Totals) {
-        self.instructions_executed += other.instructions_executed;
-        self.calls = self.calls.saturating_add(other.calls);
-        self.instructions += other.instructions;
-        self.instructions_unexecuted += other.instructions_unexecuted;
-        self.blocks += other.blocks;
-        self.blocks_executed += other.blocks_executed;
-    }
+fn sort_rows(rows: &mut [Row<'_>], key: SortKey) {
+    rows.sort_by(|a, b| {
+        let (ia, ib) = (&a.instructions, &b.instructions);
+        let ord = match key {
+            SortKey::Instructions => ib.executed.cmp(&ia.executed),
+            SortKey::Calls => b.calls.cmp(&a.calls),
+            SortKey::Size => ib.static_count.cmp(&ia.static_count),
+            SortKey::Unexecuted => ib.never_executed.cmp(&ia.never_executed),
+            SortKey::Name => std::cmp::Ordering::Equal,
+        };
+        ord.then_with(|| a.name.cmp(b.name))
+    });
 }
 
-/// The totals of function `i`.
-pub fn function_totals(loaded: &Loaded, i: usize) -> Totals {
-    let (f, c) = (&loaded.map.functions[i], &loaded.counts[i]);
-    let mut t = Totals {
-        calls: c.entry,
-        ..Totals::default()
-    };
-    for (b, info) in f.blocks.iter().enumerate() {
-        if !f.cfg.is_reachable(BlockId::new(b)) {
-            continue;
-        }
-        let n = c.blocks[b];
-        t.blocks += 1;
-        t.instructions += info.instructions as u64;
-        t.instructions_executed += n as u128 * info.instructions as u128;
-        if n == 0 {
-            t.instructions_unexecuted += info.instructions as u64;
-        } else {
-            t.blocks_executed += 1;
-        }
+/// The rows' totals (calls, instructions, blocks).
+fn total(rows: &[Row<'_>]) -> (u64, u128, u64, u64, Ratio) {
+    let mut t = (0u64, 0u128, 0u64, 0u64, Ratio::default());
+    for r in rows {
+        t.0 = t.0.saturating_add(r.calls);
+        t.1 += r.instructions.executed;
+        t.2 += r.instructions.static_count;
+        t.3 += r.instructions.never_executed;
+        t.4.add(r.blocks);
     }
     t
 }
 
-fn sort_rows(rows: &mut [(String, Totals)], key: SortKey) {
-    rows.sort_by(|(na, a), (nb, b)| {
-        let ord = match key {
-            SortKey::Instructions => b.instructions_executed.cmp(&a.instructions_executed),
-            SortKey::Calls => b.calls.cmp(&a.calls),
-            SortKey::Size => b.instructions.cmp(&a.instructions),
-            SortKey::Unexecuted => b.instructions_unexecuted.cmp(&a.instructions_unexecuted),
-            SortKey::Name => std::cmp::Ordering::Equal,
-        };
-        ord.then_with(|| na.cmp(nb))
-    });
-}
-
 /// The per-function summary.
 pub fn functions(loaded: &Loaded, sort: SortKey) -> String {
-    let mut rows: Vec<(String, Totals)> = (0..loaded.map.functions.len())
-        .map(|i| {
-            let f = &loaded.map.functions[i];
-            (
-                f.display_name.clone().unwrap_or_else(|| f.name.clone()),
-                function_totals(loaded, i),
-            )
+    let summary = Summary::of(loaded);
+    let mut rows: Vec<Row> = summary
+        .functions
+        .iter()
+        .map(|f| Row {
+            name: &f.name,
+            calls: f.calls,
+            instructions: f.instructions,
+            blocks: f.blocks,
         })
         .collect();
     sort_rows(&mut rows, sort);
@@ -86,22 +63,18 @@ pub fn functions(loaded: &Loaded, sort: SortKey) -> String {
         "{:>16} {:>12} {:>8} {:>10}  function",
         "instrs executed", "calls", "instrs", "never run"
     );
-    let mut total = Totals::default();
-    for (name, t) in &rows {
+    for r in &rows {
+        let i = &r.instructions;
         let _ = writeln!(
             out,
-            "{:>16} {:>12} {:>8} {:>10}  {name}",
-            t.instructions_executed, t.calls, t.instructions, t.instructions_unexecuted
+            "{:>16} {:>12} {:>8} {:>10}  {}",
+            i.executed, r.calls, i.static_count, i.never_executed, r.name
         );
-        total.add(t);
     }
+    let (calls, executed, size, never, _) = total(&rows);
     let _ = writeln!(
         out,
-        "{:>16} {:>12} {:>8} {:>10}  total ({} functions)",
-        total.instructions_executed,
-        total.calls,
-        total.instructions,
-        total.instructions_unexecuted,
+        "{executed:>16} {calls:>12} {size:>8} {never:>10}  total ({} functions)",
         rows.len()
     );
     out
@@ -109,19 +82,18 @@ pub fn functions(loaded: &Loaded, sort: SortKey) -> String {
 
 /// The per-file summary.
 pub fn files(loaded: &Loaded, sort: SortKey) -> String {
-    let mut by_file: BTreeMap<String, Totals> = BTreeMap::new();
-    for (i, f) in loaded.map.functions.iter().enumerate() {
-        let name = loaded
-            .map
-            .file_name(f.file)
-            .unwrap_or("(no debug info)")
-            .to_string();
-        by_file
-            .entry(name)
-            .or_default()
-            .add(&function_totals(loaded, i));
-    }
-    let mut rows: Vec<(String, Totals)> = by_file.into_iter().collect();
+    let summary = Summary::of(loaded);
+    let mut rows: Vec<Row> = summary
+        .files
+        .iter()
+        .filter(|f| f.functions.total > 0)
+        .map(|f| Row {
+            name: &f.name,
+            calls: f.calls,
+            instructions: f.instructions,
+            blocks: f.blocks,
+        })
+        .collect();
     sort_rows(&mut rows, sort);
     let mut out = String::new();
     let _ = writeln!(
@@ -129,25 +101,25 @@ pub fn files(loaded: &Loaded, sort: SortKey) -> String {
         "{:>16} {:>10} {:>8} {:>12}  file",
         "instrs executed", "blocks run", "blocks", "never entered"
     );
-    let mut total = Totals::default();
-    for (name, t) in &rows {
+    for r in &rows {
+        let b = r.blocks;
         let _ = writeln!(
             out,
-            "{:>16} {:>10} {:>8} {:>12}  {name}",
-            t.instructions_executed,
-            t.blocks_executed,
-            t.blocks,
-            t.blocks - t.blocks_executed
+            "{:>16} {:>10} {:>8} {:>12}  {}",
+            r.instructions.executed,
+            b.hit,
+            b.total,
+            b.total - b.hit,
+            r.name
         );
-        total.add(t);
     }
+    let (_, executed, _, _, b) = total(&rows);
     let _ = writeln!(
         out,
-        "{:>16} {:>10} {:>8} {:>12}  total ({} files)",
-        total.instructions_executed,
-        total.blocks_executed,
-        total.blocks,
-        total.blocks - total.blocks_executed,
+        "{executed:>16} {:>10} {:>8} {:>12}  total ({} files)",
+        b.hit,
+        b.total,
+        b.total - b.hit,
         rows.len()
     );
     out

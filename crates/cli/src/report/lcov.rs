@@ -199,8 +199,8 @@ pub fn export(loaded: &Loaded, sources: &SourceRoot) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::lines::tests::two_copies;
-    use crate::report::predict::tests::loaded;
+    use pathprof_report::fixtures::loaded;
+    use pathprof_report::fixtures::two_copies;
 
     #[test]
     fn records_functions_branches_and_lines() {

@@ -1,6 +1,7 @@
-//! Reports: everything a person or a tool reads from a map and a profile. Each
-//! module renders one report from a [`load::Loaded`] (`info` from profile
-//! files alone); none needs LLVM.
+//! Reports: the renderers of what a person or a tool reads from a map and a
+//! profile. Each module renders one report from a [`load::Loaded`] and the
+//! totals `pathprof_report` computes from it (`info` from profile files
+//! alone); none needs LLVM. The JSON report is `pathprof_report::json`.
 
 pub mod coverage;
 pub mod diff;
@@ -8,13 +9,21 @@ pub mod dot;
 pub mod funcs;
 pub mod html;
 pub mod info;
-pub mod json;
 pub mod lcov;
-pub mod lines;
 pub mod listing;
-pub mod load;
 pub mod paths;
 pub mod predict;
 pub mod source;
 pub mod summary;
 pub mod verify;
+
+pub use pathprof_report::{lines, load};
+
+/// `a` as a percentage of `b` with one decimal, `-` when `b` is 0.
+pub(crate) fn percent(a: u128, b: u128) -> String {
+    if b == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}%", 100.0 * a as f64 / b as f64)
+    }
+}

@@ -9,7 +9,9 @@ use anyhow::{bail, Result};
 use pathprof_core::dag::Dag;
 use pathprof_core::layout::Layout;
 use pathprof_core::map::{MapFile, MapFunction};
+use pathprof_core::predict::path_length;
 use pathprof_core::regen::{Path, PathEnd};
+use pathprof_report::lookup::find_functions;
 use std::fmt::Write as _;
 
 /// One executed path with what the report shows of it.
@@ -24,11 +26,7 @@ pub struct HotPath<'a> {
 impl HotPath<'_> {
     /// Instructions executed along the path once.
     pub fn instructions(&self) -> u64 {
-        self.path
-            .blocks(self.dag)
-            .iter()
-            .map(|b| self.function.blocks[b.index()].instructions as u64)
-            .sum()
+        path_length(self.function, self.dag, &self.path.edges).1
     }
 }
 
@@ -45,21 +43,7 @@ pub fn hot_paths<'a>(loaded: &'a Loaded, function: Option<&str>) -> Result<Vec<H
     }
     let selected: Vec<usize> = match function {
         None => (0..map.functions.len()).collect(),
-        Some(name) => {
-            let found: Vec<usize> = (0..map.functions.len())
-                .filter(|&i| {
-                    let f = &map.functions[i];
-                    f.name == name || f.display_name.as_deref() == Some(name)
-                })
-                .collect();
-            if found.is_empty() {
-                bail!(
-                    "no function named `{name}` in {}",
-                    loaded.map_path.display()
-                );
-            }
-            found
-        }
+        Some(name) => find_functions(map, name, &loaded.map_path.display().to_string())?,
     };
     let mut out = Vec::new();
     for i in selected {
@@ -186,7 +170,7 @@ pub fn report(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} executions of {} distinct paths; weighted instructions per path {:.1}",
+        "{} executions of {} distinct paths, most executed first; weighted instructions per path {:.1}",
         total,
         paths.len(),
         if total == 0 {

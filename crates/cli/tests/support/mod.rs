@@ -11,7 +11,6 @@
 //! Source lines are named by markers: `/* @name */` at the end of a line of a
 //! program in `tests/programs/`.
 
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{Debug, Display};
@@ -335,100 +334,35 @@ fn execute(cmd: &mut Command, timeout: Option<Duration>) -> Run {
 // ---------------------------------------------------------------------------
 // The report, as the contract describes it
 
-#[derive(Clone, Debug, Deserialize)]
-pub struct Report {
-    pub format: String,
-    pub version: u64,
-    pub mode: String,
-    /// Whether the report vouches for every count.
-    #[serde(default)]
-    pub exact: Option<bool>,
-    pub functions: Vec<Function>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Function {
-    pub name: String,
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    pub entry_count: u64,
-    pub potential_paths: Option<u64>,
-    pub blocks: Vec<Block>,
-    pub edges: Vec<Edge>,
-    #[serde(default)]
-    pub paths: Option<Vec<PathCount>>,
-    /// Path mode: paths ending in a call whose counts were taken back
-    /// (activations that went on after the call in a fork child).
-    #[serde(default)]
-    pub resumed_paths: Vec<PathCount>,
-    /// Path mode: executions whose last partial path was lost to `exit()` (0
-    /// with `--early-exit`).
-    #[serde(default)]
-    pub lost_paths: u64,
-    /// How far the counts are from balancing: 0 for any complete run.
-    #[serde(default)]
-    pub flow_imbalance: u64,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Block {
-    pub id: u32,
-    pub line: Option<u32>,
-    pub instructions: u64,
-    pub count: u64,
-    /// Times control left the function from this block (edge and path modes).
-    #[serde(default)]
-    pub exits: Option<u64>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Edge {
-    pub from: u32,
-    pub to: u32,
-    pub count: Option<u64>,
-    /// After a call that returns more than once (`fork`, `setjmp`): taken once
-    /// per return, so flow is not conserved across it.
-    #[serde(default)]
-    pub resume: bool,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct PathCount {
-    pub id: u64,
-    pub count: u64,
-    pub blocks: Vec<u32>,
-    /// `[from, to]` of the backedge or cut that ended the path; `to` is `None`
-    /// when it ended before an unsplittable terminator.
-    pub exit: PathExit,
-    /// `[from, to]` of the backedge, cut or resume edge the path started after;
-    /// `from` is `None` when it started after an unsplittable edge.
-    #[serde(default)]
-    pub start: Option<(Option<u32>, Option<u32>)>,
-    /// Ended inside a call that never returned (`--early-exit`).
-    #[serde(default)]
-    pub terminated: bool,
-}
+pub use pathprof_report::json::{Block, Edge, Function, Report};
 
 /// How a path ended: `None` leaving the function, else `[from, to]`.
 pub type PathExit = Option<(u32, Option<u32>)>;
 
-impl Report {
-    pub fn function(&self, name: &str) -> Option<&Function> {
-        self.functions.iter().find(|f| f.name == name)
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.functions.iter().map(|f| f.name.as_str()).collect()
-    }
+/// The report's function names (for messages).
+fn names(r: &Report) -> Vec<&str> {
+    r.functions.iter().map(|f| f.name.as_str()).collect()
 }
 
-impl Function {
-    pub fn paths(&self) -> &[PathCount] {
-        self.paths.as_deref().unwrap_or(&[])
-    }
-
+/// What the tests ask of a function beyond the contract's fields.
+pub trait FunctionExt {
     /// Ids of the blocks whose first line is `line`.
-    pub fn blocks_on(&self, line: u32) -> Vec<u32> {
+    fn blocks_on(&self, line: u32) -> Vec<u32>;
+    /// The summed count of the blocks whose first line is `line`, `None` when
+    /// no block starts on it.
+    fn line_count(&self, line: u32) -> Option<u64>;
+    /// Returns along resume edges (after `fork`, `setjmp`): their counts.
+    fn resume_returns(&self) -> u64;
+    /// Summed edge counts per `(from, to)` pair (multi-edges added up).
+    fn edge_sums(&self) -> BTreeMap<(u32, u32), u64>;
+    fn has_out_edges(&self, b: u32) -> bool;
+    /// Executions whose last partial path was lost (0 in block mode).
+    fn lost(&self) -> u64;
+}
+
+impl FunctionExt for Function {
+    /// Ids of the blocks whose first line is `line`.
+    fn blocks_on(&self, line: u32) -> Vec<u32> {
         self.blocks
             .iter()
             .filter(|b| b.line == Some(line))
@@ -438,7 +372,7 @@ impl Function {
 
     /// The summed count of the blocks whose first line is `line`, `None` when no
     /// block starts on it.
-    pub fn line_count(&self, line: u32) -> Option<u64> {
+    fn line_count(&self, line: u32) -> Option<u64> {
         let on: Vec<&Block> = self
             .blocks
             .iter()
@@ -447,9 +381,7 @@ impl Function {
         (!on.is_empty()).then(|| on.iter().map(|b| b.count).sum())
     }
 
-    /// Summed edge counts per `(from, to)` pair (multi-edges added up).
-    /// Returns along resume edges (after `fork`, `setjmp`): their counts.
-    pub fn resume_returns(&self) -> u64 {
+    fn resume_returns(&self) -> u64 {
         self.edges
             .iter()
             .filter(|e| e.resume)
@@ -457,7 +389,7 @@ impl Function {
             .sum()
     }
 
-    pub fn edge_sums(&self) -> BTreeMap<(u32, u32), u64> {
+    fn edge_sums(&self) -> BTreeMap<(u32, u32), u64> {
         let mut m = BTreeMap::new();
         for e in &self.edges {
             *m.entry((e.from, e.to)).or_insert(0) += e.count.unwrap_or(0);
@@ -467,6 +399,10 @@ impl Function {
 
     fn has_out_edges(&self, b: u32) -> bool {
         self.edges.iter().any(|e| e.from == b)
+    }
+
+    fn lost(&self) -> u64 {
+        self.lost_paths.unwrap_or(0)
     }
 }
 
@@ -781,7 +717,7 @@ impl Profiled {
                 }),
                 None => self.checks.fail(format!(
                     "{ctx}: no such function in the report (it has {:?})",
-                    report.names()
+                    names(report)
                 )),
             }
         }
@@ -916,7 +852,7 @@ impl Profiled {
             f
         };
         self.checks
-            .eq(format!("{ctx}: functions"), first.names(), second.names());
+            .eq(format!("{ctx}: functions"), names(&first), names(&second));
         for (a, b) in first.functions.iter().zip(&second.functions) {
             let want = doubled(a);
             self.checks.eq(
@@ -1166,7 +1102,7 @@ fn check_paths(ctx: &str, f: &Function, c: &mut Checks) {
         }
     }
     // Resumed paths did not run up to their call: take them back.
-    for p in &f.resumed_paths {
+    for p in f.resumed_paths.iter().flatten() {
         let pctx = format!("{ctx}: resumed path {} {:?}", p.id, p.blocks);
         c.check(p.terminated, || format!("{pctx}: does not end in a call"));
         let mut back = |n: &mut u64| {
@@ -1206,13 +1142,13 @@ fn check_paths(ctx: &str, f: &Function, c: &mut Checks) {
             c.eq(format!("{ctx}: paths crossing b{a}->b{b}, out of a block whose paths end before its terminator"), 0, d);
         } else if a == b && d == 0 {
             // A self loop counted apart (Ball-Larus 4.1): checked by the block counts.
-        } else if resumes.contains(&(a, b)) && f.lost_paths > 0 {
+        } else if resumes.contains(&(a, b)) && f.lost() > 0 {
             // Returns are counted as they happen; paths lost after one (a
             // longjmp out of a call) are among the function's lost paths.
-            c.check(d <= count && count - d <= f.lost_paths, || {
+            c.check(d <= count && count - d <= f.lost(), || {
                 format!(
                     "{ctx}: resume edge b{a}->b{b}: {count} returns, {d} paths after them, {} lost",
-                    f.lost_paths
+                    f.lost()
                 )
             });
         } else {
@@ -1234,11 +1170,11 @@ fn check_paths(ctx: &str, f: &Function, c: &mut Checks) {
         // no edge.
         // Without --early-exit they are among the function's lost paths.
         let left = out + f.blocks[b as usize].exits.unwrap_or(0);
-        c.check(left <= ended && ended - left <= f.lost_paths, || {
+        c.check(left <= ended && ended - left <= f.lost(), || {
             format!(
                 "{ctx}: b{b}: {ended} paths end before its unsplittable terminator, \
                  {left} leave along its edges or inside it, {} lost",
-                f.lost_paths
+                f.lost()
             )
         });
     }
@@ -1250,7 +1186,7 @@ fn check_paths(ctx: &str, f: &Function, c: &mut Checks) {
         } else {
             self_loop.saturating_sub(derived.get(&(b, b)).copied().unwrap_or(0))
         };
-        if f.lost_paths > 0 {
+        if f.lost() > 0 {
             // Paths lost to exit() ran through some blocks uncounted.
             c.check(through[b as usize] + apart <= blk.count, || {
                 format!("{ctx}: b{b} has more path runs than block runs")
@@ -1329,13 +1265,13 @@ fn check_flow(ctx: &str, mode: Mode, f: &Function, c: &mut Checks) {
 /// instrumentation); the same calls and block counts in all modes and the same
 /// edge counts in edge and path mode, except for functions cut short.
 pub fn check_modes(ctx: &str, prog: &Program, [block, edge, path]: [&Report; 3], c: &mut Checks) {
-    let names = block.names();
-    if edge.names() != names || path.names() != names {
+    let listed = names(block);
+    if names(edge) != listed || names(path) != listed {
         c.fail(format!(
             "{ctx}: the modes list different functions:\n  block {:?}\n  edge  {:?}\n  path  {:?}",
-            names,
-            edge.names(),
-            path.names()
+            listed,
+            names(edge),
+            names(path)
         ));
         return;
     }

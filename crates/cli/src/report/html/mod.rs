@@ -26,6 +26,7 @@ use anyhow::{Context as _, Result};
 use pathprof_core::layout::Layout;
 use pathprof_core::map::MapFunction;
 use pathprof_core::Mode;
+use pathprof_report::summary::Summary;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -210,35 +211,13 @@ impl<'a> Report<'a> {
             .map_path
             .file_stem()
             .map_or("program".into(), |s| s.to_string_lossy().into_owned());
-        let executed_fns = counts.iter().filter(|c| c.entry > 0).count();
-        let calls: u128 = counts.iter().map(|c| c.entry as u128).sum();
-        let (mut lines_all, mut lines_run) = (0u128, 0u128);
-        for ls in self.lines.values() {
-            for lc in ls.values() {
-                lines_all += 1;
-                lines_run += u128::from(lc.count > 0);
-            }
-        }
-        let (mut blocks_all, mut blocks_run, mut edges_all, mut edges_run) = (0u128, 0, 0, 0);
-        let mut instructions: u128 = 0;
-        for (f, c) in map.functions.iter().zip(counts) {
-            for b in f.cfg.blocks().filter(|&b| f.cfg.is_reachable(b)) {
-                blocks_all += 1;
-                blocks_run += u128::from(c.blocks[b.index()] > 0);
-                instructions +=
-                    c.blocks[b.index()] as u128 * f.blocks[b.index()].instructions as u128;
-            }
-            if let Some(edges) = &c.edges {
-                for e in f
-                    .cfg
-                    .edge_ids()
-                    .filter(|&e| f.cfg.is_reachable(f.cfg.edge(e).from))
-                {
-                    edges_all += 1;
-                    edges_run += u128::from(edges[e.index()] > 0);
-                }
-            }
-        }
+        let total = Summary::with_lines(self.loaded, &self.lines).program;
+        let (executed_fns, all_fns) = (total.functions.hit, total.functions.total);
+        let (lines_run, lines_all) = (total.lines.hit.into(), total.lines.total.into());
+        let (blocks_run, blocks_all) = (total.blocks.hit.into(), total.blocks.total.into());
+        let edges = total.edges.unwrap_or_default();
+        let (edges_run, edges_all) = (edges.hit.into(), edges.total.into());
+        let (calls, instructions) = (total.calls, total.instructions.executed);
         let mut h = page_start(&format!("pathprof: {program}"));
         let _ = writeln!(h, "<header><h1>pathprof report: {}</h1>", esc(&program));
         let _ = writeln!(
@@ -257,12 +236,8 @@ impl<'a> Report<'a> {
         card(
             &mut h,
             "functions executed",
-            format!(
-                "{} / {}",
-                num(executed_fns as u128),
-                num(map.functions.len() as u128)
-            ),
-            pct(executed_fns as u128, map.functions.len() as u128),
+            format!("{} / {}", num(executed_fns.into()), num(all_fns.into())),
+            pct(executed_fns.into(), all_fns.into()),
         );
         card(&mut h, "calls", num(calls), "function entries".into());
         card(
@@ -286,13 +261,11 @@ impl<'a> Report<'a> {
             );
         }
         if map.mode == Mode::Path {
-            let distinct: usize = self.path_totals.iter().map(|t| t.0).sum();
-            let executions: u128 = self.path_totals.iter().map(|t| t.1).sum();
             card(
                 &mut h,
                 "paths executed",
-                num(distinct as u128),
-                format!("{} path executions", num(executions)),
+                num(total.paths.unwrap_or_default().hit.into()),
+                format!("{} path executions", num(total.path_executions)),
             );
         }
         card(
@@ -626,7 +599,7 @@ const SCRIPT: &str = include_str!("script.js");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::predict::tests::loaded;
+    use pathprof_report::fixtures::loaded;
 
     #[test]
     fn pages_mark_the_hottest_path_and_never_run_lines() {

@@ -10,7 +10,7 @@
 //! blocks of block count × the block's instructions on the line (Weinberger's
 //! measure).
 
-use super::load::Loaded;
+use crate::load::Loaded;
 use std::collections::BTreeMap;
 
 /// One executable source line.
@@ -70,32 +70,10 @@ pub fn last_line(lines: &BTreeMap<u32, LineCount>, text: &[String]) -> u32 {
         .max(text.len() as u32)
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+#[cfg(all(test, feature = "fixtures"))]
+mod tests {
     use super::*;
-    use crate::report::predict::tests::loaded;
-
-    /// Two copies of one function (as a header's `static inline` function has
-    /// in two translation units): `f` on lines 10.. of file 0, which took the
-    /// path b0 b1 b2 three times, and `g`, the same blocks on the same lines of
-    /// file `g_file`, which took b0 b2 twice. The map names two files, both
-    /// spellings of `/src/dir/t.c`.
-    pub(crate) fn two_copies(g_file: u32) -> Loaded {
-        let edges = [(0, 1), (0, 2), (1, 2), (3, 1), (3, 2)];
-        let mut l = loaded(4, &edges, &[(&[0, 1, 2], 3)], &[]);
-        let other = loaded(4, &edges, &[(&[0, 2], 2)], &[]);
-        let mut g = other.map.functions[0].clone();
-        g.name = "g".into();
-        g.file = Some(g_file);
-        for span in g.blocks.iter_mut().flat_map(|b| &mut b.lines) {
-            span.file = g_file;
-        }
-        l.map.functions.push(g);
-        l.counts.push(other.counts[0].clone());
-        l.map.files = vec!["/src/dir/./t.c".into(), "/src/dir/sub/../t.c".into()];
-        l.map.file_digests = vec![None, None];
-        l
-    }
+    use crate::fixtures::two_copies;
 
     #[test]
     fn counts_are_largest_in_a_function_and_added_over_functions() {
