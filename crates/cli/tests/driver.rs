@@ -109,11 +109,17 @@ fn separate_compile_archive_and_link_steps() {
         "{warning}"
     );
     ok(relink);
+    edge_prog_counts(d);
+}
+
+/// Runs `prog` in `d` (main.c and lib.c compiled in edge mode) and checks its
+/// output and counts: counted before inlining, cube is called 5 times,
+/// inlined or not.
+fn edge_prog_counts(d: &Path) {
     let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
     let r = report(d, "prog.ppmap", "prog.pprof");
     assert_eq!(r["mode"], "edge");
-    // Counted before inlining: cube is called 5 times, inlined or not.
     assert_eq!(function(&r, "cube")["entry_count"], 5);
 }
 
@@ -251,11 +257,7 @@ fn flags_from_the_environment_and_dot_files_at_compile_time() {
         "{warning}"
     );
     ok(relink);
-    let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
-    let r = report(d, "prog.ppmap", "prog.pprof");
-    assert_eq!(r["mode"], "edge");
-    assert_eq!(function(&r, "cube")["entry_count"], 5);
+    edge_prog_counts(d);
     // A bad value names its variable.
     let bad = pathprof_env(d, &[("PATHPROF_MODE", "fast")], &["cc", "-c", "lib.c"]);
     assert!(!bad.status.success());

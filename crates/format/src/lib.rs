@@ -151,6 +151,7 @@ pub mod abi;
 mod checksum;
 mod encoder;
 mod error;
+pub mod map_schema;
 mod merge;
 mod view;
 
