@@ -160,7 +160,7 @@ impl Loaded {
     /// The name a person reads for function `i`.
     pub fn name(&self, i: usize) -> &str {
         let f = &self.map.functions[i];
-        f.display_name.as_deref().unwrap_or(&f.name)
+        f.shown_name()
     }
 
     /// Functions whose flow does not balance, with the size of the imbalance.

@@ -36,7 +36,7 @@ pub fn find_functions(
     }
     let shown = |i: usize| {
         let f = &map.functions[i];
-        f.display_name.as_deref().unwrap_or(&f.name)
+        f.shown_name()
     };
     let lower = name.to_lowercase();
     let mut near: Vec<(usize, &str)> = (0..map.functions.len())

@@ -99,7 +99,7 @@ pub fn render(
         format!(
             "pathprof: warning: the graph of {} has {nodes} nodes (more than {}); \
              Graphviz may take minutes to lay it out; {advice}",
-            f.display_name.as_deref().unwrap_or(&f.name),
+            f.shown_name(),
             options.node_limit
         )
     });
@@ -201,7 +201,7 @@ fn block_label(map: &MapFile, f: &MapFunction, b: BlockId, count: Option<u64>) -
 }
 
 fn header(out: &mut String, map: &MapFile, f: &MapFunction, what: &str) {
-    let name = f.display_name.as_deref().unwrap_or(&f.name);
+    let name = f.shown_name();
     let at = match (map.file_name(f.file), f.line) {
         (Some(file), Some(line)) => format!(" ({}:{line})", super::paths::short_name(file)),
         _ => String::new(),

@@ -11,11 +11,9 @@ use std::path::{Path, PathBuf};
 
 /// The name of a mode number as the profile records it.
 fn mode_name(mode: u32) -> String {
-    match mode {
-        0 => "block".into(),
-        1 => "edge".into(),
-        2 => "path".into(),
-        n => format!("mode {n}"),
+    match pathprof_format::abi::mode_name(mode) {
+        "unknown" => format!("mode {mode}"),
+        name => name.into(),
     }
 }
 

@@ -199,10 +199,7 @@ pub fn report(
             share,
             blocks.len(),
             p.instructions(),
-            p.function
-                .display_name
-                .as_deref()
-                .unwrap_or(&p.function.name),
+            p.function.shown_name(),
             p.id
         );
         if let Some(s) = describe_end(p.function, p.path.start(p.dag), true) {

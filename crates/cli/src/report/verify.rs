@@ -93,7 +93,7 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
                 let _ = writeln!(
                     text,
                     "{}: edge e{e} {}{} -> {}{}: from paths {x}, edge profile {y}",
-                    f.display_name.as_deref().unwrap_or(&f.name),
+                    f.shown_name(),
                     ce.from,
                     line(ce.from),
                     ce.to,

@@ -130,6 +130,14 @@ pub enum MapError {
     Malformed { path: String, detail: String },
 }
 
+impl MapFunction {
+    /// The name a person reads: the demangled one when the map has it, else
+    /// the linkage name.
+    pub fn shown_name(&self) -> &str {
+        self.display_name.as_deref().unwrap_or(&self.name)
+    }
+}
+
 impl MapFile {
     /// Computes the build id from the mode, the source files and the
     /// functions' names, positions, shapes and counter layouts: two modules

@@ -24,7 +24,6 @@ use crate::report::paths::{describe_end, short_name, source_ranges};
 use crate::report::source::{warning, Source, SourceRoot};
 use anyhow::{Context as _, Result};
 use pathprof_core::layout::Layout;
-use pathprof_core::map::MapFunction;
 use pathprof_core::Mode;
 use pathprof_report::summary::Summary;
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,10 +50,6 @@ pub fn write(loaded: &Loaded, dir: &Path, sources: &SourceRoot) -> Result<()> {
     }
     put("index.html", report.index())?;
     Ok(())
-}
-
-fn name_of(f: &MapFunction) -> &str {
-    f.display_name.as_deref().unwrap_or(&f.name)
 }
 
 /// One executed path as the report shows it.
@@ -324,7 +319,7 @@ impl<'a> Report<'a> {
                     num(p.count as u128),
                     pct(p.count as u128, total),
                     p.blocks,
-                    esc(name_of(f)),
+                    esc(f.shown_name()),
                     link
                 );
             }
@@ -361,7 +356,7 @@ impl<'a> Report<'a> {
                 h,
                 "<tr{}><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
                 if c.entry == 0 { " class=\"never\"" } else { "" },
-                esc(name_of(f)),
+                esc(f.shown_name()),
                 self.function_link(i),
                 num(c.entry as u128),
                 run,
@@ -503,7 +498,7 @@ impl<'a> Report<'a> {
                 h,
                 "<section class=\"fn{}\" id=\"fn-{i}\"><h3>{}</h3><p class=\"muted\">{}{at}",
                 if c.entry == 0 { " uncalled" } else { "" },
-                esc(name_of(f)),
+                esc(f.shown_name()),
                 plural(c.entry as u128, "call")
             );
             match &f.layout {
