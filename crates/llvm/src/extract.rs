@@ -72,7 +72,7 @@ fn extract_function(
     let blocks = body.blocks.iter().map(|&b| block_info(b, files)).collect();
     Ok(ExtractedFunction {
         name: body.name.clone(),
-        display_name: ffi::demangle(&body.name),
+        display_name: crate::demangle::demangle(&body.name),
         file,
         line,
         cfg,

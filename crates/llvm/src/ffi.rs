@@ -282,9 +282,9 @@ extern "C" {
     fn free(ptr: *mut c_void);
 }
 
-/// The demangled form of an Itanium C++ name (`_Z…`), or `None` for other names
-/// and names the demangler rejects.
-pub(crate) fn demangle(name: &str) -> Option<String> {
+/// The demangled form of an Itanium C++ name (`_Z…`) by the C++ runtime's
+/// `__cxa_demangle`, or `None` for other names and names it rejects.
+pub(crate) fn cxa_demangle(name: &str) -> Option<String> {
     if !name.starts_with("_Z") {
         return None;
     }

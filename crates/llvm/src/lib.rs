@@ -26,6 +26,7 @@
 
 mod bitcode;
 mod codegen;
+mod demangle;
 mod embed;
 mod error;
 mod extract;
