@@ -3,18 +3,22 @@
 //! -O2 (what users build) and at -O0 (where blocks follow the source, so that
 //! per-line counts are exact), and with plain clang -O2 as the reference. Each
 //! instrumented build must behave exactly like the reference, and its report
-//! must satisfy the invariants of `support::check_report` and agree with the
-//! other modes (`support::check_modes`). Each test then checks the counts
-//! derived by hand in the comment at the top of its program.
+//! must satisfy the invariants of `support::checks::check_report` and agree
+//! with the other modes (`support::checks::check_modes`). Each test then checks
+//! the counts derived by hand in the comment at the top of its program.
 //!
 //! Expectations name builds with `ALL`, `AT_O0`, `BLOCK_MODE`, ...: counts of
 //! lines whose blocks -O2 may merge, split or delete are only asserted at -O0;
 //! call counts of `noinline` functions hold everywhere.
 
-mod support;
-
+use crate::support::build::{
+    build, map_of, Builds, Compiler, Mode, Opt, Program, ALL, AT_O0, BLOCK_MODE, EDGE_COUNTS,
+    MODES, O0_PATH, OPTS, PATH_MODE,
+};
+use crate::support::checks::{profile, Checks, Seen};
+use crate::support::report::{report, FunctionExt, PathExit, Report};
+use crate::support::run::run;
 use std::collections::BTreeMap;
-use support::*;
 
 const LOOPS: Program = Program {
     name: "loops",

@@ -3,55 +3,15 @@
 //! probes, the step-by-step `pathprof instrument` route of the LLVM notes, and a
 //! real function with more than 2^64 acyclic paths (truncation).
 
+use crate::support::build::{llvm_tool, CLANG};
+use crate::support::command::{ok, pathprof, pathprof_env};
+use crate::support::report::{function, json_report_in};
+use crate::support::run::{profiled, run_profiled};
 use std::path::Path;
 use std::process::Command;
 
-const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
-
-fn pathprof(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_pathprof"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Runs an instrumented program, its counts going to `profile`.
-fn run_profiled(exe: &Path, profile: &Path) -> std::process::Output {
-    Command::new(exe)
-        .env("PATHPROF_FILE", profile)
-        .output()
-        .unwrap()
-}
-
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
-}
-
-fn report(dir: &Path, map: &str, profile: &str) -> serde_json::Value {
-    serde_json::from_str(&ok(pathprof(
-        dir,
-        &["report", "--format", "json", "--map", map, profile],
-    )))
-    .unwrap()
-}
-
-fn function<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    report["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == name)
-        .unwrap()
 }
 
 const LIB: &str =
@@ -88,7 +48,7 @@ fn separate_compile_archive_and_link_steps() {
         d,
         &["cc", "--mode=edge", "-O1", "-g", "-c", "main.c"],
     ));
-    let ar = Command::new("/usr/lib/llvm-22/bin/llvm-ar")
+    let ar = Command::new(llvm_tool("llvm-ar"))
         .current_dir(d)
         .args(["rcs", "libm2.a", "lib.o"])
         .status()
@@ -118,7 +78,7 @@ fn separate_compile_archive_and_link_steps() {
 fn edge_prog_counts(d: &Path) {
     let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
-    let r = report(d, "prog.ppmap", "prog.pprof");
+    let r = json_report_in(d, "prog.pprof", &["prog.ppmap"]);
     assert_eq!(r["mode"], "edge");
     assert_eq!(function(&r, "cube")["entry_count"], 5);
 }
@@ -139,7 +99,7 @@ fn native_libraries_after_the_objects_resolve_them() {
         assert!(status.success(), "clang {args:?}");
     };
     clang(&["-O2", "-c", "lib.c", "-o", "native.o"]);
-    let ar = Command::new("/usr/lib/llvm-22/bin/llvm-ar")
+    let ar = Command::new(llvm_tool("llvm-ar"))
         .current_dir(d)
         .args(["rcs", "libnative.a", "native.o"])
         .status()
@@ -177,7 +137,7 @@ fn native_libraries_after_the_objects_resolve_them() {
     ));
     let run = run_profiled(&d.join("shared_prog"), &d.join("d.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
-    let r = report(d, "shared_prog.ppmap", "d.pprof");
+    let r = json_report_in(d, "d.pprof", &["shared_prog.ppmap"]);
     assert_eq!(function(&r, "main")["entry_count"], 1);
 }
 
@@ -197,16 +157,6 @@ fn cc_help_shows_pathprofs_flags_then_clangs() {
     ] {
         assert!(help[..clangs].contains(flag), "{flag} missing:\n{help}");
     }
-}
-
-/// `pathprof cc` with `vars` in its environment.
-fn pathprof_env(dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_pathprof"))
-        .current_dir(dir)
-        .envs(vars.iter().copied())
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// What build systems set: the environment gives pathprof's flags (a switch
@@ -282,11 +232,7 @@ fn configure_probes_and_pass_through_steps_behave_like_clang() {
     assert!(!d.join("conftest.ppmap").exists() && !d.join("a.out.ppmap").exists());
     let pre = ok(pathprof(d, &["cc", "-E", "-DVALUE=42", "-x", "c", "-"]));
     assert!(pre.is_empty() || !pre.contains("error"));
-    let pre = Command::new(env!("CARGO_BIN_EXE_pathprof"))
-        .current_dir(d)
-        .args(["cc", "-E", "conftest.c"])
-        .output()
-        .unwrap();
+    let pre = pathprof(d, &["cc", "-E", "conftest.c"]);
     assert!(String::from_utf8_lossy(&pre.stdout).contains("int main(void)"));
     ok(pathprof(d, &["cc", "-S", "conftest.c", "-o", "conftest.s"]));
     assert!(std::fs::read_to_string(d.join("conftest.s"))
@@ -345,8 +291,8 @@ fn whole_program_and_compile_time_routes_count_the_same() {
         let run = run_profiled(&d.join(route), &profile);
         assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
     }
-    let objects = report(d, "objects", "objects.pprof");
-    let whole = report(d, "whole", "whole.pprof");
+    let objects = json_report_in(d, "objects.pprof", &["objects"]);
+    let whole = json_report_in(d, "whole.pprof", &["whole"]);
     assert_eq!(counts_by_function(&objects), counts_by_function(&whole));
     assert_eq!(function(&whole, "cube")["entry_count"], 5);
     assert_eq!(function(&whole, "square")["entry_count"], 5);
@@ -377,13 +323,12 @@ fn shared_library_without_main_is_instrumented_and_counts() {
         .status()
         .unwrap();
     assert!(link.success());
-    let run = Command::new(d.join("prog"))
+    let run = profiled(&d.join("prog"), &d.join("lib.pprof"))
         .env("LD_LIBRARY_PATH", d)
-        .env("PATHPROF_FILE", d.join("lib.pprof"))
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
-    let r = report(d, "libsq.so.ppmap", "lib.pprof");
+    let r = json_report_in(d, "lib.pprof", &["libsq.so.ppmap"]);
     assert_eq!(function(&r, "cube")["entry_count"], 5);
     assert_eq!(function(&r, "square")["entry_count"], 5);
 }
@@ -408,7 +353,7 @@ fn step_by_step_instrument_then_link_with_the_runtime() {
             .unwrap();
         assert!(st.success());
     }
-    let st = Command::new("/usr/lib/llvm-22/bin/llvm-link")
+    let st = Command::new(llvm_tool("llvm-link"))
         .current_dir(d)
         .args(["lib.bc", "main.bc", "-o", "prog.bc"])
         .status()
@@ -452,7 +397,7 @@ fn step_by_step_instrument_then_link_with_the_runtime() {
     assert!(st.success());
     let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
-    let r = report(d, "prog.ppmap", "prog.pprof");
+    let r = json_report_in(d, "prog.pprof", &["prog.ppmap"]);
     assert_eq!(function(&r, "main")["entry_count"], 1);
 }
 
@@ -497,7 +442,7 @@ fn functions_with_more_than_2_64_paths_are_truncated_and_exact() {
         ));
         let run = run_profiled(&d.join(mode), &d.join(format!("{mode}.pprof")));
         assert_eq!(run.stdout, expected);
-        let r = report(d, &format!("{mode}.ppmap"), &format!("{mode}.pprof"));
+        let r = json_report_in(d, format!("{mode}.pprof"), &[&format!("{mode}.ppmap")]);
         let f = function(&r, "many").clone();
         assert_eq!(f["entry_count"], 1000);
         per_mode.push(f);
@@ -542,7 +487,7 @@ fn cxx_driver_links_the_cxx_runtime() {
     ));
     let run = run_profiled(&d.join("v"), &d.join("v.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "9\n");
-    let r = report(d, "v.ppmap", "v.pprof");
+    let r = json_report_in(d, "v.pprof", &["v.ppmap"]);
     assert_eq!(function(&r, "main")["entry_count"], 1);
     let demangled = r["functions"].as_array().unwrap().iter().any(|f| {
         f["display_name"]
@@ -564,7 +509,7 @@ fn lld_links_run_the_objects_and_the_programs_constructors() {
         "g.cpp",
         "#include <cstdio>\nstruct Greeter { Greeter() { std::puts(\"hello\"); } ~Greeter() { std::puts(\"bye\"); } };\nstatic Greeter greeter;\nint main() { std::puts(\"main\"); return 0; }\n",
     );
-    let plain = Command::new("/usr/lib/llvm-22/bin/clang++")
+    let plain = Command::new(format!("{CLANG}++"))
         .current_dir(d)
         .args(["-O2", "-fuse-ld=lld", "g.cpp", "-o", "plain"])
         .status()
@@ -576,7 +521,7 @@ fn lld_links_run_the_objects_and_the_programs_constructors() {
     ok(pathprof(d, &["c++", "-fuse-ld=lld", "g.o", "-o", "g"]));
     let run = run_profiled(&d.join("g"), &d.join("g.pprof"));
     assert_eq!(run.stdout, expected);
-    let r = report(d, "g", "g.pprof");
+    let r = json_report_in(d, "g.pprof", &["g"]);
     assert_eq!(function(&r, "main")["entry_count"], 1);
     assert_eq!(r["processes"], 1);
 }
@@ -592,7 +537,7 @@ fn static_links_count() {
     ));
     let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "100\n");
-    let r = report(d, "prog", "prog.pprof");
+    let r = json_report_in(d, "prog.pprof", &["prog"]);
     assert_eq!(function(&r, "cube")["entry_count"], 5);
     assert_eq!(function(&r, "square")["entry_count"], 5);
 }
@@ -619,7 +564,7 @@ fn sanitizers_and_back_end_flags_apply_to_instrumented_objects() {
     let mut cc = vec!["cc", "-c", "overflow.c", "-o", "overflow.o"];
     cc.extend(flags);
     ok(pathprof(d, &cc));
-    let sections = Command::new("/usr/lib/llvm-22/bin/llvm-readelf")
+    let sections = Command::new(llvm_tool("llvm-readelf"))
         .current_dir(d)
         .args(["-S", "overflow.o"])
         .output()

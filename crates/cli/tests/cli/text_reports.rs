@@ -5,8 +5,11 @@
 //! Built at -O0 so blocks follow the source. And every report's errors for a
 //! wrong, truncated or mismatched input.
 
+use crate::support::build::{cc, data};
+use crate::support::command::pathprof_text;
+use crate::support::report::{function_index, json_report};
+use crate::support::run::run_profiled;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 struct Built {
     dir: tempfile::TempDir,
@@ -18,46 +21,20 @@ impl Built {
     }
 }
 
-fn pathprof(args: &[&str]) -> (String, String, bool) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.success(),
-    )
-}
-
 /// Builds classify.c in `mode` (copied into a fresh directory, so sources are
 /// found) and runs it once.
 fn build(mode: &str) -> Built {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("classify.c");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/text_reports/classify.c"),
-        &src,
-    )
-    .unwrap();
+    std::fs::copy(data("text_reports/classify.c"), &src).unwrap();
     let exe = dir.path().join(format!("classify-{mode}"));
-    let (_, err, ok) = pathprof(&[
-        "cc",
-        &format!("--mode={mode}"),
-        "-O0",
-        "-g",
-        src.to_str().unwrap(),
-        "-o",
-        exe.to_str().unwrap(),
-    ]);
-    assert!(ok, "build failed: {err}");
-    let run = Command::new(&exe)
-        .env(
-            "PATHPROF_FILE",
-            dir.path().join(format!("classify-{mode}.pprof")),
-        )
-        .output()
-        .unwrap();
+    cc(
+        dir.path(),
+        mode,
+        &["-O0", "-g", src.to_str().unwrap()],
+        &exe,
+    );
+    let run = run_profiled(&exe, &dir.path().join(format!("classify-{mode}.pprof")));
     assert_eq!(String::from_utf8_lossy(&run.stdout), "4 3 3\n");
     Built { dir }
 }
@@ -69,7 +46,7 @@ fn report(b: &Built, mode: &str, cmd: &[&str]) -> String {
     let profile = b.path(&format!("classify-{mode}.pprof"));
     let mut args: Vec<&str> = cmd.to_vec();
     args.extend(["--map", map.to_str().unwrap(), profile.to_str().unwrap()]);
-    let (out, err, ok) = pathprof(&args);
+    let (out, err, ok) = pathprof_text(&args);
     assert!(ok, "{cmd:?} failed: {err}");
     out.replace(b.dir.path().to_str().unwrap(), "<dir>")
 }
@@ -234,7 +211,7 @@ fn verify_passes_and_reports_an_altered_edge() {
     };
     let run = |a: Vec<String>| {
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        pathprof(&a)
+        pathprof_text(&a)
     };
     let (out, _, ok) = run(args(&edge.path("classify-edge.pprof")));
     assert!(ok, "{out}");
@@ -279,11 +256,11 @@ fn merge_sums_profiles_and_keeps_other_builds_apart() {
     let p = b.path("classify-path.pprof");
     let merged = b.path("merged.pprof");
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&p), "-o", &s(&merged)]);
+    let (_, err, ok) = pathprof_text(&["merge", &s(&p), &s(&p), "-o", &s(&merged)]);
     assert!(ok, "{err}");
     let map = b.path("classify-path.ppmap");
     let summary_of = |map: &Path, profile: &Path| {
-        let (out, err, ok) = pathprof(&["report", "--map", &s(map), &s(profile)]);
+        let (out, err, ok) = pathprof_text(&["report", "--map", &s(map), &s(profile)]);
         assert!(ok, "{err}");
         out
     };
@@ -297,7 +274,7 @@ fn merge_sums_profiles_and_keeps_other_builds_apart() {
     let other = build("edge");
     let q = other.path("classify-edge.pprof");
     let all = b.path("all.pprof");
-    let (_, err, ok) = pathprof(&["merge", &s(&merged), &s(&q), &s(&p), "-o", &s(&all)]);
+    let (_, err, ok) = pathprof_text(&["merge", &s(&merged), &s(&q), &s(&p), "-o", &s(&all)]);
     assert!(ok, "{err}");
     let file = pathprof_format::ProfileFile::decode(&std::fs::read(&all).unwrap()).unwrap();
     let mut ids = vec![build_id(&p), build_id(&q)];
@@ -312,7 +289,7 @@ fn merge_sums_profiles_and_keeps_other_builds_apart() {
     assert_eq!(summary_of(&edge_map, &all), summary_of(&edge_map, &q));
     // Merging is commutative, to the byte.
     let all2 = b.path("all2.pprof");
-    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&q), &s(&merged), "-o", &s(&all2)]);
+    let (_, err, ok) = pathprof_text(&["merge", &s(&p), &s(&q), &s(&merged), "-o", &s(&all2)]);
     assert!(ok, "{err}");
     assert_eq!(std::fs::read(&all).unwrap(), std::fs::read(&all2).unwrap());
 
@@ -321,7 +298,7 @@ fn merge_sums_profiles_and_keeps_other_builds_apart() {
     clash.build_id = build_id(&p);
     let clash_file = b.path("clash.pprof");
     std::fs::write(&clash_file, clash.encode()).unwrap();
-    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&clash_file), "-o", &s(&merged)]);
+    let (_, err, ok) = pathprof_text(&["merge", &s(&p), &s(&clash_file), "-o", &s(&merged)]);
     assert!(!ok);
     assert!(err.contains("cannot add"), "{err}");
     assert!(err.contains("different modes cannot be merged"), "{err}");
@@ -335,9 +312,9 @@ fn info_lists_every_build_of_a_file() {
     let q = edge.path("classify-edge.pprof");
     let all = path.path("all.pprof");
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let (_, err, ok) = pathprof(&["merge", &s(&p), &s(&q), &s(&p), "-o", &s(&all)]);
+    let (_, err, ok) = pathprof_text(&["merge", &s(&p), &s(&q), &s(&p), "-o", &s(&all)]);
     assert!(ok, "{err}");
-    let (out, err, ok) = pathprof(&["info", &s(&all), &s(&q)]);
+    let (out, err, ok) = pathprof_text(&["info", &s(&all), &s(&q)]);
     assert!(ok, "{err}");
     let exe = |b: &Built, mode: &str| {
         std::fs::canonicalize(b.path(&format!("classify-{mode}")))
@@ -389,7 +366,7 @@ fn info_lists_every_build_of_a_file() {
     let at = |l: &str| l.find("objects").or_else(|| l.find('/')).unwrap();
     assert!(first.iter().all(|l| at(l) == at(first[0])), "{out}");
 
-    let (json, err, ok) = pathprof(&["info", "--format", "json", &s(&all)]);
+    let (json, err, ok) = pathprof_text(&["info", "--format", "json", &s(&all)]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["format"], "pathprof-info");
@@ -408,7 +385,7 @@ fn info_lists_every_build_of_a_file() {
     // A damaged file: a one-line error.
     let bad = path.path("bad.pprof");
     std::fs::write(&bad, b"PPROFRAW").unwrap();
-    let (_, err, ok) = pathprof(&["info", &s(&bad)]);
+    let (_, err, ok) = pathprof_text(&["info", &s(&bad)]);
     assert!(!ok);
     assert!(err.contains("truncated"), "{err}");
 }
@@ -466,7 +443,7 @@ fn every_report_explains_bad_inputs() {
     ] {
         let check = |map: &Path, prof: &Path, want: &str| {
             let (_, err, ok) =
-                pathprof(&[cmd, "--map", map.to_str().unwrap(), prof.to_str().unwrap()]);
+                pathprof_text(&[cmd, "--map", map.to_str().unwrap(), prof.to_str().unwrap()]);
             assert!(!ok, "{cmd} accepted a bad input");
             assert!(err.contains(want), "{cmd}: expected `{want}` in: {err}");
         };
@@ -493,14 +470,14 @@ fn lines_takes_source_files_after_the_profiles() {
     let b = build("path");
     let map = b.path("classify-path.ppmap");
     let profile = b.path("classify-path.pprof");
-    let (all, _, ok) = pathprof(&[
+    let (all, _, ok) = pathprof_text(&[
         "lines",
         "--map",
         map.to_str().unwrap(),
         profile.to_str().unwrap(),
     ]);
     assert!(ok);
-    let (one, err, ok) = pathprof(&[
+    let (one, err, ok) = pathprof_text(&[
         "lines",
         "--map",
         map.to_str().unwrap(),
@@ -509,7 +486,7 @@ fn lines_takes_source_files_after_the_profiles() {
     ]);
     assert!(ok, "{err}");
     assert_eq!(one, all, "the only source file, named as a plain argument");
-    let (_, err, ok) = pathprof(&[
+    let (_, err, ok) = pathprof_text(&[
         "lines",
         "--map",
         map.to_str().unwrap(),
@@ -551,37 +528,13 @@ fn every_report(b: &Built, map: &Path, profile: &Path, good: &Path) -> Vec<(Stri
     ];
     runs.into_iter()
         .map(|args| {
-            let (out, err, ok) = pathprof(&args);
+            let (out, err, ok) = pathprof_text(&args);
             assert!(ok, "{args:?} refused the profile: {err}");
             let rendered = !out.trim().is_empty() || Path::new(html).join("index.html").exists();
             assert!(rendered, "{args:?} rendered nothing: {err}");
             (args[..2].join(" "), err)
         })
         .collect()
-}
-
-/// A report's JSON, as `report --format json` prints it.
-fn json(map: &Path, profile: &Path) -> serde_json::Value {
-    let (out, err, ok) = pathprof(&[
-        "report",
-        "--format",
-        "json",
-        "--map",
-        map.to_str().unwrap(),
-        profile.to_str().unwrap(),
-    ]);
-    assert!(ok, "{err}");
-    serde_json::from_str(&out).unwrap()
-}
-
-fn function<'a>(report: &'a serde_json::Value, name: &str) -> (usize, &'a serde_json::Value) {
-    report["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .find(|(_, f)| f["name"] == name)
-        .unwrap_or_else(|| panic!("no function {name}"))
 }
 
 /// Rewrites `profile` into `to` with `damage` applied to function `index`.
@@ -612,8 +565,8 @@ fn reports_render_counts_that_do_not_balance() {
     let edge = build("edge");
     let map = b.path("classify-path.ppmap");
     let good = b.path("classify-path.pprof");
-    let report = json(&map, &good);
-    let (index, main) = function(&report, "main");
+    let report = json_report(&map, &good);
+    let (index, main) = function_index(&report, "main");
     assert_eq!(main["flow_imbalance"], 0);
     assert_eq!(main["lost_paths"], 0);
     let leaving = main["paths"]
@@ -637,18 +590,18 @@ fn reports_render_counts_that_do_not_balance() {
         let want = "pathprof: warning: counts do not balance in 1 function (main: 2): ";
         assert!(err.contains(want), "{cmd}: expected `{want}` in: {err}");
     }
-    let report = json(&map, &bad);
-    let (_, main) = function(&report, "main");
+    let report = json_report(&map, &bad);
+    let (_, main) = function_index(&report, "main");
     assert_eq!(main["flow_imbalance"], 2);
     assert_eq!(main["lost_paths"], 0);
     assert_eq!(main["entry_count"], 1);
     let count = |b: u64| main["blocks"][b as usize]["count"].as_u64().unwrap();
     assert_eq!(count(header), 11, "flow into the loop header");
-    let (_, classify) = function(&report, "classify");
+    let (_, classify) = function_index(&report, "classify");
     assert_eq!(classify["flow_imbalance"], 0);
 
     // verify fails, naming the function, the block and its flows.
-    let (out, _, ok) = pathprof(&[
+    let (out, _, ok) = pathprof_text(&[
         "verify",
         "--map",
         map.to_str().unwrap(),
@@ -678,16 +631,16 @@ fn processes_and_threads_are_reported() {
     raw.threads = 4;
     let facts = b.path("facts.pprof");
     std::fs::write(&facts, raw.encode()).unwrap();
-    let report = json(&map, &facts);
+    let report = json_report(&map, &facts);
     assert_eq!(report["processes"], 3);
     assert_eq!(report["forked_processes"], 1);
     assert_eq!(report["threads"], 4);
     assert_eq!(report["exact"], false);
-    let (_, main) = function(&report, "main");
+    let (_, main) = function_index(&report, "main");
     assert_eq!(main["entry_count"], 1);
     assert_eq!(main["lost_paths"], 1);
     assert_eq!(main["flow_imbalance"], 0);
-    let (_, err, ok) = pathprof(&[
+    let (_, err, ok) = pathprof_text(&[
         "report",
         "--map",
         map.to_str().unwrap(),
@@ -702,8 +655,8 @@ fn processes_and_threads_are_reported() {
         assert!(err.contains(want), "expected `{want}` in: {err}");
     }
     // The undamaged run: one process, no threads, exact.
-    let report = json(&map, &good);
+    let report = json_report(&map, &good);
     assert_eq!(report["threads"], 0);
     assert_eq!(report["exact"], true);
-    assert_eq!(function(&report, "main").1["lost_paths"], 0);
+    assert_eq!(function_index(&report, "main").1["lost_paths"], 0);
 }

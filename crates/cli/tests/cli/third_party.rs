@@ -28,13 +28,15 @@
 //! different modes still lay out their data differently, so Lua's API string
 //! cache, indexed by address, is cut to one entry.
 
+use crate::support::build::{exports, CLANG};
+use crate::support::command::{ok_in, stdout_of, succeed, PATHPROF};
+use crate::support::report::{function, json_report, json_report_in};
+use crate::support::run::profiled;
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-
-const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
 
 /// Where cargo keeps the sources of registry crate `name` (named by
 /// `bench/thirdparty/Cargo.toml`, which nothing builds).
@@ -150,28 +152,6 @@ fn of<'a>(counts: &'a Counts, name: &str) -> &'a (Vec<u64>, Vec<Option<u64>>) {
 /// its directory, line of its name) → entry count.
 type Entries = BTreeMap<(String, String, u64), u64>;
 
-/// What `cmd` prints on stdout; it must succeed (else its stderr is shown).
-fn stdout_of(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-/// `pathprof report --format json` of a map and a profile.
-fn report_json(map: &Path, profile: &Path) -> serde_json::Value {
-    let out = stdout_of(
-        Command::new(env!("CARGO_BIN_EXE_pathprof"))
-            .args(["report", "--format", "json", "--map"])
-            .arg(map)
-            .arg(profile),
-    );
-    serde_json::from_slice(&out).unwrap()
-}
-
 fn file_name(path: &str) -> String {
     Path::new(path)
         .file_name()
@@ -218,7 +198,7 @@ fn entries(report: &serde_json::Value) -> Entries {
 }
 
 fn counts(dir: &Path, mode: &str) -> (Counts, Entries) {
-    let report = report_json(
+    let report = json_report(
         &dir.join(format!("{mode}.ppmap")),
         &dir.join(format!("{mode}.pprof")),
     );
@@ -271,7 +251,6 @@ fn check_all_modes(p: &Program) -> Checked {
         "{} runs",
         p.name
     );
-    let pathprof = env!("CARGO_BIN_EXE_pathprof");
     let mut all = Vec::new();
     let mut entries = BTreeMap::new();
     for mode in ["block", "edge", "path"] {
@@ -280,7 +259,7 @@ fn check_all_modes(p: &Program) -> Checked {
         build(
             p,
             &[
-                pathprof,
+                PATHPROF,
                 "cc",
                 &format!("--mode={mode}"),
                 &format!("--map={}", d.join(format!("{mode}.ppmap")).display()),
@@ -334,20 +313,15 @@ fn check_all_modes(p: &Program) -> Checked {
         "{}: edge counts of edge and path mode differ",
         p.name
     );
-    let verify = Command::new(pathprof)
-        .arg("verify")
-        .arg("--map")
-        .arg(d.join("path.ppmap"))
-        .arg(d.join("path.pprof"))
-        .arg("--edge-map")
-        .arg(d.join("edge.ppmap"))
-        .arg(d.join("edge.pprof"))
-        .output()
-        .unwrap();
-    assert!(
-        verify.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verify.stdout)
+    succeed(
+        Command::new(PATHPROF)
+            .arg("verify")
+            .arg("--map")
+            .arg(d.join("path.ppmap"))
+            .arg(d.join("path.pprof"))
+            .arg("--edge-map")
+            .arg(d.join("edge.ppmap"))
+            .arg(d.join("edge.pprof")),
     );
     Checked {
         expected,
@@ -918,7 +892,6 @@ fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong
         p.name
     );
     let gcov = gcov_counts(&d.join("gcc"));
-    let pathprof = env!("CARGO_BIN_EXE_pathprof");
     let mut o0 = BTreeMap::new();
     for mode in ["path", "block"] {
         std::fs::create_dir(d.join(mode)).unwrap();
@@ -928,7 +901,7 @@ fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong
         build(
             p,
             &[
-                pathprof,
+                PATHPROF,
                 "cc",
                 &format!("--mode={mode}"),
                 &format!("--map={}", map.display()),
@@ -941,7 +914,7 @@ fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong
             "{} built at -O0 in {mode} mode behaves differently from gcc's build",
             p.name
         );
-        o0.insert(mode, entries(&report_json(&map, &profile)));
+        o0.insert(mode, entries(&json_report(&map, &profile)));
     }
     // What each function's count should be: gcov's, or where gcov is wrong,
     // what `wrong` says.
@@ -1089,54 +1062,23 @@ fn bzip2_builds_with_its_own_makefile() {
             std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
         }
     }
-    let cc = format!("{} cc --mode=path", env!("CARGO_BIN_EXE_pathprof"));
-    let make = Command::new("make")
-        .current_dir(d)
-        .arg(format!("CC={cc}"))
-        .arg("bzip2")
-        .output()
-        .unwrap();
-    assert!(
-        make.status.success(),
-        "{}",
-        String::from_utf8_lossy(&make.stderr)
+    let cc = format!("{PATHPROF} cc --mode=path");
+    succeed(
+        Command::new("make")
+            .current_dir(d)
+            .arg(format!("CC={cc}"))
+            .arg("bzip2"),
     );
     assert!(d.join("libbz2.a").exists() && d.join("bzip2.ppmap").exists());
     let input = text(50_000);
-    let compressed = compress(
-        Command::new(d.join("bzip2")).env("PATHPROF_FILE", d.join("b.pprof")),
-        &input,
-    );
+    let compressed = compress(&mut profiled(&d.join("bzip2"), &d.join("b.pprof")), &input);
     assert!(compressed.starts_with(b"BZh9"));
-    let report = report_json(&d.join("bzip2.ppmap"), &d.join("b.pprof"));
-    let compress = report["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == "BZ2_compressBlock")
-        .unwrap();
+    let report = json_report(&d.join("bzip2.ppmap"), &d.join("b.pprof"));
+    let compress = function(&report, "BZ2_compressBlock");
     assert_eq!(
         compress["entry_count"], 1,
         "the library in libbz2.a was instrumented too"
     );
-}
-
-/// Runs `cmd` in `dir` (with `env`), panicking with its output when it fails;
-/// returns its stdout.
-fn ok_in(dir: &Path, cmd: &mut Command, env: &[(&str, &str)]) -> String {
-    let out = cmd
-        .current_dir(dir)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} in {}:\n{}{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Configures (with `cc`) and builds xz out of tree in `build`.
@@ -1195,19 +1137,6 @@ fn instrumented_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Defined dynamic symbols (type and name) of a shared library.
-fn exports(lib: &Path) -> Vec<String> {
-    let out = stdout_of(
-        Command::new("/usr/lib/llvm-22/bin/llvm-nm")
-            .args(["-D", "--defined-only"])
-            .arg(lib),
-    );
-    String::from_utf8_lossy(&out)
-        .lines()
-        .filter_map(|l| l.split_once(' ').map(|(_, rest)| rest.to_string()))
-        .collect()
-}
-
 #[test]
 fn xz_make_check_profiles_into_one_file() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1226,7 +1155,7 @@ fn xz_make_check_profiles_into_one_file() {
     // Early-exit counting: xz's tools end by calling exit() from helpers, so
     // only then is every path of main counted (and main once per process).
     let pp = tmp.path().join("pathprof");
-    let cc = format!("{} cc", env!("CARGO_BIN_EXE_pathprof"));
+    let cc = format!("{PATHPROF} cc");
     build_xz(&src, &pp, &cc, &[("PATHPROF_EARLY_EXIT", "1")]);
     let suite = tmp.path().join("suite.pprof");
     let before: Vec<_> = profiles_under(&pp);
@@ -1273,12 +1202,7 @@ fn copy_sources(krate: &str, subdir: &str, dir: &Path) -> PathBuf {
 /// `min_processes` processes, each (but fork children) counted once in the
 /// `main` of its program, and exact.
 fn suite_report(maps: &[PathBuf], suite: &Path, min_processes: u64) -> serde_json::Value {
-    let mut report = Command::new(env!("CARGO_BIN_EXE_pathprof"));
-    report.args(["report", "--format", "json"]).arg(suite);
-    for map in maps {
-        report.arg("--map").arg(map);
-    }
-    let r: serde_json::Value = serde_json::from_slice(&stdout_of(&mut report)).unwrap();
+    let r = json_report_in(Path::new("."), suite, maps);
     let processes = r["processes"].as_u64().unwrap() - r["forked_processes"].as_u64().unwrap();
     let mains: u64 = r["functions"]
         .as_array()
@@ -1311,7 +1235,7 @@ fn harfbuzz_meson_test_profiles_into_one_file() {
     // check-libstdc++...) all run.
     std::fs::create_dir_all(src.join("test")).unwrap();
     std::fs::write(src.join("test/meson.build"), "").unwrap();
-    let pathprof_cc = |tool: &str| format!("{} {tool}", env!("CARGO_BIN_EXE_pathprof"));
+    let pathprof_cc = |tool: &str| format!("{PATHPROF} {tool}");
     let mut results = Vec::new();
     for (name, cc, cxx) in [
         ("plain", CLANG.to_string(), format!("{CLANG}++")),
@@ -1465,7 +1389,7 @@ fn curl_cmake_build_profiles_into_one_file() {
     let plain = t.join("plain");
     build_curl(&src, &plain, CLANG);
     let pp = t.join("pathprof");
-    build_curl(&src, &pp, &format!("{} cc", env!("CARGO_BIN_EXE_pathprof")));
+    build_curl(&src, &pp, &format!("{PATHPROF} cc"));
     // CMake's configure-time probes that run (check_c_source_runs) write
     // default.pprof into the instrumented build's directory.
     let before = profiles_under(t);

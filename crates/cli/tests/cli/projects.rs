@@ -15,28 +15,17 @@
 //! once; the program exports one symbol more; a library in an
 //! uninstrumented program writes on its own (and loses what `_exit` ends).
 
+use crate::support::build::{data, exports, llvm_tool, CLANG};
+use crate::support::command::{ok, ok_in, pathprof, PATHPROF};
+use crate::support::report::{json_report_in, lcov_lines};
+use crate::support::run::{profiled, signal_of};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
-const LLVM_BIN: &str = "/usr/lib/llvm-22/bin";
-
 fn sources() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/projects/suite")
-}
-
-/// Runs `cmd` in `dir`; panics with its output when it fails.
-fn ok(dir: &Path, cmd: &mut Command) -> String {
-    let out = cmd.current_dir(dir).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    data("projects/suite")
 }
 
 /// How one build compiles and links.
@@ -56,7 +45,7 @@ impl Toolchain {
     }
     fn pathprof() -> Self {
         Toolchain {
-            cc: vec![env!("CARGO_BIN_EXE_pathprof").into(), "cc".into()],
+            cc: vec![PATHPROF.into(), "cc".into()],
             extra: vec![],
         }
     }
@@ -73,7 +62,7 @@ impl Toolchain {
     fn cc(&self, dir: &Path, args: &[&str]) {
         let mut cmd = Command::new(&self.cc[0]);
         cmd.args(&self.cc[1..]).args(&self.extra).args(args);
-        ok(dir, &mut cmd);
+        ok_in(dir, &mut cmd, &[]);
     }
 
     /// Builds the suite into `dir` (created): libshape.a, libgreet.so, prog1,
@@ -83,9 +72,10 @@ impl Toolchain {
         let src = sources();
         let s = |name: &str| src.join(name).display().to_string();
         self.cc(dir, &["-O2", "-g", "-c", &s("shape.c"), "-o", "shape.o"]);
-        ok(
+        ok_in(
             dir,
-            Command::new(format!("{LLVM_BIN}/llvm-ar")).args(["rcs", "libshape.a", "shape.o"]),
+            Command::new(llvm_tool("llvm-ar")).args(["rcs", "libshape.a", "shape.o"]),
+            &[],
         );
         self.cc(
             dir,
@@ -118,35 +108,9 @@ impl Toolchain {
 fn run_suite(dir: &Path, env: (&str, &str)) -> String {
     let mut printed = String::new();
     for prog in ["prog1", "prog1", "prog2"] {
-        printed += &ok(dir, Command::new(dir.join(prog)).env(env.0, env.1));
+        printed += &ok_in(dir, &mut Command::new(dir.join(prog)), &[env]);
     }
     printed
-}
-
-fn pathprof(dir: &Path, args: &[&str]) -> String {
-    ok(dir, Command::new(env!("CARGO_BIN_EXE_pathprof")).args(args))
-}
-
-/// `pathprof report --format json` of `suite.pprof` over `maps`.
-fn report(dir: &Path, maps: &[&str]) -> Value {
-    let mut args = vec!["report", "--format", "json", "suite.pprof"];
-    for m in maps {
-        args.extend(["--map", m]);
-    }
-    serde_json::from_str(&pathprof(dir, &args)).unwrap()
-}
-
-/// Defined dynamic symbols (name and type) of a shared library: its exports.
-fn exports(lib: &Path) -> Vec<String> {
-    let text = ok(
-        lib.parent().unwrap(),
-        Command::new(format!("{LLVM_BIN}/llvm-nm"))
-            .args(["-D", "--defined-only"])
-            .arg(lib),
-    );
-    text.lines()
-        .filter_map(|l| l.split_once(' ').map(|(_, rest)| rest.to_string()))
-        .collect()
 }
 
 /// Entry counts per function name (functions of one name summed: both
@@ -197,7 +161,7 @@ fn a_suite_writes_one_profile_whose_counts_add_up_across_programs_and_libraries(
         "the suite wrote other profiles too"
     );
 
-    let whole = report(&pp, &["prog1", "prog2", "libgreet.so"]);
+    let whole = json_report_in(&pp, "suite.pprof", &["prog1", "prog2", "libgreet.so"]);
     // prog1: classify(0..30) twice; prog2: classify(0..4) once. clamp runs for
     // x % 3 != 2 (20 per prog1 run, 3 in prog2) and in every greet_internal.
     let e = entries(&whole);
@@ -214,7 +178,7 @@ fn a_suite_writes_one_profile_whose_counts_add_up_across_programs_and_libraries(
     }
 
     // The library on its own: its counts from both programs.
-    let library = report(&pp, &["libgreet.so"]);
+    let library = json_report_in(&pp, "suite.pprof", &["libgreet.so"]);
     let e = entries(&library);
     assert_eq!((e["greet"], e["greet_internal"], e["clamp"]), (4, 4, 4));
     assert!(!e.contains_key("main"), "{e:?}");
@@ -223,20 +187,13 @@ fn a_suite_writes_one_profile_whose_counts_add_up_across_programs_and_libraries(
 /// `DA` counts per (file name, line) of an LCOV tracefile.
 fn da_counts(tracefile: &str) -> BTreeMap<(String, u32), u64> {
     let mut out = BTreeMap::new();
-    let mut file = String::new();
-    for line in tracefile.lines() {
-        if let Some(f) = line.strip_prefix("SF:") {
-            file = Path::new(f)
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-        } else if let Some(da) = line.strip_prefix("DA:") {
-            let mut parts = da.split(',');
-            let l = parts.next().unwrap().parse().unwrap();
-            let c: u64 = parts.next().unwrap().parse().unwrap();
-            *out.entry((file.clone(), l)).or_insert(0) += c;
-        }
+    for (file, line, count) in lcov_lines(tracefile) {
+        let name = Path::new(file)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        *out.entry((name, line)).or_insert(0) += count;
     }
     out
 }
@@ -252,12 +209,12 @@ fn line_counts_at_o2_are_the_sources_and_equal_llvm_covs() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".profraw"))
         .collect();
-    let mut merge = Command::new(format!("{LLVM_BIN}/llvm-profdata"));
+    let mut merge = Command::new(llvm_tool("llvm-profdata"));
     merge.args(["merge", "-o", "all.profdata"]).args(&raws);
-    ok(&cov, &mut merge);
-    let theirs = da_counts(&ok(
+    ok_in(&cov, &mut merge, &[]);
+    let theirs = da_counts(&ok_in(
         &cov,
-        Command::new(format!("{LLVM_BIN}/llvm-cov")).args([
+        Command::new(llvm_tool("llvm-cov")).args([
             "export",
             "-format=lcov",
             "-instr-profile=all.profdata",
@@ -265,8 +222,9 @@ fn line_counts_at_o2_are_the_sources_and_equal_llvm_covs() {
             "-object=prog2",
             "-object=libgreet.so",
         ]),
+        &[],
     ));
-    pathprof(
+    ok(pathprof(
         &pp,
         &[
             "export",
@@ -282,7 +240,7 @@ fn line_counts_at_o2_are_the_sources_and_equal_llvm_covs() {
             "-o",
             "suite.info",
         ],
-    );
+    ));
     let ours = da_counts(&std::fs::read_to_string(pp.join("suite.info")).unwrap());
 
     // Equal on every line both count, but for a function's closing brace
@@ -335,7 +293,7 @@ fn line_counts_at_o2_are_the_sources_and_equal_llvm_covs() {
 // and SIGUSR1 dumps write the libraries' counts too.
 
 fn oneruntime_sources() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/projects/oneruntime")
+    data("projects/oneruntime")
 }
 
 /// Builds `libcounter.so`, `libplugin.so` and `host` (linked with
@@ -382,10 +340,9 @@ fn pathprof_hash_tables() -> Toolchain {
 /// Runs `host ARGS` in `dir` writing `profile` (removed first); its exit status.
 fn run_host(dir: &Path, profile: &str, args: &[&str]) -> std::process::ExitStatus {
     let _ = std::fs::remove_file(dir.join(profile));
-    let out = Command::new(dir.join("host"))
+    let out = profiled(&dir.join("host"), Path::new(profile))
         .args(args)
         .current_dir(dir)
-        .env("PATHPROF_FILE", profile)
         .env_remove("PATHPROF_VERBOSE")
         .output()
         .unwrap();
@@ -397,25 +354,12 @@ fn run_host(dir: &Path, profile: &str, args: &[&str]) -> std::process::ExitStatu
     out.status
 }
 
-/// `pathprof report --format json PROFILE --map …`.
-fn report_of(dir: &Path, profile: &str, maps: &[&str]) -> Value {
-    let mut args = vec!["report", "--format", "json", profile];
-    for m in maps {
-        args.extend(["--map", m]);
-    }
-    serde_json::from_str(&pathprof(dir, &args)).unwrap()
-}
-
 /// The report's process facts: (processes, forked_processes).
 fn processes(r: &Value) -> (u64, u64) {
     (
         r["processes"].as_u64().unwrap(),
         r["forked_processes"].as_u64().unwrap(),
     )
-}
-
-fn signal_of(status: std::process::ExitStatus) -> Option<i32> {
-    std::os::unix::process::ExitStatusExt::signal(&status)
 }
 
 /// A pathprof build of the project in a fresh temporary directory.
@@ -425,9 +369,10 @@ fn built_host() -> (tempfile::TempDir, PathBuf) {
     build_host(&pathprof_hash_tables(), &dir);
     // The library's paths are counted in hash tables, by its own copy of
     // the runtime (the object calls the runtime's hash counting).
-    let nm = ok(
+    let nm = ok_in(
         &dir,
-        Command::new(format!("{LLVM_BIN}/llvm-nm")).args(["-u", "counter.o"]),
+        Command::new(llvm_tool("llvm-nm")).args(["-u", "counter.o"]),
+        &[],
     );
     assert!(nm.contains("__pathprof_hash_count"), "{nm}");
     (tmp, dir)
@@ -456,7 +401,7 @@ fn a_librarys_counts_are_written_however_the_process_ends() {
             "term" => assert_eq!(signal_of(st), Some(libc_sig::SIGTERM), "{how}"),
             _ => {}
         }
-        let whole = report_of(&dir, "p.pprof", &["host", "libcounter.so"]);
+        let whole = json_report_in(&dir, "p.pprof", &["host", "libcounter.so"]);
         let e = entries(&whole);
         assert_eq!(
             (e["bump"], e["twice"], e["bumps"]),
@@ -464,7 +409,7 @@ fn a_librarys_counts_are_written_however_the_process_ends() {
             "{how}: {e:?}"
         );
         assert_eq!(processes(&whole), (1, 0), "{how}");
-        let lib = report_of(&dir, "p.pprof", &["libcounter.so"]);
+        let lib = json_report_in(&dir, "p.pprof", &["libcounter.so"]);
         assert_eq!(processes(&lib), (1, 0), "{how}: the library's section");
         assert_eq!(entries(&lib)["bump"], k, "{how}");
     }
@@ -486,14 +431,14 @@ fn a_fork_childs_library_counts_are_written_by_its_exit() {
     // the child, which ends by _exit: bump(0..7) (7 entries, twice for
     // 1 3 5: 3). What the parent counted before the fork is written once (by
     // the parent, at its exit): 10 + 7 and 5 + 3. bumps ran once in each.
-    let whole = report_of(&dir, "f.pprof", &["host", "libcounter.so"]);
+    let whole = json_report_in(&dir, "f.pprof", &["host", "libcounter.so"]);
     let e = entries(&whole);
     assert_eq!((e["bump"], e["twice"], e["bumps"]), (17, 8, 2), "{e:?}");
     assert_eq!(e["main"], 1, "only the parent returns from main: {e:?}");
     assert_eq!(processes(&whole), (2, 1));
     assert_eq!(whole["exact"], true);
     // The library's section counts both processes, the child as forked.
-    let lib = report_of(&dir, "f.pprof", &["libcounter.so"]);
+    let lib = json_report_in(&dir, "f.pprof", &["libcounter.so"]);
     assert_eq!(processes(&lib), (2, 1));
     assert_eq!(entries(&lib)["bump"], 17);
 }
@@ -508,13 +453,13 @@ fn a_dlopened_librarys_counts_are_kept_across_dlclose_and_a_second_load() {
     // its last write to the executable's runtime); loaded again, plug(i)
     // for i in 0..7, then _exit with the plugin loaded: only the
     // executable's runtime can write those 7. plugs ran twice.
-    let whole = report_of(&dir, "d.pprof", &["host", "libplugin.so"]);
+    let whole = json_report_in(&dir, "d.pprof", &["host", "libplugin.so"]);
     let e = entries(&whole);
     assert_eq!((e["plug"], e["plugs"], e["main"]), (17, 2, 1), "{e:?}");
     assert_eq!(processes(&whole), (1, 0));
     // One process, counted once in the plugin's section although it wrote
     // it twice (at dlclose and at _exit).
-    let lib = report_of(&dir, "d.pprof", &["libplugin.so"]);
+    let lib = json_report_in(&dir, "d.pprof", &["libplugin.so"]);
     assert_eq!(processes(&lib), (1, 0));
     assert_eq!(entries(&lib)["plug"], 17);
 }
@@ -528,7 +473,7 @@ fn sigusr1_writes_the_librarys_counts_once() {
     // complete before the signal.
     let st = run_host(&dir, "u.pprof", &["usr1", "10", "7", "kill"]);
     assert_eq!(signal_of(st), Some(libc_sig::SIGKILL), "{st:?}");
-    let whole = report_of(&dir, "u.pprof", &["host", "libcounter.so"]);
+    let whole = json_report_in(&dir, "u.pprof", &["host", "libcounter.so"]);
     let e = entries(&whole);
     assert_eq!((e["bump"], e["twice"], e["bumps"]), (10, 5, 1), "{e:?}");
     assert_eq!(processes(&whole).0, 0);
@@ -537,7 +482,7 @@ fn sigusr1_writes_the_librarys_counts_once() {
     // after the dump, 7 and 3 more (twice for 1 3 5), a second bumps.
     let st = run_host(&dir, "u.pprof", &["usr1", "10", "7"]);
     assert!(st.success(), "{st:?}");
-    let whole = report_of(&dir, "u.pprof", &["host", "libcounter.so"]);
+    let whole = json_report_in(&dir, "u.pprof", &["host", "libcounter.so"]);
     let e = entries(&whole);
     assert_eq!(
         (e["bump"], e["twice"], e["bumps"], e["main"]),
@@ -638,12 +583,12 @@ fn a_library_in_an_uninstrumented_program_writes_on_its_own() {
     // the signal): bump(0..10) before it, nothing after (SIGKILL) ...
     let st = run_host(&dir, "m.pprof", &["usr1", "10", "7", "kill"]);
     assert_eq!(signal_of(st), Some(libc_sig::SIGKILL), "{st:?}");
-    let e = entries(&report_of(&dir, "m.pprof", &["libcounter.so"]));
+    let e = entries(&json_report_in(&dir, "m.pprof", &["libcounter.so"]));
     assert_eq!((e["bump"], e["twice"]), (10, 5), "{e:?}");
     // ... and at exit (its own exit handler and destructor): 10 + 7 and
     // 5 + 3 (twice for 1 3 5), once.
     assert!(run_host(&dir, "m.pprof", &["usr1", "10", "7"]).success());
-    let e = entries(&report_of(&dir, "m.pprof", &["libcounter.so"]));
+    let e = entries(&json_report_in(&dir, "m.pprof", &["libcounter.so"]));
     assert_eq!((e["bump"], e["twice"]), (17, 8), "{e:?}");
     // Lost: a process that ends by the program's own _exit (the C
     // library's: nothing takes it over) writes nothing at all.

@@ -41,10 +41,9 @@
 //! - Total: 7 common, 0 only A, 4 only B: static 7/11 = 63.6%, dynamic
 //!   (6 + 1 + 5 + 10)/28 = 78.6%.
 
-mod reports_common;
-
-use reports_common::*;
-use serde_json::Value;
+use crate::support::build::build_fixture;
+use crate::support::command::{pathprof_ok, pathprof_output};
+use crate::support::report::{function, json_report, line_with};
 use std::collections::{HashMap, HashSet};
 
 const B_ARGS: &[&str] = &["3", "0", "200", "-1", "3", "3", "3", "0", "3"];
@@ -56,15 +55,7 @@ fn paths_of(
     map: &std::path::Path,
     profile: &std::path::Path,
 ) -> HashMap<String, HashMap<u64, (u64, u64)>> {
-    let text = pathprof_ok([
-        "report".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-        "--map".as_ref(),
-        map.as_os_str(),
-        profile.as_os_str(),
-    ]);
-    let json: Value = serde_json::from_str(&text).unwrap();
+    let json = json_report(map, profile);
     let mut out = HashMap::new();
     for f in json["functions"].as_array().unwrap() {
         let instrs: Vec<u64> = f["blocks"]
@@ -90,21 +81,8 @@ fn paths_of(
 /// The hand derivation assumes classify's CFG as drawn above: check it first
 /// so a change in clang shows up as that, not as wrong percentages.
 fn check_shape(map: &std::path::Path, profile: &std::path::Path) {
-    let text = pathprof_ok([
-        "report".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-        "--map".as_ref(),
-        map.as_os_str(),
-        profile.as_os_str(),
-    ]);
-    let json: Value = serde_json::from_str(&text).unwrap();
-    let classify = json["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == "classify")
-        .expect("classify in the report");
+    let json = json_report(map, profile);
+    let classify = function(&json, "classify");
     let mut shape: Vec<(usize, u64)> = classify["paths"]
         .as_array()
         .unwrap()
@@ -126,7 +104,7 @@ fn check_shape(map: &std::path::Path, profile: &std::path::Path) {
 
 #[test]
 fn predict_matches_the_hand_derivation() {
-    let p = build("classify.c", "path");
+    let p = build_fixture("classify.c", "path");
     let b = p.run(B_ARGS, "ref.pprof");
     check_shape(&p.map, &b);
     let text = pathprof_ok([
@@ -175,7 +153,7 @@ fn predict_matches_the_hand_derivation() {
 
 #[test]
 fn diff_matches_the_hand_derivation() {
-    let p = build("classify.c", "path");
+    let p = build_fixture("classify.c", "path");
     let a = p.run(A_ARGS, "train.pprof");
     let b = p.run(B_ARGS, "ref.pprof");
     check_shape(&p.map, &b);
@@ -267,7 +245,7 @@ fn diff_matches_the_hand_derivation() {
 
 #[test]
 fn predict_and_diff_need_path_profiles() {
-    let p = build("classify.c", "edge");
+    let p = build_fixture("classify.c", "edge");
     let b = p.run(B_ARGS, "ref.pprof");
     let out = pathprof_output([
         "predict".as_ref(),
@@ -293,7 +271,7 @@ fn predict_and_diff_need_path_profiles() {
 
 #[test]
 fn diff_reports_bad_profiles_clearly() {
-    let p = build("classify.c", "path");
+    let p = build_fixture("classify.c", "path");
     let good = p.run(A_ARGS, "train.pprof");
     let bytes = std::fs::read(&good).unwrap();
     let dir = p.dir.path();
@@ -302,7 +280,7 @@ fn diff_reports_bad_profiles_clearly() {
     let junk = dir.join("junk.pprof");
     std::fs::write(&junk, "not a profile\n").unwrap();
     // A profile of another build: the same source in edge mode.
-    let other = build("classify.c", "edge");
+    let other = build_fixture("classify.c", "edge");
     let other_profile = other.run(A_ARGS, "edge.pprof");
     let cases = [
         (&truncated, "truncated"),

@@ -3,13 +3,22 @@
 //! its address, counts show in the margin, and a screenshot is kept in
 //! `target/pathprof-artifacts/html-report.png` for a person to look at.
 
-mod reports_common;
-
-use reports_common::*;
-use std::path::Path;
+use crate::support::build::{build_fixture, line_of};
+use crate::support::command::{pathprof_ok, succeed};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Where tests keep files a person may want to look at afterwards.
+fn artifacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("pathprof-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 /// Chromium's command line for a headless, offline, throwaway profile.
 fn chromium(profile_dir: &Path) -> Command {
@@ -37,15 +46,7 @@ fn chromium(profile_dir: &Path) -> Command {
 /// The DOM of `url` after its scripts ran.
 fn dump_dom(url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
-    let out = chromium(profile.path())
-        .args(["--dump-dom", url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeed(chromium(profile.path()).args(["--dump-dom", url]));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -80,7 +81,7 @@ fn has_class(tag: &str, class: &str) -> bool {
 
 #[test]
 fn report_highlights_the_hottest_path_in_chromium() {
-    let p = build("hot.c", "path");
+    let p = build_fixture("hot.c", "path");
     let profile = p.run(&["100"], "hot.pprof");
     let out = p.dir.path().join("html");
     pathprof_ok([
@@ -203,7 +204,7 @@ fn report_highlights_the_hottest_path_in_chromium() {
 
 #[test]
 fn missing_sources_keep_their_counts() {
-    let p = build("hot.c", "path");
+    let p = build_fixture("hot.c", "path");
     let profile = p.run(&["10"], "hot.pprof");
     let hot = line_of(&p.source, "/* HOT */");
     std::fs::remove_file(&p.source).unwrap();

@@ -4,9 +4,9 @@
 //! for a misspelt function. When Graphviz is installed, `dot -Tsvg` must
 //! accept every graph.
 
-mod reports_common;
-
-use reports_common::*;
+use crate::support::build::{build_fixture, fixture, CLANG};
+use crate::support::command::{have, pathprof_ok, pathprof_output, succeed};
+use crate::support::report::{function, json_report};
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 
@@ -36,7 +36,7 @@ fn graphviz_accepts(text: &str) {
 
 #[test]
 fn path_dag_of_a_loop_with_hot_paths() {
-    let p = build("hot.c", "path");
+    let p = build_fixture("hot.c", "path");
     let profile = p.run(&["100"], "hot.pprof");
     let plain = dot(&p.map, "main", None);
     assert!(plain.starts_with("digraph \"pathdag.main\" {"), "{plain}");
@@ -94,24 +94,11 @@ fn declared_blocks(text: &str) -> BTreeSet<String> {
 
 #[test]
 fn hot_draws_only_the_hottest_paths_blocks() {
-    let p = build("hot.c", "path");
+    let p = build_fixture("hot.c", "path");
     let profile = p.run(&["100"], "hot.pprof");
     // The hottest path of main (ties to the lowest id), from the JSON report.
-    let json: serde_json::Value = serde_json::from_str(&pathprof_ok([
-        "report".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        profile.as_os_str(),
-    ]))
-    .unwrap();
-    let main = json["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == "main")
-        .unwrap();
+    let json = json_report(&p.map, &profile);
+    let main = function(&json, "main");
     let paths = main["paths"].as_array().unwrap();
     assert!(paths.len() > 1, "main's loop has several paths: {main}");
     let hottest = paths
@@ -161,7 +148,7 @@ fn hot_draws_only_the_hottest_paths_blocks() {
 
 #[test]
 fn big_graphs_come_with_a_warning() {
-    let p = build("hot.c", "path");
+    let p = build_fixture("hot.c", "path");
     let run = |limit: Option<&str>| {
         let extra = match limit {
             Some(l) => vec!["--node-limit", l],
@@ -198,7 +185,7 @@ fn big_graphs_come_with_a_warning() {
 
 #[test]
 fn misspelt_functions_get_suggestions() {
-    let p = build("hot.c", "path");
+    let p = build_fixture("hot.c", "path");
     let out = pathprof_output([
         "dot".as_ref(),
         "--map".as_ref(),
@@ -214,7 +201,7 @@ fn misspelt_functions_get_suggestions() {
 
 #[test]
 fn block_mode_draws_the_cfg_with_counts() {
-    let p = build("hot.c", "block");
+    let p = build_fixture("hot.c", "block");
     let profile = p.run(&["100"], "hot.pprof");
     let text = dot(&p.map, "step", Some(&profile));
     assert!(text.contains("control-flow graph (block counts)"), "{text}");
@@ -227,17 +214,13 @@ fn block_mode_draws_the_cfg_with_counts() {
 fn instrument_writes_one_pathdag_file_per_function() {
     let dir = tempfile::tempdir().unwrap();
     let bitcode = dir.path().join("hot.bc");
-    let out = Command::new("/usr/lib/llvm-22/bin/clang")
-        .args(["-O1", "-g", "-c", "-emit-llvm"])
-        .arg(fixture("hot.c"))
-        .arg("-o")
-        .arg(&bitcode)
-        .output()
-        .expect("clang-22 (scripts/install-deps.sh installs it)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // clang-22: scripts/install-deps.sh installs it.
+    succeed(
+        Command::new(CLANG)
+            .args(["-O1", "-g", "-c", "-emit-llvm"])
+            .arg(fixture("hot.c"))
+            .arg("-o")
+            .arg(&bitcode),
     );
     let dots = dir.path().join("dots");
     pathprof_ok([

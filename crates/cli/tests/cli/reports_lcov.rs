@@ -2,16 +2,16 @@
 //! installed by scripts/install-deps.sh) must accept the tracefile without a
 //! warning, and its line counts must be exactly those `pathprof lines` prints.
 
-mod reports_common;
-
-use reports_common::*;
+use crate::support::build::{build_fixture, cc, line_of, program_dir, Fixture};
+use crate::support::command::{have, pathprof_ok, succeed};
+use crate::support::report::lcov_lines;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
 /// `pathprof export --format lcov` of `profile` into `name` in the program's
 /// directory: the tracefile's path and text.
-fn export_lcov(p: &Program, profile: &Path, name: &str) -> (std::path::PathBuf, String) {
+fn export_lcov(p: &Fixture, profile: &Path, name: &str) -> (std::path::PathBuf, String) {
     let tracefile = p.dir.path().join(name);
     pathprof_ok([
         "export".as_ref(),
@@ -30,16 +30,8 @@ fn export_lcov(p: &Program, profile: &Path, name: &str) -> (std::path::PathBuf, 
 /// Per source file, per line: the `DA` counts of a tracefile.
 fn da_counts(tracefile: &str) -> BTreeMap<String, BTreeMap<u32, u64>> {
     let mut out: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
-    let mut file = String::new();
-    for line in tracefile.lines() {
-        if let Some(f) = line.strip_prefix("SF:") {
-            file = f.to_string();
-        } else if let Some(da) = line.strip_prefix("DA:") {
-            let (l, c) = da.split_once(',').unwrap();
-            out.entry(file.clone())
-                .or_default()
-                .insert(l.parse().unwrap(), c.parse().unwrap());
-        }
+    for (file, line, count) in lcov_lines(tracefile) {
+        out.entry(file.to_string()).or_default().insert(line, count);
     }
     out
 }
@@ -94,21 +86,20 @@ fn genhtml(tracefile: &Path, out_dir: &Path, extra: &[&str]) {
 
 /// Runs an lcov tool, which must succeed without a warning; its output.
 fn quiet_success(command: &mut Command) -> String {
-    let out = command.output().unwrap();
+    let out = succeed(command);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     let tool = command.get_program().to_string_lossy().into_owned();
-    assert!(out.status.success(), "{tool} failed:\n{text}");
     assert!(!text.contains("WARNING"), "{tool} warned:\n{text}");
     text
 }
 
 #[test]
 fn genhtml_accepts_the_tracefile_and_counts_match_lines() {
-    let p = build("hot.c", "path");
+    let p = build_fixture("hot.c", "path");
     let profile = p.run(&["100"], "hot.pprof");
     let (tracefile, text) = export_lcov(&p, &profile, "hot.info");
     genhtml(&tracefile, &p.dir.path().join("genhtml"), &[]);
@@ -173,7 +164,7 @@ fn genhtml_accepts_the_tracefile_and_counts_match_lines() {
 
 #[test]
 fn moved_sources_are_found_under_the_source_root() {
-    let p = build("hot.c", "edge");
+    let p = build_fixture("hot.c", "edge");
     let profile = p.run(&["10"], "hot.pprof");
     let moved = p.dir.path().join("elsewhere");
     std::fs::create_dir_all(&moved).unwrap();
@@ -206,7 +197,7 @@ fn moved_sources_are_found_under_the_source_root() {
 
 #[test]
 fn block_profiles_have_lines_but_no_branches() {
-    let p = build("hot.c", "block");
+    let p = build_fixture("hot.c", "block");
     let profile = p.run(&["10"], "hot.pprof");
     let text = pathprof_ok([
         "export".as_ref(),
@@ -255,7 +246,7 @@ int main(void) { return a(3) + a(4) + b(5) + tri(6) == 3 + 6 + 10 + 1 + 15 ? 0 :
 ";
 
 /// Builds the program of [`HEADER`] at -O0 (the copies stay functions).
-fn build_header_program(mode: &str) -> Program {
+fn build_header_program(mode: &str) -> Fixture {
     let dir = program_dir();
     std::fs::create_dir_all(dir.path().join("sub")).unwrap();
     std::fs::create_dir_all(dir.path().join("lib")).unwrap();
@@ -272,7 +263,7 @@ fn build_header_program(mode: &str) -> Program {
     let map = cc(dir.path(), mode, &args, &exe);
     // Debug info names files under the compiler's working directory as it saw it.
     let real = dir.path().canonicalize().unwrap();
-    Program {
+    Fixture {
         source: real.join("h.h"),
         dir,
         exe,

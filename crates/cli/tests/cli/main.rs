@@ -1,0 +1,25 @@
+//! The `pathprof` command's tests, one test binary (`cargo test -p pathprof
+//! --test cli`; a part by its module, e.g. `--test cli e2e`). One module per
+//! subject, sharing [`support`]:
+//!
+//! - [`driver`]: the compiler wrapper as build systems use it;
+//! - [`e2e`]: the programs of `tests/programs/` in every mode, counts by hand;
+//! - [`projects`]: the projects of `tests/projects/`, built step by step;
+//! - [`reports_dot`], [`reports_html`], [`reports_lcov`],
+//!   [`reports_predict_diff`]: those reports on the fixtures of
+//!   `tests/reports_fixtures/`;
+//! - [`text_reports`]: golden text reports of `tests/text_reports/classify.c`;
+//! - [`third_party`]: real third-party programs and their own builds (slow:
+//!   `--skip third_party` leaves them out).
+
+mod support;
+
+mod driver;
+mod e2e;
+mod projects;
+mod reports_dot;
+mod reports_html;
+mod reports_lcov;
+mod reports_predict_diff;
+mod text_reports;
+mod third_party;
