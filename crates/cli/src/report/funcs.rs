@@ -16,6 +16,17 @@ struct Row<'a> {
     blocks: Ratio,
 }
 
+/// What `key` sorts by, for the header.
+fn sorted_by(key: SortKey) -> &'static str {
+    match key {
+        SortKey::Instructions => "most instructions executed first",
+        SortKey::Calls => "most calls first",
+        SortKey::Size => "most instructions first",
+        SortKey::Unexecuted => "most instructions never run first",
+        SortKey::Name => "by name",
+    }
+}
+
 fn sort_rows(rows: &mut [Row<'_>], key: SortKey) {
     rows.sort_by(|a, b| {
         let (ia, ib) = (&a.instructions, &b.instructions);
@@ -60,8 +71,12 @@ pub fn functions(loaded: &Loaded, sort: SortKey) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>16} {:>12} {:>8} {:>10}  function",
-        "instrs executed", "calls", "instrs", "never run"
+        "{:>16} {:>12} {:>8} {:>10}  function ({})",
+        "instrs executed",
+        "calls",
+        "instrs",
+        "never run",
+        sorted_by(sort)
     );
     for r in &rows {
         let i = &r.instructions;
@@ -98,8 +113,12 @@ pub fn files(loaded: &Loaded, sort: SortKey) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>16} {:>10} {:>8} {:>12}  file",
-        "instrs executed", "blocks run", "blocks", "never entered"
+        "{:>16} {:>10} {:>8} {:>12}  file ({})",
+        "instrs executed",
+        "blocks run",
+        "blocks",
+        "never entered",
+        sorted_by(sort)
     );
     for r in &rows {
         let b = r.blocks;

@@ -14,7 +14,7 @@ pub fn report(loaded: &Loaded) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>12} {:>9} {:>15}  function",
+        "{:>12} {:>9} {:>15}  function (most block executions first)",
         "calls", "blocks", "paths run/all"
     );
     for f in rows {

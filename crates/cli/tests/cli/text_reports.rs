@@ -88,7 +88,7 @@ fn text_reports_golden() {
     let b = build("path");
     assert_golden(
         &report(&b, "path", &["report"]),
-        "       calls    blocks   paths run/all  function
+        "       calls    blocks   paths run/all  function (most block executions first)
           10       6/6             3/3  classify  (<dir>/classify.c:2)
            1       6/7             3/6  main  (<dir>/classify.c:10)
            0       0/1             0/1  never  (<dir>/classify.c:9)",
@@ -144,7 +144,7 @@ rank        count   share blocks instrs  function / path
     );
     assert_golden(
         &report(&b, "path", &["funcs"]),
-        " instrs executed        calls   instrs  never run  function
+        " instrs executed        calls   instrs  never run  function (most instructions executed first)
              175            1       41          4  main
              134           10       19          0  classify
                0            0        5          5  never
@@ -159,7 +159,7 @@ rank        count   share blocks instrs  function / path
     );
     assert_golden(
         &report(&b, "path", &["files"]),
-        " instrs executed blocks run   blocks never entered  file
+        " instrs executed blocks run   blocks never entered  file (most instructions executed first)
              309         12       14            2  <dir>/classify.c
              309         12       14            2  total (1 files)",
     );
