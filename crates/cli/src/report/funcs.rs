@@ -41,64 +41,76 @@ fn sort_rows(rows: &mut [Row<'_>], key: SortKey) {
     });
 }
 
-/// The rows' totals (calls, instructions, blocks).
-fn total(rows: &[Row<'_>]) -> (u64, u128, u64, u64, Ratio) {
-    let mut t = (0u64, 0u128, 0u64, 0u64, Ratio::default());
-    for r in rows {
-        t.0 = t.0.saturating_add(r.calls);
-        t.1 += r.instructions.executed;
-        t.2 += r.instructions.static_count;
-        t.3 += r.instructions.never_executed;
-        t.4.add(r.blocks);
+/// The columns of one summary: what a row is, the four number columns'
+/// headers and widths, and each row's numbers (all of which add up, so the
+/// total row is their sums).
+struct Table {
+    item: &'static str,
+    items: &'static str,
+    headers: [&'static str; 4],
+    widths: [usize; 4],
+    cells: fn(&Row<'_>) -> [u128; 4],
+}
+
+/// The summary of `rows` sorted by `sort`, with a total row.
+fn render(mut rows: Vec<Row<'_>>, sort: SortKey, table: &Table) -> String {
+    sort_rows(&mut rows, sort);
+    let line = |out: &mut String, cells: [String; 4], name: &str| {
+        for (i, (cell, width)) in cells.iter().zip(table.widths).enumerate() {
+            let _ = write!(out, "{}{cell:>width$}", if i == 0 { "" } else { " " });
+        }
+        let _ = writeln!(out, "  {name}");
+    };
+    let mut out = String::new();
+    line(
+        &mut out,
+        table.headers.map(str::to_string),
+        &format!("{} ({})", table.item, sorted_by(sort)),
+    );
+    let mut total = [0u128; 4];
+    for r in &rows {
+        let cells = (table.cells)(r);
+        for (t, c) in total.iter_mut().zip(cells) {
+            *t = t.saturating_add(c);
+        }
+        line(&mut out, cells.map(|c| c.to_string()), r.name);
     }
-    t
+    let total_name = format!("total ({} {})", rows.len(), table.items);
+    line(&mut out, total.map(|c| c.to_string()), &total_name);
+    out
 }
 
 /// The per-function summary.
 pub fn functions(loaded: &Loaded, sort: SortKey) -> String {
     let summary = Summary::of(loaded);
-    let mut rows: Vec<Row> = summary
-        .functions
-        .iter()
-        .map(|f| Row {
-            name: &f.name,
-            calls: f.calls,
-            instructions: f.instructions,
-            blocks: f.blocks,
-        })
-        .collect();
-    sort_rows(&mut rows, sort);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:>16} {:>12} {:>8} {:>10}  function ({})",
-        "instrs executed",
-        "calls",
-        "instrs",
-        "never run",
-        sorted_by(sort)
-    );
-    for r in &rows {
-        let i = &r.instructions;
-        let _ = writeln!(
-            out,
-            "{:>16} {:>12} {:>8} {:>10}  {}",
-            i.executed, r.calls, i.static_count, i.never_executed, r.name
-        );
-    }
-    let (calls, executed, size, never, _) = total(&rows);
-    let _ = writeln!(
-        out,
-        "{executed:>16} {calls:>12} {size:>8} {never:>10}  total ({} functions)",
-        rows.len()
-    );
-    out
+    let rows = summary.functions.iter().map(|f| Row {
+        name: &f.name,
+        calls: f.calls,
+        instructions: f.instructions,
+        blocks: f.blocks,
+    });
+    let table = Table {
+        item: "function",
+        items: "functions",
+        headers: ["instrs executed", "calls", "instrs", "never run"],
+        widths: [16, 12, 8, 10],
+        cells: |r| {
+            let i = &r.instructions;
+            [
+                i.executed,
+                r.calls.into(),
+                i.static_count.into(),
+                i.never_executed.into(),
+            ]
+        },
+    };
+    render(rows.collect(), sort, &table)
 }
 
 /// The per-file summary.
 pub fn files(loaded: &Loaded, sort: SortKey) -> String {
     let summary = Summary::of(loaded);
-    let mut rows: Vec<Row> = summary
+    let rows = summary
         .files
         .iter()
         .filter(|f| f.functions.total > 0)
@@ -107,39 +119,21 @@ pub fn files(loaded: &Loaded, sort: SortKey) -> String {
             calls: f.calls,
             instructions: f.instructions,
             blocks: f.blocks,
-        })
-        .collect();
-    sort_rows(&mut rows, sort);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:>16} {:>10} {:>8} {:>12}  file ({})",
-        "instrs executed",
-        "blocks run",
-        "blocks",
-        "never entered",
-        sorted_by(sort)
-    );
-    for r in &rows {
-        let b = r.blocks;
-        let _ = writeln!(
-            out,
-            "{:>16} {:>10} {:>8} {:>12}  {}",
-            r.instructions.executed,
-            b.hit,
-            b.total,
-            b.total - b.hit,
-            r.name
-        );
-    }
-    let (_, executed, _, _, b) = total(&rows);
-    let _ = writeln!(
-        out,
-        "{executed:>16} {:>10} {:>8} {:>12}  total ({} files)",
-        b.hit,
-        b.total,
-        b.total - b.hit,
-        rows.len()
-    );
-    out
+        });
+    let table = Table {
+        item: "file",
+        items: "files",
+        headers: ["instrs executed", "blocks run", "blocks", "never entered"],
+        widths: [16, 10, 8, 12],
+        cells: |r| {
+            let b = r.blocks;
+            [
+                r.instructions.executed,
+                b.hit.into(),
+                b.total.into(),
+                (b.total - b.hit).into(),
+            ]
+        },
+    };
+    render(rows.collect(), sort, &table)
 }
