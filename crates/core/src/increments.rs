@@ -6,6 +6,11 @@
 //! for a chord `c = u→v` makes every ENTRY→EXIT path's chord sum equal its `Val`
 //! sum, because the potentials telescope and `φ(EXIT) = φ(ENTRY)`. Tree edges get
 //! increment 0. Arithmetic wraps in 64 bits (increments may be negative).
+//!
+//! Nothing in the argument needs the values to be `Val`: any value per DAG edge
+//! moves onto the chords the same way ([`ChordIncrements::with_tree_values`]).
+//! Preferential path profiling uses that to put its second register's
+//! increments on the chords of path mode's tree ([`crate::ppp`]).
 
 use crate::dag::Dag;
 use crate::ids::{DagEdgeId, NodeId};
@@ -51,6 +56,17 @@ impl ChordIncrements {
     /// The increments for a given tree (which must span ENTRY and EXIT together
     /// with the implicit EXIT→ENTRY edge).
     pub fn with_tree(dag: &Dag, in_tree: Vec<bool>) -> ChordIncrements {
+        Self::with_tree_values(dag, in_tree, |id| dag.val(id))
+    }
+
+    /// Event counting for any edge values (taken modulo 2^64) instead of
+    /// `Val`: on the chords of the given tree, increments whose sum along every
+    /// ENTRY→EXIT path equals the sum of `value` along it.
+    pub fn with_tree_values(
+        dag: &Dag,
+        in_tree: Vec<bool>,
+        value: impl Fn(DagEdgeId) -> u64,
+    ) -> ChordIncrements {
         let n = dag.num_nodes();
         let mut adj: Vec<Vec<DagEdgeId>> = vec![Vec::new(); n];
         for id in dag.edge_ids().filter(|id| in_tree[id.index()]) {
@@ -70,13 +86,13 @@ impl ChordIncrements {
                 let pu = phi[u.index()].expect("visited");
                 for &id in &adj[u.index()] {
                     let e = dag.edge(id);
-                    let (other, value) = if e.from == u {
-                        (e.to, pu.wrapping_add(dag.val(id)))
+                    let (other, phi_other) = if e.from == u {
+                        (e.to, pu.wrapping_add(value(id)))
                     } else {
-                        (e.from, pu.wrapping_sub(dag.val(id)))
+                        (e.from, pu.wrapping_sub(value(id)))
                     };
                     if phi[other.index()].is_none() {
-                        phi[other.index()] = Some(value);
+                        phi[other.index()] = Some(phi_other);
                         stack.push(other);
                     }
                 }
@@ -92,7 +108,7 @@ impl ChordIncrements {
                 // Nodes off the tree are unreachable blocks; they have no edges.
                 let pf = phi[e.from.index()].unwrap_or(0);
                 let pt = phi[e.to.index()].unwrap_or(0);
-                dag.val(id).wrapping_add(pf).wrapping_sub(pt) as i64
+                value(id).wrapping_add(pf).wrapping_sub(pt) as i64
             })
             .collect();
         ChordIncrements { in_tree, inc }

@@ -7,7 +7,8 @@
 //! (what reports need to read the counters back). [`derive`] turns raw counters
 //! into block, edge and path counts; [`profile`] pairs a map file with a profile;
 //! [`predict`] compares a function's measured paths with those its edge profile
-//! predicts.
+//! predicts. [`ppp`] holds preferential path profiling's numbering of a
+//! function's interesting paths and their list file.
 
 pub mod block;
 pub mod cfg;
@@ -26,6 +27,7 @@ pub mod path;
 pub mod placement;
 pub mod plan;
 pub mod planner;
+pub mod ppp;
 pub mod predict;
 pub mod profile;
 pub mod regen;

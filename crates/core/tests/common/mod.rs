@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod arb;
+
 use pathprof_core::dag::{Dag, DagEdgeKind, EdgeClass};
 use pathprof_core::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
 use pathprof_core::regen::path_id;
