@@ -15,21 +15,31 @@
 //! starts with its hottest path selected (marked in the HTML itself, so the
 //! highlight shows even with scripts off), and `#path-<key>` in the address
 //! selects another. A missing source shows its counts without text, with a note.
+//!
+//! The pages are `maud` templates, so every name, path and line of source
+//! text is escaped where it is spliced in. Modules: [`index`] (the summary
+//! page), [`source_page`] (a source file's page), [`layout`] (the frame of
+//! every page, the grid tables, a source page's scripts), [`text`] (numbers,
+//! percentages, bars). This module computes what the pages show, once; every
+//! total comes from [`Summary`] and the per-line counts from [`line_counts`].
 
+mod index;
+mod layout;
+mod source_page;
 mod text;
 
 use crate::report::lines::{line_counts, LineCount};
 use crate::report::load::Loaded;
 use crate::report::paths::{describe_end, short_name, source_ranges};
-use crate::report::source::{warning, Source, SourceRoot};
+use crate::report::source::SourceRoot;
 use anyhow::{Context as _, Result};
 use pathprof_core::layout::Layout;
-use pathprof_core::Mode;
-use pathprof_report::summary::Summary;
+use pathprof_core::map::normalize_path;
+use pathprof_report::summary::{FileSummary, Summary};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
-use text::{bar, esc, num, pct, plural};
+#[cfg(test)]
+use text::num;
 
 /// Paths listed per function on a source page.
 const PATHS_PER_FUNCTION: usize = 10;
@@ -41,9 +51,10 @@ pub fn write(loaded: &Loaded, dir: &Path, sources: &SourceRoot) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
     let report = Report::new(loaded);
-    let put = |name: &str, text: String| {
+    let put = |name: &str, page: maud::Markup| {
         let p = dir.join(name);
-        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+        std::fs::write(&p, page.into_string())
+            .with_context(|| format!("cannot write {}", p.display()))
     };
     for &file in &report.files {
         put(&report.page_name(file), report.source_page(file, sources))?;
@@ -76,12 +87,12 @@ impl PathView {
 struct Report<'a> {
     loaded: &'a Loaded,
     lines: BTreeMap<u32, BTreeMap<u32, LineCount>>,
+    /// Every total the pages show.
+    summary: Summary,
     /// Files with code, in map order.
     files: Vec<u32>,
     /// Per function, its hottest paths (at most [`PATHS_PER_FUNCTION`]).
     paths: Vec<Vec<PathView>>,
-    /// Per function, its distinct executed paths and their executions.
-    path_totals: Vec<(usize, u128)>,
     /// `(function, index into paths[function])`, hottest first, program-wide.
     hottest: Vec<(usize, usize)>,
 }
@@ -90,6 +101,7 @@ impl<'a> Report<'a> {
     fn new(loaded: &'a Loaded) -> Report<'a> {
         let map = &loaded.map;
         let lines = line_counts(loaded);
+        let summary = Summary::with_lines(loaded, &lines);
         let mut files: BTreeSet<u32> = lines.keys().copied().collect();
         files.extend(map.functions.iter().filter_map(|f| f.file));
         let files: Vec<u32> = files
@@ -97,17 +109,13 @@ impl<'a> Report<'a> {
             .filter(|&f| (f as usize) < map.files.len())
             .collect();
         let mut paths = Vec::with_capacity(map.functions.len());
-        let mut path_totals = Vec::with_capacity(map.functions.len());
         for (i, (f, c)) in map.functions.iter().zip(&loaded.counts).enumerate() {
             let Layout::Path { dag, .. } = &f.layout else {
                 paths.push(Vec::new());
-                path_totals.push((0, 0));
                 continue;
             };
-            let executed: Vec<_> = c.paths.iter().filter(|p| p.count > 0).collect();
-            let total: u128 = executed.iter().map(|p| p.count as u128).sum();
-            path_totals.push((executed.len(), total));
-            let mut order = executed;
+            let total = summary.functions[i].path_executions;
+            let mut order: Vec<_> = c.paths.iter().filter(|p| p.count > 0).collect();
             order.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
             let views = order
                 .into_iter()
@@ -159,9 +167,9 @@ impl<'a> Report<'a> {
         Report {
             loaded,
             lines,
+            summary,
             files,
             paths,
-            path_totals,
             hottest,
         }
     }
@@ -180,416 +188,17 @@ impl<'a> Report<'a> {
         format!("src-{file}-{base}.html")
     }
 
-    /// Where function `i` is defined, as a link, or plain text.
-    fn function_link(&self, i: usize) -> String {
-        let f = &self.loaded.map.functions[i];
-        match (f.file, f.line) {
-            (Some(file), line) if self.files.contains(&file) => {
-                let name = short_name(&self.loaded.map.files[file as usize]);
-                let anchor = format!("#fn-{i}");
-                let at = line.map_or(String::new(), |l| format!(":{l}"));
-                format!(
-                    "<a href=\"{}{anchor}\">{}{at}</a>",
-                    esc(&self.page_name(file)),
-                    esc(&name)
-                )
-            }
-            _ => "<span class=\"muted\">no source</span>".into(),
-        }
-    }
-
-    fn index(&self) -> String {
-        let map = &self.loaded.map;
-        let counts = &self.loaded.counts;
-        let program = self
-            .loaded
-            .map_path
-            .file_stem()
-            .map_or("program".into(), |s| s.to_string_lossy().into_owned());
-        let total = Summary::with_lines(self.loaded, &self.lines).program;
-        let (executed_fns, all_fns) = (total.functions.hit, total.functions.total);
-        let (lines_run, lines_all) = (total.lines.hit.into(), total.lines.total.into());
-        let (blocks_run, blocks_all) = (total.blocks.hit.into(), total.blocks.total.into());
-        let edges = total.edges.unwrap_or_default();
-        let (edges_run, edges_all) = (edges.hit.into(), edges.total.into());
-        let (calls, instructions) = (total.calls, total.instructions.executed);
-        let mut h = page_start(&format!("pathprof: {program}"));
-        let _ = writeln!(h, "<header><h1>pathprof report: {}</h1>", esc(&program));
-        let _ = writeln!(
-            h,
-            "<p class=\"muted\">{} profile &middot; map {}</p></header>",
-            map.mode.name(),
-            esc(&self.loaded.map_path.display().to_string())
-        );
-        let _ = writeln!(h, "<section class=\"cards\">");
-        let card = |h: &mut String, label: &str, value: String, detail: String| {
-            let _ = writeln!(
-                h,
-                "<div class=\"card\"><div class=\"label\">{label}</div><div class=\"value\">{value}</div><div class=\"detail\">{detail}</div></div>"
-            );
-        };
-        card(
-            &mut h,
-            "functions executed",
-            format!("{} / {}", num(executed_fns.into()), num(all_fns.into())),
-            pct(executed_fns.into(), all_fns.into()),
-        );
-        card(&mut h, "calls", num(calls), "function entries".into());
-        card(
-            &mut h,
-            "line coverage",
-            pct(lines_run, lines_all),
-            format!("{} of {} lines", num(lines_run), num(lines_all)),
-        );
-        card(
-            &mut h,
-            "block coverage",
-            pct(blocks_run, blocks_all),
-            format!("{} of {} blocks", num(blocks_run), num(blocks_all)),
-        );
-        if map.mode != Mode::Block {
-            card(
-                &mut h,
-                "edge coverage",
-                pct(edges_run, edges_all),
-                format!("{} of {} edges", num(edges_run), num(edges_all)),
-            );
-        }
-        if map.mode == Mode::Path {
-            card(
-                &mut h,
-                "paths executed",
-                num(total.paths.unwrap_or_default().hit.into()),
-                format!("{} path executions", num(total.path_executions)),
-            );
-        }
-        card(
-            &mut h,
-            "instructions executed",
-            num(instructions),
-            "LLVM IR instructions".into(),
-        );
-        let _ = writeln!(h, "</section>");
-
-        // Files.
-        let _ = writeln!(h, "<h2>Source files</h2>\n<table class=\"grid\"><thead><tr><th>file</th><th>lines run</th><th>line coverage</th><th>functions</th></tr></thead><tbody>");
-        let mut by_name = self.files.clone();
-        by_name.sort_by(|a, b| map.files[*a as usize].cmp(&map.files[*b as usize]));
-        for file in by_name {
-            let ls = self.lines.get(&file);
-            let all = ls.map_or(0, |l| l.len()) as u128;
-            let run = ls.map_or(0, |l| l.values().filter(|c| c.count > 0).count()) as u128;
-            let fns = map
-                .functions
-                .iter()
-                .filter(|f| f.file == Some(file))
-                .count();
-            let _ = writeln!(
-                h,
-                "<tr><td><a href=\"{}\">{}</a></td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                esc(&self.page_name(file)),
-                esc(&map.files[file as usize]),
-                num(run),
-                num(all),
-                bar(run, all),
-                fns
-            );
-        }
-        let _ = writeln!(h, "</tbody></table>");
-
-        // Hottest paths.
-        if map.mode == Mode::Path && !self.hottest.is_empty() {
-            let total: u128 = self.path_totals.iter().map(|t| t.1).sum();
-            let _ = writeln!(h, "<h2>Hottest paths</h2>\n<table class=\"grid\"><thead><tr><th>count</th><th>share</th><th>blocks</th><th>function</th><th>source lines</th></tr></thead><tbody>");
-            for &(fi, k) in self.hottest.iter().take(TOP_PATHS) {
-                let p = &self.paths[fi][k];
-                let f = &map.functions[fi];
-                let link = match f.file {
-                    Some(file) if self.files.contains(&file) => format!(
-                        "<a href=\"{}#path-{}\">{}</a>",
-                        esc(&self.page_name(file)),
-                        p.key(),
-                        esc(&p.ranges)
-                    ),
-                    _ => esc(&p.ranges),
-                };
-                let _ = writeln!(
-                    h,
-                    "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
-                    num(p.count as u128),
-                    pct(p.count as u128, total),
-                    p.blocks,
-                    esc(f.shown_name()),
-                    link
-                );
-            }
-            let _ = writeln!(h, "</tbody></table>");
-        }
-
-        // Functions.
-        let mut order: Vec<usize> = (0..map.functions.len()).collect();
-        let instrs = |i: usize| -> u128 {
-            let (f, c) = (&map.functions[i], &counts[i]);
-            f.blocks
-                .iter()
-                .zip(&c.blocks)
-                .map(|(b, &n)| n as u128 * b.instructions as u128)
-                .sum()
-        };
-        order.sort_by_key(|&i| (std::cmp::Reverse(instrs(i)), i));
-        let _ = writeln!(h, "<h2>Functions</h2>\n<table class=\"grid\"><thead><tr><th>function</th><th>defined at</th><th>calls</th><th>blocks run</th><th>paths run / potential</th><th>instructions executed</th></tr></thead><tbody>");
-        for i in order {
-            let (f, c) = (&map.functions[i], &counts[i]);
-            let reachable = f.cfg.blocks().filter(|&b| f.cfg.is_reachable(b)).count();
-            let run = c.blocks.iter().filter(|&&n| n > 0).count();
-            let paths = match &f.layout {
-                Layout::Path { dag, .. } => {
-                    format!(
-                        "{} / {}",
-                        num(self.path_totals[i].0 as u128),
-                        num(dag.num_paths() as u128)
-                    )
-                }
-                _ => "–".into(),
-            };
-            let _ = writeln!(
-                h,
-                "<tr{}><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{} / {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                if c.entry == 0 { " class=\"never\"" } else { "" },
-                esc(f.shown_name()),
-                self.function_link(i),
-                num(c.entry as u128),
-                run,
-                reachable,
-                paths,
-                num(instrs(i))
-            );
-        }
-        let _ = writeln!(h, "</tbody></table>");
-        h.push_str(PAGE_END);
-        h
-    }
-
-    fn source_page(&self, file: u32, sources: &SourceRoot) -> String {
-        let map = &self.loaded.map;
-        let recorded = &map.files[file as usize];
-        let source = sources.read(map, file as usize);
-        let text: &[String] = match &source {
-            Source::Text(t) | Source::Changed(_, t) => t,
-            Source::Missing(_) => &[],
-        };
-        let empty = BTreeMap::new();
-        let counts = self.lines.get(&file).unwrap_or(&empty);
-        let mut fns: Vec<usize> = (0..map.functions.len())
-            .filter(|&i| map.functions[i].file == Some(file))
-            .collect();
-        fns.sort_by_key(|&i| (map.functions[i].line, i));
-
-        // Paths of this page's functions and the lines they run through here.
-        let mut data: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-        let mut initial: Option<&PathView> = None;
-        for &i in &fns {
-            for p in &self.paths[i] {
-                let here: Vec<u32> = p
-                    .lines
-                    .get(&file)
-                    .map_or(Vec::new(), |s| s.iter().copied().collect());
-                data.insert(p.key(), here);
-                if initial.is_none_or(|q| p.count > q.count) {
-                    initial = Some(p);
-                }
-            }
-        }
-        let initial_lines: BTreeSet<u32> = initial
-            .and_then(|p| p.lines.get(&file))
-            .cloned()
-            .unwrap_or_default();
-
-        let mut h = page_start(&format!("{} · pathprof", short_name(recorded)));
-        let _ = writeln!(
-            h,
-            "<header><p><a href=\"index.html\">&larr; summary</a></p><h1>{}</h1>",
-            esc(recorded)
-        );
-        let all = counts.len() as u128;
-        let run = counts.values().filter(|c| c.count > 0).count() as u128;
-        let _ = writeln!(
-            h,
-            "<p class=\"muted\">{} of {} executable lines ran ({}); lines that never ran are <span class=\"key never\">marked</span>{}</p>",
-            num(run),
-            num(all),
-            pct(run, all),
-            if map.mode == Mode::Path {
-                "; click a path to mark its lines <span class=\"key hot-path\">like this</span>."
-            } else {
-                ". Paths need a path profile (build with <code>pathprof cc --mode=path</code>)."
-            }
-        );
-        if let Some(w) = warning(&source) {
-            let what = match source {
-                Source::Missing(_) => " The counts are shown without the source text.",
-                _ => "",
-            };
-            let _ = writeln!(h, "<p class=\"note\">Note: {}.{what}</p>", esc(&w));
-        }
-        let _ = writeln!(h, "</header>\n<div class=\"layout\"><main>");
-        let _ = writeln!(
-            h,
-            "<table class=\"src\"><thead><tr><th class=\"cnt\">count</th><th class=\"no\">line</th><th>source</th></tr></thead><tbody>"
-        );
-        let last = super::lines::last_line(counts, text);
-        for line in 1..=last {
-            let lc = counts.get(&line);
-            if text.is_empty() && lc.is_none() {
-                continue;
-            }
-            let mut class = vec!["ln"];
-            match lc {
-                Some(c) if c.count > 0 => class.push("exec"),
-                Some(_) => class.push("never"),
-                None => {}
-            }
-            if initial_lines.contains(&line) {
-                class.push("hot-path");
-            }
-            let (margin, title) = match lc {
-                Some(c) => (
-                    num(c.count as u128),
-                    format!(
-                        " title=\"{} instructions, {} executed\"",
-                        num(c.instructions as u128),
-                        num(c.instructions_executed as u128)
-                    ),
-                ),
-                None => (String::new(), String::new()),
-            };
-            let src = text.get(line as usize - 1).map_or("", String::as_str);
-            let _ = writeln!(
-                h,
-                "<tr id=\"L{line}\" data-line=\"{line}\" class=\"{}\"><td class=\"cnt\"{title}>{margin}</td><td class=\"no\">{line}</td><td class=\"code\">{}</td></tr>",
-                class.join(" "),
-                esc(src)
-            );
-        }
-        let _ = writeln!(h, "</tbody></table></main>");
-
-        // Side panel: this file's functions and their hottest paths.
-        let _ = writeln!(
-            h,
-            "<aside><h2>{}</h2>",
-            if map.mode == Mode::Path {
-                "Functions and their hottest paths"
-            } else {
-                "Functions"
-            }
-        );
-        if fns.is_empty() {
-            let _ = writeln!(
-                h,
-                "<p class=\"muted\">No function is defined in this file; its lines come from code inlined elsewhere.</p>"
-            );
-        }
-        for &i in &fns {
-            let (f, c) = (&map.functions[i], &self.loaded.counts[i]);
-            let at = f.line.map_or(String::new(), |l| {
-                format!(" <a href=\"#L{l}\">line {l}</a>")
-            });
-            let _ = writeln!(
-                h,
-                "<section class=\"fn{}\" id=\"fn-{i}\"><h3>{}</h3><p class=\"muted\">{}{at}",
-                if c.entry == 0 { " uncalled" } else { "" },
-                esc(f.shown_name()),
-                plural(c.entry as u128, "call")
-            );
-            match &f.layout {
-                Layout::Path { dag, .. } => {
-                    let (distinct, executions) = self.path_totals[i];
-                    let _ = writeln!(
-                        h,
-                        " &middot; {} of {} ran, {}</p>",
-                        num(distinct as u128),
-                        plural(dag.num_paths() as u128, "path"),
-                        plural(executions, "time")
-                    );
-                }
-                _ if map.mode == Mode::Path => {
-                    let _ = writeln!(h, " &middot; too many paths: counted by blocks</p>");
-                }
-                _ => {
-                    let _ = writeln!(h, "</p>");
-                }
-            }
-            if self.paths[i].is_empty() {
-                continue;
-            }
-            let _ = writeln!(h, "<ol class=\"paths\">");
-            for p in &self.paths[i] {
-                let key = p.key();
-                let here = &data[&key];
-                let selected = initial.is_some_and(|q| q.key() == key);
-                let elsewhere = if p.lines.keys().any(|&f| f != file) {
-                    " <span class=\"muted\">(also in other files)</span>"
-                } else {
-                    ""
-                };
-                let title = if p.title.is_empty() {
-                    String::new()
-                } else {
-                    format!(" title=\"{}\"", esc(&p.title))
-                };
-                let lines_attr: Vec<String> = here.iter().map(u32::to_string).collect();
-                let _ = writeln!(
-                    h,
-                    "<li class=\"path{}\" id=\"path-{key}\" data-path=\"{key}\" data-lines=\"{}\" tabindex=\"0\"{title}><span class=\"pc\">{}</span> <span class=\"ps\">{:.1}%</span> <span class=\"pb\">{}</span><br><span class=\"pl\">{}</span>{elsewhere}</li>",
-                    if selected { " selected" } else { "" },
-                    lines_attr.join(" "),
-                    num(p.count as u128),
-                    100.0 * p.share,
-                    plural(p.blocks as u128, "block"),
-                    esc(&p.ranges)
-                );
-            }
-            let _ = writeln!(h, "</ol>");
-            if self.path_totals[i].0 > self.paths[i].len() {
-                let _ = writeln!(
-                    h,
-                    "<p class=\"muted\">and {} more paths</p>",
-                    num((self.path_totals[i].0 - self.paths[i].len()) as u128)
-                );
-            }
-            let _ = writeln!(h, "</section>");
-        }
-        let _ = writeln!(h, "</aside></div>");
-        let json = serde_json::to_string(&data).expect("path lines serialize");
-        let _ = writeln!(
-            h,
-            "<script type=\"application/json\" id=\"pp-paths\">{}</script>",
-            json.replace("</", "<\\/")
-        );
-        let _ = writeln!(
-            h,
-            "<script>var PP_INITIAL = {};</script>",
-            serde_json::to_string(&initial.map(|p| p.key())).expect("key serializes")
-        );
-        let _ = writeln!(h, "<script>{SCRIPT}</script>");
-        h.push_str(PAGE_END);
-        h
+    /// The totals of source file `file`: the summary's file of that name
+    /// (the summary counts a file once however many indices spell it).
+    fn file_summary(&self, file: u32) -> Option<&FileSummary> {
+        let name = normalize_path(&self.loaded.map.files[file as usize]);
+        let files = &self.summary.files;
+        files
+            .binary_search_by(|s| s.name.as_str().cmp(&name))
+            .ok()
+            .map(|k| &files[k])
     }
 }
-
-fn page_start(title: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body>\n",
-        esc(title)
-    )
-}
-
-const PAGE_END: &str = "<footer class=\"muted\">Generated by pathprof.</footer>\n</body></html>\n";
-
-const STYLE: &str = include_str!("style.css");
-
-/// The page script; `PP_INITIAL` is defined before it (the initially selected path).
-const SCRIPT: &str = include_str!("script.js");
 
 #[cfg(test)]
 mod tests {
@@ -642,6 +251,32 @@ mod tests {
         assert!(page.contains("class=\"ln never\"><td class=\"cnt\""));
         assert!(page.contains(">4</td><td class=\"no\">10</td>"), "{page}");
         assert!(!page.contains("data-line=\"1\""), "only lines with counts");
+    }
+
+    #[test]
+    fn names_are_escaped_on_every_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = loaded(3, &[(0, 1), (0, 2), (1, 2)], &[(&[0, 1, 2], 4)], &[]);
+        l.map.files = vec!["/nonexistent/<script>&.c".into()];
+        l.map.functions[0].display_name = Some("f<script>alert(1)</script>&g".into());
+        write(&l, dir.path(), &SourceRoot(None)).unwrap();
+        let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+        let page = std::fs::read_to_string(dir.path().join("src-0-_script__.c.html")).unwrap();
+        let escaped = [
+            "f&lt;script&gt;alert(1)&lt;/script&gt;&amp;g",
+            "/nonexistent/&lt;script&gt;&amp;.c",
+        ];
+        for (what, html) in [("index", &index), ("source page", &page)] {
+            for name in escaped {
+                assert!(html.contains(name), "{what} lacks {name}: {html}");
+            }
+            for raw in ["<script>alert", "<script>&"] {
+                assert!(!html.contains(raw), "{what} has {raw}: {html}");
+            }
+        }
+        assert!(!index.contains("<script"), "{index}");
+        // The page's own: its paths' data, the initial path and the script.
+        assert_eq!(page.matches("<script").count(), 3, "{page}");
     }
 
     #[test]

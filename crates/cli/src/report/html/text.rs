@@ -1,21 +1,7 @@
-//! Text formatting for the HTML report: escaping, grouped numbers,
-//! plurals, percentages and coverage bars.
+//! Text formatting for the HTML report: grouped numbers, plurals,
+//! percentages and coverage bars.
 
-/// HTML-escapes text.
-pub(super) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use maud::{html, Markup};
 
 /// `1234567` as `1,234,567`.
 pub(super) fn num(n: u128) -> String {
@@ -47,14 +33,14 @@ pub(super) fn pct(a: u128, b: u128) -> String {
 }
 
 /// A small coverage bar and its percentage.
-pub(super) fn bar(run: u128, all: u128) -> String {
+pub(super) fn bar(run: u128, all: u128) -> Markup {
     let p = if all == 0 {
         0.0
     } else {
         100.0 * run as f64 / all as f64
     };
-    format!(
-        "<span class=\"bar\"><span style=\"width:{p:.0}%\"></span></span> {}",
-        pct(run, all)
-    )
+    html! {
+        span.bar { span style=(format!("width:{p:.0}%")) {} }
+        " " (pct(run, all))
+    }
 }
