@@ -25,15 +25,18 @@ pub struct Cli {
 /// own arguments go past them; `pathprof cc --help` lists them from here.
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct InstrumentOptions {
-    /// What to count.
+    /// What to count (ppp: path mode, the --interesting paths in arrays).
     #[arg(
         long,
-        value_name = "block|edge|path",
+        value_name = "block|edge|path|ppp",
         env = "PATHPROF_MODE",
         default_value = "path",
         value_parser = parse_mode
     )]
-    pub mode: pathprof_core::Mode,
+    pub mode: ModeArg,
+    /// The interesting-path list --mode=ppp numbers (`pathprof interesting`).
+    #[arg(long, value_name = "FILE", env = "PATHPROF_INTERESTING", value_parser = parse_path)]
+    pub interesting: Option<PathBuf>,
     /// The map file to write, default OUTPUT.ppmap.
     #[arg(long, value_name = "FILE", env = "PATHPROF_MAP", value_parser = parse_path)]
     pub map: Option<PathBuf>,
@@ -43,6 +46,10 @@ pub struct InstrumentOptions {
     /// Functions with at most N paths count into arrays, others into hash tables.
     #[arg(long, value_name = "N", env = "PATHPROF_ARRAY_LIMIT", value_parser = parse_number)]
     pub array_limit: Option<u64>,
+    /// With --mode=ppp: number only functions of more than N potential paths
+    /// (default: the array limit; path mode's arrays count the others).
+    #[arg(long, value_name = "N", env = "PATHPROF_PPP_MIN_PATHS", value_parser = parse_number)]
+    pub ppp_min_paths: Option<u64>,
     /// Thread-safe (atomic) counter updates.
     #[arg(long, env = "PATHPROF_ATOMIC", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
@@ -60,8 +67,43 @@ pub struct InstrumentOptions {
     pub dot_dir: Option<PathBuf>,
 }
 
-fn parse_mode(value: &str) -> Result<pathprof_core::Mode, String> {
-    value.parse()
+/// `--mode`: one of the map's modes, or `ppp`, which builds a path-mode map
+/// and profile (preferential path profiling counts Ball-Larus paths too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModeArg {
+    /// The mode of the map and the profile.
+    pub mode: pathprof_core::Mode,
+    /// `--mode=ppp`.
+    pub ppp: bool,
+}
+
+impl ModeArg {
+    pub fn name(self) -> &'static str {
+        if self.ppp {
+            "ppp"
+        } else {
+            self.mode.name()
+        }
+    }
+}
+
+impl PartialEq<pathprof_core::Mode> for ModeArg {
+    fn eq(&self, other: &pathprof_core::Mode) -> bool {
+        !self.ppp && self.mode == *other
+    }
+}
+
+fn parse_mode(value: &str) -> Result<ModeArg, String> {
+    if value == "ppp" {
+        return Ok(ModeArg {
+            mode: pathprof_core::Mode::Path,
+            ppp: true,
+        });
+    }
+    let mode = value
+        .parse()
+        .map_err(|_| format!("unknown mode `{value}`: expected block, edge, path or ppp"))?;
+    Ok(ModeArg { mode, ppp: false })
 }
 
 /// Any path, the empty one too (as `PATHPROF_MAP=` always meant).
@@ -263,6 +305,42 @@ pub enum Command {
         output: PathBuf,
         #[command(flatten)]
         source: SourceArgs,
+    },
+    /// Choose the interesting paths of a path-mode training profile for
+    /// `pathprof cc --mode=ppp --interesting=FILE` (a versioned JSON list, one
+    /// path per line: function, file, shape hash, Ball-Larus id, blocks).
+    Interesting {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// Write the list here instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Only paths executed at least N times.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        min_count: u64,
+        /// Only the hottest paths covering this share (0 < X <= 1) of each
+        /// function's executions.
+        #[arg(long, value_name = "X")]
+        top_share: Option<f64>,
+    },
+    /// The residual paths of a PPP profile: executed paths that are not
+    /// interesting (the training never ran them), as source, most executed first.
+    Residual {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// Only this function (linkage or demangled name).
+        #[arg(long)]
+        function: Option<String>,
+        /// How many paths to show.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+    },
+    /// A PPP build's numbering per function: potential paths, interesting
+    /// paths |I|, PPP interval and δ = interval / |I| (1: perfectly compact),
+    /// with δ's histogram.
+    PppStats {
+        #[arg(long, value_name = "MAP", required = true)]
+        map: Vec<PathBuf>,
     },
     /// Print the path of the runtime library to link instrumented objects with.
     RtPath,

@@ -35,6 +35,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let context = pathprof_llvm::Context::create();
             let module = pathprof_llvm::load_bitcode(&context, &input)?;
             let map_file = instrument_module(&module, &Settings::new(&options))?;
+            if let (true, Some(list_path)) = (options.mode.ppp, &options.interesting) {
+                let list = report::ppp::read_list(list_path)?;
+                report::ppp::warn_unknown(&list, list_path, &[&map_file]);
+            }
             if !module.write_bitcode_to_path(&output) {
                 anyhow::bail!("cannot write {}", output.display());
             }
@@ -190,6 +194,29 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let loaded = load(&inputs.map, &inputs.profiles)?;
             report::html::write(&loaded, &output, &SourceRoot(source.source_root))?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Interesting {
+            inputs,
+            output,
+            min_count,
+            top_share,
+        } => {
+            let selection = pathprof_core::ppp::Selection::new(min_count, top_share)?;
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            let list = report::ppp::interesting(&loaded, &selection)?;
+            write_or_print(output.as_deref(), &list.to_json())
+        }
+        Command::Residual {
+            inputs,
+            function,
+            top,
+        } => {
+            let loaded = load(&inputs.map, &inputs.profiles)?;
+            print(&report::ppp::residual(&loaded, function.as_deref(), top)?)
+        }
+        Command::PppStats { map } => {
+            let map_file = report::load::read_map(&map)?;
+            print(&report::ppp::stats(&map_file))
         }
         Command::RtPath => {
             println!("{}", crate::toolchain::runtime()?.display());

@@ -85,6 +85,63 @@ pub fn derive(
     derive_with_resumes(cfg, layout, slots, paths, Resumes::default())
 }
 
+/// `(id, count)` pairs by increasing id, one per id (the counts of an id
+/// given twice added, saturating), without zero counts.
+pub fn sum_by_id(mut pairs: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    pairs.retain(|&(_, n)| n > 0);
+    pairs.sort_unstable();
+    pairs.dedup_by(|next, kept| {
+        let same = next.0 == kept.0;
+        if same {
+            kept.1 = kept.1.saturating_add(next.1);
+        }
+        same
+    });
+    pairs
+}
+
+/// The counters of a PPP function as path mode's: the last
+/// `owners.len()` slots become path counts of their owners' Ball-Larus ids,
+/// their resumes path resumes (the path list and the resumes sorted by id,
+/// one entry per id).
+#[allow(clippy::type_complexity)]
+fn fold_ppp(
+    slots: &[u64],
+    paths: &[(u64, u64)],
+    resumes: Resumes<'_>,
+    owners: &[u64],
+) -> (Vec<u64>, Vec<(u64, u64)>, Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    let base = slots.len() - owners.len();
+    let owned = |k: u64| {
+        let p = (k as usize).checked_sub(base)?;
+        owners
+            .get(p)
+            .copied()
+            .filter(|&o| o != crate::ppp::classify::HOLE)
+    };
+    let mut all = paths.to_vec();
+    all.extend((base..slots.len()).filter_map(|k| owned(k as u64).map(|id| (id, slots[k]))));
+    let mut path_resumes = resumes.paths.to_vec();
+    path_resumes.extend(
+        resumes
+            .slots
+            .iter()
+            .filter_map(|&(k, n)| owned(k).map(|id| (id, n))),
+    );
+    let slot_resumes = resumes
+        .slots
+        .iter()
+        .copied()
+        .filter(|&(k, _)| (k as usize) < base)
+        .collect();
+    (
+        slots[..base].to_vec(),
+        sum_by_id(all),
+        slot_resumes,
+        sum_by_id(path_resumes),
+    )
+}
+
 /// Interprets one function's counters and resumes. A resume of an
 /// early-exit count (an edge-mode block exit, a path ending in a call, a
 /// path-mode terminator call) is an activation that started in the middle
@@ -107,8 +164,9 @@ pub fn derive_with_resumes(
             self_loops,
             resumes,
             call_exits,
+            ppp_owners,
             ..
-        } => self_loops.len() + resumes.len() + call_exits.len(),
+        } => self_loops.len() + resumes.len() + call_exits.len() + ppp_owners.len(),
     };
     // An all-zero function may be written without its slots.
     let zeros;
@@ -124,6 +182,22 @@ pub fn derive_with_resumes(
             found: slots.len(),
         });
     }
+    // A PPP function's interesting paths count in slots: fold them (and their
+    // resumes) into path counts by Ball-Larus id, so what follows sees a
+    // path-mode profile.
+    let folded;
+    let (slots, paths, resumes) = match layout {
+        Layout::Path { ppp_owners, .. } if !ppp_owners.is_empty() => {
+            folded = fold_ppp(slots, paths, resumes, ppp_owners);
+            let (slots, paths, slot_resumes, path_resumes) = &folded;
+            let resumes = Resumes {
+                slots: slot_resumes,
+                paths: path_resumes,
+            };
+            (&slots[..], &paths[..], resumes)
+        }
+        _ => (slots, paths, resumes),
+    };
     match layout {
         Layout::Block {
             slot_of_block,
@@ -170,6 +244,7 @@ pub fn derive_with_resumes(
             self_loops,
             resumes: resume_edges,
             call_exits,
+            ..
         } => {
             let mut flow = FlowCounts::unknown(cfg);
             flow.entry = Some(0);

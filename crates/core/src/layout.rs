@@ -37,16 +37,35 @@ pub enum Layout {
     /// `self_loops.len() + k` the returns along resume edge `resumes[k]`, and
     /// slot `self_loops.len() + resumes.len() + k` the activations that ended
     /// inside the call that terminates block `call_exits[k]` (early-exit
-    /// counting of an `invoke`).
+    /// counting of an `invoke`). With preferential path profiling, slot
+    /// `self_loops.len() + resumes.len() + call_exits.len() + p` counts the
+    /// interesting path whose Ball-Larus id is `ppp_owners[p]` (PPP id `p`;
+    /// [`crate::ppp::classify::HOLE`]: no path, never counted); every other
+    /// path counts by its Ball-Larus id. Empty: plain path mode, or a PPP
+    /// build's function that is not numbered. `interesting`: in a PPP build,
+    /// the function's interesting paths (sorted Ball-Larus ids), numbered or
+    /// not (path mode's array already counts them cheaply, or their interval
+    /// was too large); empty elsewhere.
     Path {
         dag: Dag,
         self_loops: Vec<EdgeId>,
         resumes: Vec<EdgeId>,
         call_exits: Vec<BlockId>,
+        ppp_owners: Vec<u64>,
+        interesting: Vec<u64>,
     },
 }
 
 impl Layout {
+    /// The Ball-Larus ids of the interesting paths of a function of a PPP
+    /// build, sorted (empty for any other function).
+    pub fn interesting(&self) -> &[u64] {
+        match self {
+            Layout::Path { interesting, .. } => interesting,
+            _ => &[],
+        }
+    }
+
     /// A hash identifying the layout, folded into the build id: the FNV-1a of
     /// its JSON in the map ([`crate::map::schema::Layout`]), so that build ids
     /// stay those of the maps already written.

@@ -22,7 +22,8 @@ use crate::ids::{BlockId, DagEdgeId, EdgeId};
 use crate::increments::ChordIncrements;
 use crate::layout::Layout;
 use crate::placement::place;
-use crate::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
+use crate::plan::{FunctionPlan, Op, PathStorage, PppSlots, ProbeSite};
+use crate::ppp::{PppError, PppNumbering};
 use crate::weights::Weights;
 
 /// Options of the path planner.
@@ -31,6 +32,12 @@ pub struct PathOptions {
     pub dag: DagOptions,
     /// Functions with at most this many paths count into an array; others hash.
     pub array_limit: u64,
+    /// Preferential path profiling numbers the interesting paths of
+    /// functions with more than this many potential paths (`None`:
+    /// `array_limit`, so exactly where path mode would hash; below it path
+    /// mode's array counts every path with one increment, which PPP's range
+    /// check and compare cannot beat).
+    pub ppp_min_paths: Option<u64>,
 }
 
 impl Default for PathOptions {
@@ -38,6 +45,7 @@ impl Default for PathOptions {
         PathOptions {
             dag: DagOptions::default(),
             array_limit: 1 << 17,
+            ppp_min_paths: None,
         }
     }
 }
@@ -74,6 +82,47 @@ fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Option<
     })
 }
 
+/// Plans preferential path profiling of one function (Vaswani et al. 2007):
+/// path mode's DAG and spanning tree, so the same Ball-Larus ids, and the PPP
+/// numbering of `interesting` (Ball-Larus ids) on the same chords. Returns
+/// the numbering too; the plan uses it only when `interesting` is not empty,
+/// the function has more than `options.ppp_min_paths` potential paths and
+/// the interval is at most `options.array_limit` (else it is path mode's
+/// plan: the interesting paths would not fit an array either). The layout
+/// records the interesting paths either way.
+pub fn plan_ppp(
+    cfg: &Cfg,
+    weights: &Weights,
+    options: &PathOptions,
+    interesting: &[u64],
+) -> Result<(FunctionPlan, Layout, PppNumbering), PppPlanError> {
+    let dag = Dag::build(cfg, options.dag)?;
+    let incs = chord_increments(cfg, &dag, weights);
+    let numbering = PppNumbering::compute(&dag, interesting)?;
+    let min_paths = options.ppp_min_paths.unwrap_or(options.array_limit);
+    let fits = !numbering.is_empty()
+        && dag.num_paths() > min_paths
+        && numbering.interval() <= options.array_limit;
+    let ppp_incs = fits.then(|| numbering.chord_increments(&dag, &incs));
+    let ppp = ppp_incs.as_ref().map(|p| (&numbering, p));
+    let (plan, mut layout) = transcribe_ppp(cfg, dag, &incs, ppp, options);
+    if let Layout::Path { interesting, .. } = &mut layout {
+        *interesting = numbering.paths().iter().map(|n| n.bl).collect();
+        interesting.sort_unstable();
+    }
+    Ok((plan, layout, numbering))
+}
+
+/// Why [`plan_ppp`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PppPlanError {
+    #[error(transparent)]
+    Dag(#[from] DagError),
+    #[error(transparent)]
+    Ppp(#[from] PppError),
+}
+
 /// Turns the placement into probes.
 pub fn transcribe(
     cfg: &Cfg,
@@ -81,7 +130,30 @@ pub fn transcribe(
     incs: &ChordIncrements,
     options: &PathOptions,
 ) -> (FunctionPlan, Layout) {
+    transcribe_ppp(cfg, dag, incs, None, options)
+}
+
+/// Turns the placement into probes; with `ppp` (a numbering and its
+/// increments on `incs`' chords) in two registers: path mode's `r` and the
+/// PPP register `q`, both set where Figure 8 initialises, each added to on
+/// the chords where its own increment is not 0, and every count a
+/// [`Op::CountPpp`] of both (interesting paths into the slots after path
+/// mode's, the others by Ball-Larus id as in path mode).
+pub fn transcribe_ppp(
+    cfg: &Cfg,
+    dag: Dag,
+    incs: &ChordIncrements,
+    ppp: Option<(&PppNumbering, &ChordIncrements)>,
+    options: &PathOptions,
+) -> (FunctionPlan, Layout) {
     let placement = place(&dag, incs);
+    // The same tree, so the same init and count sites; only `add` differs.
+    let ppp_placement = ppp.map(|(_, p)| {
+        debug_assert_eq!(p.in_tree, incs.in_tree);
+        let pp = place(&dag, p);
+        debug_assert_eq!(pp.count_at_top, placement.count_at_top);
+        pp
+    });
     let site = |id: DagEdgeId| match dag.edge(id).kind {
         DagEdgeKind::Entry => ProbeSite::FunctionEntry,
         DagEdgeKind::BackExit(e) if cfg.edge(e).resume => ProbeSite::BlockEnd(cfg.edge(e).from),
@@ -97,6 +169,28 @@ pub fn transcribe(
         let code = placement.code[id.index()];
         let inc = incs.inc[id.index()];
         let s = site(id);
+        if let (Some((_, pincs)), Some(pp)) = (ppp, &ppp_placement) {
+            let pcode = pp.code[id.index()];
+            let pinc = pincs.inc[id.index()];
+            debug_assert_eq!((pcode.init, pcode.count), (code.init, code.count));
+            if code.init {
+                ops.push((s, Op::SetPath(inc)));
+                ops.push((s, Op::SetPpp(pinc)));
+            }
+            if code.count {
+                let bl = if code.add { inc } else { 0 };
+                let ppp = if pcode.add { pinc } else { 0 };
+                ops.push((s, Op::CountPpp { bl, ppp }));
+            } else {
+                if code.add {
+                    ops.push((s, Op::AddPath(inc)));
+                }
+                if pcode.add {
+                    ops.push((s, Op::AddPpp(pinc)));
+                }
+            }
+            return;
+        }
         if code.init {
             ops.push((s, Op::SetPath(inc)));
         }
@@ -132,13 +226,18 @@ pub fn transcribe(
             .any(|&e| dag.classes()[e.index()] == EdgeClass::Unsplit)
         {
             ops.push((ProbeSite::BlockEnd(b), Op::SetPath(0)));
+            if ppp.is_some() {
+                ops.push((ProbeSite::BlockEnd(b), Op::SetPpp(0)));
+            }
         }
     }
+    let count0 = if ppp.is_some() {
+        Op::CountPpp { bl: 0, ppp: 0 }
+    } else {
+        Op::CountPath(0)
+    };
     for v in (0..dag.num_blocks()).filter(|&v| placement.count_at_top[v]) {
-        ops.push((
-            ProbeSite::BlockStart(crate::BlockId::new(v)),
-            Op::CountPath(0),
-        ));
+        ops.push((ProbeSite::BlockStart(crate::BlockId::new(v)), count0));
     }
     let self_loops: Vec<EdgeId> = cfg
         .edge_ids()
@@ -170,8 +269,20 @@ pub fn transcribe(
     } else {
         PathStorage::Hash { num_paths }
     };
-    let num_slots = (self_loops.len() + resumes.len() + call_exits.len()) as u32;
-    let plan = FunctionPlan::from_ops(num_slots, storage, ops);
+    let base = (self_loops.len() + resumes.len() + call_exits.len()) as u32;
+    let ppp_owners: Vec<u64> = ppp.map_or_else(Vec::new, |(numbering, _)| {
+        (0..numbering.interval())
+            .map(|p| numbering.slot_owner(p).expect("inside the interval"))
+            .collect()
+    });
+    let num_slots = base + ppp_owners.len() as u32;
+    let mut plan = FunctionPlan::from_ops(num_slots, storage, ops);
+    if !ppp_owners.is_empty() {
+        plan.ppp = Some(PppSlots {
+            base,
+            owners: ppp_owners.clone(),
+        });
+    }
     (
         plan,
         Layout::Path {
@@ -179,6 +290,8 @@ pub fn transcribe(
             self_loops,
             resumes,
             call_exits,
+            ppp_owners,
+            interesting: Vec::new(),
         },
     )
 }

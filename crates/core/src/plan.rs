@@ -7,6 +7,8 @@
 //! - `slots` is an array of `num_slots` 64-bit counters (blocks, edge chords, self
 //!   loops); `paths` is an array of `len` counters or a hash table keyed by path id;
 //! - counters saturate at `u64::MAX` instead of wrapping;
+//! - a PPP function (preferential path profiling) also keeps a second
+//!   register `q` (its PPP sum), and counts interesting paths into slots;
 //! - the ops of one probe run in order; at one edge, ops at `BlockEnd(from)` run
 //!   before ops on `Edge(e)`, which run before ops at `BlockStart(to)`.
 
@@ -81,6 +83,15 @@ pub enum Op {
     CountPath(i64),
     /// `slots[k]++`
     CountSlot(u32),
+    /// `q = c`: the PPP register (preferential path profiling, [`FunctionPlan::ppp`]).
+    SetPpp(i64),
+    /// `q += c`
+    AddPpp(i64),
+    /// Ends a path in a PPP function: with `b = r + bl` (its Ball-Larus id) and
+    /// `p = q + ppp` (its PPP sum), `slots[base + p]++` when `p < interval`
+    /// and `owners[p] == b` (an interesting path), else `paths[b]++` as
+    /// [`Op::CountPath`] does (a residual path).
+    CountPpp { bl: i64, ppp: i64 },
 }
 
 /// The code for one site.
@@ -101,6 +112,16 @@ pub enum PathStorage {
     Hash { num_paths: u64 },
 }
 
+/// The interesting paths' counters of a PPP function: slots `base..base +
+/// owners.len()` (the PPP interval), slot `base + p` counting the path whose
+/// Ball-Larus id is `owners[p]` ([`crate::ppp::classify::HOLE`] for a PPP id
+/// no interesting path has: never counted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PppSlots {
+    pub base: u32,
+    pub owners: Vec<u64>,
+}
+
 /// Everything the LLVM side needs to instrument one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionPlan {
@@ -108,6 +129,9 @@ pub struct FunctionPlan {
     pub paths: PathStorage,
     /// At most one probe per site, sorted by site.
     pub probes: Vec<Probe>,
+    /// With preferential path profiling: where [`Op::CountPpp`] counts the
+    /// interesting paths (the residual ones go to `paths`).
+    pub ppp: Option<PppSlots>,
 }
 
 impl FunctionPlan {
@@ -129,6 +153,7 @@ impl FunctionPlan {
             num_slots,
             paths,
             probes,
+            ppp: None,
         }
     }
 }

@@ -67,6 +67,18 @@ pub fn plan_function(
     })
 }
 
+/// Plans one function for preferential path profiling
+/// ([`crate::path::plan_ppp`]): path mode's plan with the interesting paths
+/// (Ball-Larus ids of its DAG) counted in slots, when their PPP interval is
+/// at most `options.path.array_limit`.
+pub fn plan_function_ppp(
+    cfg: &Cfg,
+    options: &PlanOptions,
+    interesting: &[u64],
+) -> Result<(FunctionPlan, Layout, crate::ppp::PppNumbering), crate::path::PppPlanError> {
+    crate::path::plan_ppp(cfg, &options.weights(cfg), &options.path, interesting)
+}
+
 /// The chord increments (section 3.3) the path planner chose for `dag`, the
 /// DAG of `cfg` in a map: maps record the DAG but not the spanning tree, and
 /// the instrumenter plans without measured counts, so these are

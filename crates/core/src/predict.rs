@@ -273,6 +273,8 @@ mod tests {
             self_loops: vec![],
             resumes: vec![],
             call_exits: vec![],
+            ppp_owners: vec![],
+            interesting: vec![],
         };
         let counts = derive(&cfg, &layout, &[], &paths).unwrap();
         let blocks = (0..cfg.num_blocks() as u32)

@@ -10,7 +10,7 @@ use common::{enumerate_paths, expected_path_counts_ending, make_walk, walk_count
 use pathprof_core::dag::{Dag, DagOptions};
 use pathprof_core::derive::derive;
 use pathprof_core::increments::ChordIncrements;
-use pathprof_core::planner::{plan_function, PlanError, PlanOptions};
+use pathprof_core::planner::{plan_function, plan_function_ppp, PlanError, PlanOptions};
 use pathprof_core::regen::{path_id, regenerate};
 use pathprof_core::{Cfg, EdgeId, Mode};
 use proptest::prelude::*;
@@ -93,7 +93,16 @@ fn check_walks(
     let walks: Vec<Vec<EdgeId>> = walks.into_iter().map(|(w, _)| w).collect();
     let counts = derive(cfg, &layout, &ev.counters.slots, &ev.counters.path_list())
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let (edges, blocks, calls) = walk_counts(cfg, &walks);
+    check_walk_counts(cfg, &counts, &walks)
+}
+
+/// Derived block, call and edge counts equal those of the walks.
+fn check_walk_counts(
+    cfg: &Cfg,
+    counts: &pathprof_core::derive::FunctionCounts,
+    walks: &[Vec<EdgeId>],
+) -> Result<(), TestCaseError> {
+    let (edges, blocks, calls) = walk_counts(cfg, walks);
     prop_assert_eq!(&counts.blocks, &blocks);
     prop_assert_eq!(counts.entry, calls);
     if let Some(derived) = &counts.edges {
@@ -180,6 +189,139 @@ proptest! {
         check_walks(&cfg, Mode::Path, &options, &walks)?;
         check_walks(&cfg, Mode::Edge, &options, &walks)?;
     }
+}
+
+/// A PPP plan run along random walks: the walks of `train` (a prefix of the
+/// walks) make the interesting set, with `picks` (Ball-Larus ids modulo the
+/// path count) added. Both registers must count every walked path exactly,
+/// folded back into a Ball-Larus profile by the layout; interesting paths in
+/// the PPP slots, the others (residual) by Ball-Larus id.
+fn check_ppp_walks(
+    cfg: &Cfg,
+    options: &PlanOptions,
+    choices: &[Vec<u8>],
+    train: usize,
+    picks: &[u64],
+) -> Result<(), TestCaseError> {
+    let Ok(dag) = Dag::build(cfg, options.path.dag) else {
+        return Ok(());
+    };
+    let deaths = options.path.dag.early_exit;
+    let walks = walks_of(cfg, choices, deaths);
+    let n = dag.num_paths();
+    let mut interesting: Vec<u64> =
+        expected_path_counts_ending(cfg, &dag, &walks[..train.min(walks.len())])
+            .into_keys()
+            .collect();
+    interesting.extend(picks.iter().map(|p| p % n));
+    interesting.sort_unstable();
+    interesting.dedup();
+    let (plan, layout, numbering) = plan_function_ppp(cfg, options, &interesting)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let pathprof_core::layout::Layout::Path {
+        dag: planned,
+        ppp_owners,
+        ..
+    } = &layout
+    else {
+        return Err(TestCaseError::fail("a PPP plan has a path layout"));
+    };
+    prop_assert_eq!(planned, &dag, "the DAG and Ball-Larus ids of path mode");
+    let (path_plan, _) = plan_function(cfg, Mode::Path, options).unwrap();
+    prop_assert_eq!(
+        &path_plan.paths,
+        &plan.paths,
+        "residual paths stored as path mode's"
+    );
+    let min_paths = options
+        .path
+        .ppp_min_paths
+        .unwrap_or(options.path.array_limit);
+    let uses_ppp = !interesting.is_empty()
+        && n > min_paths
+        && numbering.interval() <= options.path.array_limit;
+    prop_assert_eq!(plan.ppp.is_some(), uses_ppp);
+    prop_assert_eq!(
+        ppp_owners.len() as u64,
+        if uses_ppp { numbering.interval() } else { 0 }
+    );
+    prop_assert_eq!(layout.interesting(), &interesting[..]);
+    if walks.is_empty() {
+        return Ok(());
+    }
+    let mut ev = Evaluator::new(&plan);
+    for (w, dies_in) in &walks {
+        ev.call_ending(cfg, w, *dies_in);
+    }
+    let expected = expected_path_counts_ending(cfg, &dag, &walks);
+    // Residual paths only in the table, interesting ones only in slots.
+    for id in ev.counters.paths.keys() {
+        prop_assert!(
+            !uses_ppp || interesting.binary_search(id).is_err(),
+            "path {} is interesting but hashed",
+            id
+        );
+    }
+    let want_hits: u64 = expected
+        .iter()
+        .filter(|(id, _)| uses_ppp && interesting.binary_search(id).is_ok())
+        .map(|(_, &c)| c)
+        .sum();
+    let base = plan.ppp.as_ref().map_or(0, |t| t.base as usize);
+    let slot_counts: u64 = if uses_ppp {
+        ev.counters.slots[base..].iter().sum()
+    } else {
+        0
+    };
+    prop_assert_eq!(slot_counts, want_hits);
+    let counts = derive(cfg, &layout, &ev.counters.slots, &ev.counters.path_list())
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let derived: std::collections::BTreeMap<u64, u64> =
+        counts.paths.iter().map(|p| (p.id, p.count)).collect();
+    prop_assert_eq!(&derived, &expected);
+    prop_assert_eq!(counts.lost, 0);
+    let walks: Vec<Vec<EdgeId>> = walks.into_iter().map(|(w, _)| w).collect();
+    check_walk_counts(cfg, &counts, &walks)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn ppp_plans_count_exactly_the_walked_paths(
+        cfg in arb_cfg(), walks in arb_walks(), train in 0usize..6,
+        picks in prop::collection::vec(any::<u64>(), 0..8),
+    ) {
+        check_ppp_walks(&cfg, &numbering_all(PlanOptions::default()), &walks, train, &picks)?;
+    }
+
+    #[test]
+    fn ppp_plans_with_hashed_residuals_and_cuts(
+        cfg in arb_cfg(), walks in arb_walks(), train in 0usize..6,
+        picks in prop::collection::vec(any::<u64>(), 0..8), max in 256u64..400,
+    ) {
+        let mut options = PlanOptions::default().with_max_paths(max);
+        // Residual paths hash (the Ball-Larus count is above the limit) while
+        // the PPP interval usually fits; PPP numbers only those functions
+        // (the default --ppp-min-paths).
+        options.path.array_limit = 12;
+        check_ppp_walks(&cfg, &options, &walks, train, &picks)?;
+    }
+
+    #[test]
+    fn ppp_plans_count_executions_cut_short(
+        cfg in arb_cfg(), walks in arb_walks(), train in 0usize..6,
+        picks in prop::collection::vec(any::<u64>(), 0..8),
+    ) {
+        let options = numbering_all(PlanOptions::default().with_early_exit(true));
+        check_ppp_walks(&cfg, &options, &walks, train, &picks)?;
+    }
+}
+
+/// PPP numbering wherever a function has interesting paths.
+fn numbering_all(mut options: PlanOptions) -> PlanOptions {
+    options.path.ppp_min_paths = Some(0);
+    options
 }
 
 fn layout_lost(cfg: &Cfg, layout: &pathprof_core::layout::Layout, ev: &Evaluator<'_>) -> u64 {

@@ -114,6 +114,15 @@ pub enum Layout {
         resumes: Vec<u32>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         call_exits: Vec<u32>,
+        /// Preferential path profiling: the Ball-Larus id each PPP slot counts
+        /// (`u64::MAX`: none); absent in path mode.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ppp_owners: Vec<u64>,
+        /// A PPP build: the Ball-Larus ids of the function's interesting
+        /// paths (sorted), whether or not they were numbered; absent in path
+        /// mode.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        interesting: Vec<u64>,
     },
 }
 

@@ -33,6 +33,8 @@ pub fn loaded(
         self_loops,
         resumes: vec![],
         call_exits: vec![],
+        ppp_owners: vec![],
+        interesting: vec![],
     };
     let counts = derive(&cfg, &layout, self_loop_counts, &paths).unwrap();
     let infos = (0..blocks as u32)

@@ -22,7 +22,8 @@ pub const VERSION: u64 = 1;
 pub struct Report {
     pub format: String,
     pub version: u64,
-    /// `block`, `edge` or `path`.
+    /// `block`, `edge` or `path` (also for a PPP build, whose profile is a
+    /// path profile: its paths say whether they are `interesting`).
     pub mode: String,
     /// The map's build id, 16 hex digits.
     pub build_id: String,
@@ -119,6 +120,11 @@ pub struct PathCount {
     pub start: Option<(Option<u32>, Option<u32>)>,
     /// Ended inside a call that never returned (`--early-exit`).
     pub terminated: bool,
+    /// A PPP build (`--mode=ppp`): whether the path is one of the
+    /// interesting paths its function was built with (counted in its array);
+    /// `false` for a residual path. Absent in other builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interesting: Option<bool>,
 }
 
 impl Report {
@@ -126,6 +132,10 @@ impl Report {
     pub fn of(loaded: &Loaded) -> Report {
         let map = &loaded.map;
         let facts = &loaded.facts;
+        let ppp = map.functions.iter().any(|f| match &f.layout {
+            Layout::Path { interesting, .. } => !interesting.is_empty(),
+            _ => false,
+        });
         Report {
             format: FORMAT.into(),
             version: VERSION,
@@ -136,7 +146,7 @@ impl Report {
             threads: facts.threads,
             exact: facts.exact(),
             functions: (0..map.functions.len())
-                .map(|i| function(loaded, i))
+                .map(|i| function(loaded, i, ppp))
                 .collect(),
         }
     }
@@ -154,7 +164,9 @@ impl Function {
     }
 }
 
-fn function(loaded: &Loaded, i: usize) -> Function {
+/// Function `i` of the report; with `ppp` (a PPP build) every path says
+/// whether it is interesting.
+fn function(loaded: &Loaded, i: usize, ppp: bool) -> Function {
     let (f, c) = (&loaded.map.functions[i], &loaded.counts[i]);
     let blocks = f
         .blocks
@@ -181,7 +193,16 @@ fn function(loaded: &Loaded, i: usize) -> Function {
             resume: e.resume,
         })
         .collect();
-    let listed = |paths: &[CorePathCount]| paths.iter().map(|p| path(f, p)).collect();
+    let interesting = f.layout.interesting();
+    let listed = |paths: &[CorePathCount]| {
+        paths
+            .iter()
+            .map(|p| PathCount {
+                interesting: ppp.then(|| interesting.binary_search(&p.id).is_ok()),
+                ..path(f, p)
+            })
+            .collect()
+    };
     let path_mode = matches!(f.layout, Layout::Path { .. });
     Function {
         name: f.name.clone(),
@@ -226,5 +247,6 @@ fn path(f: &MapFunction, p: &CorePathCount) -> PathCount {
         exit: end(exit).map(|(from, to)| (from.expect("an end has its block"), to)),
         start,
         terminated: matches!(exit, PathEnd::Call(..)),
+        interesting: None,
     }
 }

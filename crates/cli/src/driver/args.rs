@@ -737,7 +737,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 9, "{help}");
+        assert_eq!(flags.len(), 11, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {
@@ -752,7 +752,9 @@ mod tests {
         }
         // The help in a column, wrapped at 80 characters.
         for lines in [
-            "  --mode=block|edge|path  What to count (PATHPROF_MODE; default path)\n",
+            "  --mode=block|edge|path|ppp\n\
+             \x20                         What to count (ppp: path mode, the --interesting paths\n\
+             \x20                         in arrays) (PATHPROF_MODE; default path)\n",
             "  --atomic                Thread-safe (atomic) counter updates\n\
              \x20                         (PATHPROF_ATOMIC=1)\n",
         ] {

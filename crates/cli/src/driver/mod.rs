@@ -158,6 +158,16 @@ fn write_map(inv: &Invocation) -> Result<()> {
         Err(e) => return Err(e).context("reading back the linked file's map"),
     };
     warn_on_link_only_options(inv, output, &fragments);
+    // The list's functions that nothing linked has (each object only knew
+    // its own); not for a relocatable link, which is not the whole program.
+    let relocatable = inv.args.iter().any(|a| a == "-r" || a == "-Wl,-r");
+    if let (true, Some(list_path), false) =
+        (inv.options.mode.ppp, &inv.options.interesting, relocatable)
+    {
+        let list = crate::report::ppp::read_list(list_path)?;
+        let maps: Vec<&MapFile> = fragments.iter().collect();
+        crate::report::ppp::warn_unknown(&list, list_path, &maps);
+    }
     let path = match &inv.options.map {
         Some(p) => p.clone(),
         None => {
@@ -179,7 +189,9 @@ fn write_map(inv: &Invocation) -> Result<()> {
 /// linked objects were instrumented (they were compiled without them).
 fn warn_on_link_only_options(inv: &Invocation, output: &str, fragments: &[MapFile]) {
     let o = &inv.options;
-    let other_mode = fragments.iter().find(|f| o.mode_given && f.mode != o.mode);
+    let other_mode = fragments
+        .iter()
+        .find(|f| o.mode_given && f.mode != o.mode.mode);
     if let Some(f) = other_mode {
         eprintln!(
             "pathprof: warning: --mode={} has no effect when linking: objects in {output} were \

@@ -12,6 +12,7 @@ pub mod info;
 pub mod lcov;
 pub mod listing;
 pub mod paths;
+pub mod ppp;
 pub mod predict;
 pub mod source;
 pub mod summary;

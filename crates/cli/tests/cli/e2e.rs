@@ -998,3 +998,5 @@ fn longjmp_back_to_setjmp_in_a_loop() {
         p.finish();
     }
 }
+
+mod ppp;

@@ -465,7 +465,24 @@ fn check_layout(cfg: &Cfg, layout: &Layout) -> Result<(), String> {
             self_loops,
             resumes,
             call_exits,
+            ppp_owners,
+            interesting,
         } => {
+            let hole = crate::ppp::classify::HOLE;
+            let mut owners: Vec<u64> = ppp_owners.iter().copied().filter(|&o| o != hole).collect();
+            owners.sort_unstable();
+            if !ppp_owners.is_empty() && owners != *interesting {
+                return Err("PPP slots for other paths than its interesting ones".to_string());
+            }
+            if interesting.windows(2).any(|w| w[0] >= w[1]) {
+                return Err("interesting paths out of order or named twice".to_string());
+            }
+            if let Some(o) = interesting.last().filter(|&&o| o >= dag.num_paths()) {
+                return Err(format!(
+                    "interesting path {o}, beyond its {} paths",
+                    dag.num_paths()
+                ));
+            }
             if dag.num_blocks() != blocks || dag.classes().len() != edges {
                 return Err(format!(
                     "a path DAG over {} blocks and {} edges, but {blocks} blocks and {edges} edges",

@@ -139,11 +139,15 @@ impl From<&layout::Layout> for Layout {
                 self_loops,
                 resumes,
                 call_exits,
+                ppp_owners,
+                interesting,
             } => Layout::Path {
                 dag: dag.into(),
                 self_loops: ids(self_loops),
                 resumes: ids(resumes),
                 call_exits: call_exits.iter().map(|b| b.0).collect(),
+                ppp_owners: ppp_owners.clone(),
+                interesting: interesting.clone(),
             },
         }
     }
@@ -326,11 +330,15 @@ impl TryFrom<Layout> for layout::Layout {
                 self_loops,
                 resumes,
                 call_exits,
+                ppp_owners,
+                interesting,
             } => layout::Layout::Path {
                 dag: dag.try_into()?,
                 self_loops: ids(self_loops),
                 resumes: ids(resumes),
                 call_exits: call_exits.into_iter().map(BlockId).collect(),
+                ppp_owners,
+                interesting,
             },
         })
     }

@@ -65,15 +65,7 @@ impl Selection {
 /// (compared in `f64`), so the share is covered with as few paths as possible;
 /// `x = 1` takes every executed path. Then paths below `min_count` are left out.
 pub fn select_paths(counts: &[(u64, u64)], selection: &Selection) -> Vec<(u64, u64)> {
-    let mut merged: Vec<(u64, u64)> = counts.iter().copied().filter(|&(_, c)| c > 0).collect();
-    merged.sort_unstable();
-    merged.dedup_by(|next, kept| {
-        let same = next.0 == kept.0;
-        if same {
-            kept.1 = kept.1.saturating_add(next.1);
-        }
-        same
-    });
+    let mut merged = crate::derive::sum_by_id(counts.to_vec());
     if let Some(share) = selection.top_share {
         let total: u128 = merged.iter().map(|&(_, c)| c as u128).sum();
         let goal = share * total as f64;

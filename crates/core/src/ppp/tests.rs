@@ -256,3 +256,53 @@ fn no_interesting_path_and_bad_ids() {
     let ppp = PppNumbering::compute(&g.dag, &[5, 5, 5]).unwrap();
     assert_eq!((ppp.len(), ppp.interval()), (1, 1));
 }
+
+#[test]
+fn ppp_plan_of_the_worked_example_folds_back_to_ball_larus() {
+    use crate::derive::derive;
+    use crate::path::{plan_ppp, PathOptions};
+    use crate::plan::Op;
+    use crate::weights::Weights;
+    // The planner's own DAG (Figure 5's numbering, not the figure's values).
+    let g = Named::new("sabcdt", &["sa", "sb", "ab", "ac", "bc", "cd", "ct", "dt"]);
+    let interesting = g.ids(&["sacdt", "sact", "sbct"]);
+    let weights = Weights::estimate(&g.cfg);
+    let options = PathOptions {
+        ppp_min_paths: Some(0),
+        ..PathOptions::default()
+    };
+    let (plan, layout, numbering) = plan_ppp(&g.cfg, &weights, &options, &interesting).unwrap();
+    assert_eq!((numbering.len(), numbering.interval()), (3, 3));
+    let table = plan.ppp.as_ref().expect("a PPP plan");
+    let owners: Vec<u64> = (0..3).map(|p| numbering.slot_owner(p).unwrap()).collect();
+    assert_eq!((table.base, &table.owners), (0, &owners));
+    assert_eq!(plan.num_slots, 3);
+    let mut sorted = interesting.clone();
+    sorted.sort_unstable();
+    assert_eq!(layout.interesting(), sorted);
+    // Below --ppp-min-paths: path mode's plan, the interesting paths marked.
+    let (plain, plain_layout, _) =
+        plan_ppp(&g.cfg, &weights, &PathOptions::default(), &interesting).unwrap();
+    assert!(plain.ppp.is_none());
+    assert_eq!(plain_layout.interesting(), sorted);
+    // Paths end only in CountPpp; both registers start together.
+    let ops: Vec<Op> = plan.probes.iter().flat_map(|p| p.ops.clone()).collect();
+    assert!(ops.iter().any(|op| matches!(op, Op::CountPpp { .. })));
+    assert!(!ops.iter().any(|op| matches!(op, Op::CountPath(_))));
+    let sets = |ppp: bool| {
+        ops.iter()
+            .filter(|op| {
+                matches!(op, Op::SetPpp(_)) == ppp && matches!(op, Op::SetPath(_) | Op::SetPpp(_))
+            })
+            .count()
+    };
+    assert_eq!(sets(true), sets(false));
+    // Slot p counts path owners[p]; a residual path counts by its id.
+    let sabct = g.id("sabct");
+    let counts = derive(&g.cfg, &layout, &[5, 0, 2], &[(sabct, 1)]).unwrap();
+    let mut want = vec![(owners[0], 5), (owners[2], 2), (sabct, 1)];
+    want.sort_unstable();
+    let got: Vec<(u64, u64)> = counts.paths.iter().map(|p| (p.id, p.count)).collect();
+    assert_eq!(got, want);
+    assert_eq!(counts.entry, 8);
+}

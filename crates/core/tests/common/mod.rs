@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 pub struct Counters {
     pub slots: Vec<u64>,
     pub paths: BTreeMap<u64, u64>,
+    /// How many counts (and undos) went into PPP slots.
+    pub ppp_hits: u64,
 }
 
 impl Counters {
@@ -31,6 +33,8 @@ pub struct Evaluator<'a> {
     by_site: BTreeMap<ProbeSite, &'a [Op]>,
     pub counters: Counters,
     r: u64,
+    /// The PPP register.
+    q: u64,
 }
 
 impl<'a> Evaluator<'a> {
@@ -42,8 +46,10 @@ impl<'a> Evaluator<'a> {
             counters: Counters {
                 slots: vec![0; plan.num_slots as usize],
                 paths: BTreeMap::new(),
+                ppp_hits: 0,
             },
             r: 0,
+            q: 0,
         }
     }
 
@@ -53,27 +59,31 @@ impl<'a> Evaluator<'a> {
         let Some(ops) = self.by_site.get(&site) else {
             return;
         };
-        let saved = self.r;
+        let saved = (self.r, self.q);
         for op in ops.iter() {
             match *op {
                 Op::SetPath(c) => self.r = c as u64,
                 Op::AddPath(c) => self.r = self.r.wrapping_add(c as u64),
+                Op::SetPpp(c) => self.q = c as u64,
+                Op::AddPpp(c) => self.q = self.q.wrapping_add(c as u64),
+                Op::CountPpp { bl, ppp } => {
+                    let table = self.plan.ppp.as_ref().expect("CountPpp in a PPP plan");
+                    let id = self.r.wrapping_add(bl as u64);
+                    let p = self.q.wrapping_add(ppp as u64);
+                    let interval = table.owners.len() as u64;
+                    if p < interval && table.owners[p as usize] == id {
+                        self.counters.ppp_hits += 1;
+                        let c = &mut self.counters.slots[table.base as usize + p as usize];
+                        *c = c
+                            .checked_add_signed(delta)
+                            .expect("slot stays non-negative");
+                    } else {
+                        self.count_path(id, delta);
+                    }
+                }
                 Op::CountPath(c) => {
                     let id = self.r.wrapping_add(c as u64);
-                    match self.plan.paths {
-                        PathStorage::Array { len } => {
-                            assert!(id < len, "array index {id} out of 0..{len}")
-                        }
-                        PathStorage::Hash { num_paths } => assert!(id < num_paths),
-                        PathStorage::None => panic!("path op without path storage"),
-                    }
-                    let c = self.counters.paths.entry(id).or_default();
-                    *c = c
-                        .checked_add_signed(delta)
-                        .expect("counter stays non-negative");
-                    if *c == 0 {
-                        self.counters.paths.remove(&id);
-                    }
+                    self.count_path(id, delta);
                 }
                 Op::CountSlot(k) => {
                     let c = &mut self.counters.slots[k as usize];
@@ -84,7 +94,25 @@ impl<'a> Evaluator<'a> {
             }
         }
         if matches!(site, ProbeSite::Call(..)) {
-            self.r = saved;
+            (self.r, self.q) = saved;
+        }
+    }
+
+    /// `paths[id] += delta` (path mode's count, a PPP function's residual one).
+    fn count_path(&mut self, id: u64, delta: i64) {
+        match self.plan.paths {
+            PathStorage::Array { len } => {
+                assert!(id < len, "array index {id} out of 0..{len}")
+            }
+            PathStorage::Hash { num_paths } => assert!(id < num_paths),
+            PathStorage::None => panic!("path op without path storage"),
+        }
+        let c = self.counters.paths.entry(id).or_default();
+        *c = c
+            .checked_add_signed(delta)
+            .expect("counter stays non-negative");
+        if *c == 0 {
+            self.counters.paths.remove(&id);
         }
     }
 
@@ -146,6 +174,7 @@ impl<'a> Evaluator<'a> {
     pub fn resume(&mut self, cfg: &Cfg, e: EdgeId, rest: &[EdgeId]) {
         assert!(cfg.edge(e).resume, "{e} is not a resume edge");
         self.r = 0x5eed_5eed_5eed;
+        self.q = 0x5eed_0000_5eed;
         self.run(ProbeSite::Edge(e));
         self.run(ProbeSite::BlockStart(cfg.edge(e).to));
         let at = self.follow(cfg, cfg.edge(e).to, rest);
@@ -158,6 +187,7 @@ impl<'a> Evaluator<'a> {
     /// inside call `k` of the walk's last block (which need not be an exit).
     pub fn call_ending(&mut self, cfg: &Cfg, walk: &[EdgeId], dies_in: Option<u32>) {
         self.r = 0;
+        self.q = 0;
         self.run(ProbeSite::FunctionEntry);
         self.run(ProbeSite::BlockStart(cfg.entry()));
         let at = self.follow(cfg, cfg.entry(), walk);

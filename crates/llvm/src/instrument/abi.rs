@@ -36,6 +36,19 @@ pub(crate) struct Counters<'ctx> {
     /// `[num_slots x i64]`, absent when the function has no slots.
     pub slots: Option<GlobalValue<'ctx>>,
     pub paths: PathCounters<'ctx>,
+    /// A PPP function's interesting-path counters.
+    pub ppp: Option<PppCounters<'ctx>>,
+}
+
+/// Where a PPP function counts its interesting paths: `slots[base + p]` for
+/// PPP id `p < interval` whose owner (`owners[p]`, a private constant
+/// `[interval x i64]` named `__pathprof_ppp_owners.<i>`) is the path's
+/// Ball-Larus id.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PppCounters<'ctx> {
+    pub base: u32,
+    pub interval: u64,
+    pub owners: GlobalValue<'ctx>,
 }
 
 /// Where a function's path counts go.
@@ -79,7 +92,24 @@ pub(crate) fn counters<'ctx>(
             HASH_STATE_WORDS as u64,
         )),
     };
-    Counters { slots, paths }
+    let ppp = plan.ppp.as_ref().map(|t| {
+        let values: Vec<_> = t
+            .owners
+            .iter()
+            .map(|&o| i64_type.const_int(o, false))
+            .collect();
+        let init = i64_type.const_array(&values);
+        PppCounters {
+            base: t.base,
+            interval: t.owners.len() as u64,
+            owners: constant_global(
+                module,
+                &format!("{RESERVED_PREFIX}_ppp_owners.{index}"),
+                init.as_basic_value_enum(),
+            ),
+        }
+    });
+    Counters { slots, paths, ppp }
 }
 
 /// Emits the `PpFunction` table, the `PpModule` and the registering constructor.

@@ -9,6 +9,16 @@
 //! - `CountPath(c)`: increments `paths[r + c]` (array) or calls
 //!   `__pathprof_hash_count(state, r + c)` (hash; `_atomic` with atomic updates).
 //! - `CountSlot(k)`: increments `slots[k]`.
+//! - A PPP function (preferential path profiling) has a second register `q`,
+//!   an `i64` alloca beside `r`: `SetPpp(c)` / `AddPpp(c)` as above;
+//!   `CountPpp { bl, ppp }` calls an internal helper,
+//!   `__pathprof_ppp_count_{array,hash}(ppp, owners, interval, residual, q + ppp, r + bl)`,
+//!   defined once per module (`alwaysinline`, so after inlining the count is
+//!   inline code): `p < interval && owners[p] == b` (one compare each, the
+//!   owners a private constant table) increments `ppp[p]` (= `&slots[base]`),
+//!   else it counts Ball-Larus id `b` as `CountPath` does (array element or
+//!   hash-table call). Its undo (`Call` probes) is `__pathprof_ppp_uncount_*`,
+//!   the same test with `decrement` / `__pathprof_hash_uncount`.
 //! - An increment is `store (llvm.uadd.sat.i64 (load p), 1), p`, or
 //!   `atomicrmw add p, 1 monotonic` with atomic updates.
 //!
@@ -73,6 +83,8 @@ pub(crate) struct Emitter<'ctx> {
     uadd_sat: FunctionValue<'ctx>,
     /// The runtime's hash functions, indexed by [`HashFn`]; declared on first use.
     hash_fns: [Option<FunctionValue<'ctx>>; 3],
+    /// The PPP helpers, indexed by `2 * uncount + hash`; defined on first use.
+    ppp_fns: [Option<FunctionValue<'ctx>>; 4],
     atomic: bool,
 }
 
@@ -105,6 +117,8 @@ enum Counted<'ctx> {
     Counter(PointerValue<'ctx>),
     /// A hash-table path: (state, id).
     Hash(PointerValue<'ctx>, IntValue<'ctx>),
+    /// A PPP count: the helper's arguments and whether the residual table hashes.
+    Ppp([inkwell::values::BasicMetadataValueEnum<'ctx>; 6], bool),
 }
 
 impl<'ctx> Emitter<'ctx> {
@@ -119,6 +133,7 @@ impl<'ctx> Emitter<'ctx> {
             i64_type,
             uadd_sat,
             hash_fns: [None; 3],
+            ppp_fns: [None; 4],
             atomic,
         }
     }
@@ -160,27 +175,39 @@ impl<'ctx> Emitter<'ctx> {
             counters,
             function: body.function,
             r: None,
+            q: None,
         };
         // Entry: the path register first of all, then (after the block's leading
         // allocas) r = 0, the FunctionEntry ops and the entry block's start ops.
         let entry = body.blocks[0];
-        if placement.uses_path_register() {
-            site.position_at_start(body, 0)?;
-            let r = site
-                .emitter
-                .builder
-                .build_alloca(site.emitter.i64_type, "pp.path")
-                .expect(POSITIONED);
-            site.r = Some(r);
+        // The PPP register (preferential path profiling) likewise.
+        let registers = [
+            (placement.uses_path_register(), "pp.path"),
+            (placement.uses_ppp_register(), "pp.ppp"),
+        ];
+        let mut allocas = [None, None];
+        for ((used, name), alloca) in registers.into_iter().zip(&mut allocas) {
+            if used {
+                site.position_at_start(body, 0)?;
+                let reg = site
+                    .emitter
+                    .builder
+                    .build_alloca(site.emitter.i64_type, name);
+                *alloca = Some(reg.expect(POSITIONED));
+            }
         }
+        [site.r, site.q] = allocas;
         let after_allocas = entry
             .get_instructions()
             .find(|i| i.get_opcode() != InstructionOpcode::Alloca)
             .expect("a block ends with a terminator");
         site.emitter.position_before(&after_allocas);
-        if let Some(r) = site.r {
+        for reg in [site.r, site.q].into_iter().flatten() {
             let zero = site.emitter.i64_type.const_zero();
-            site.emitter.builder.build_store(r, zero).expect(POSITIONED);
+            site.emitter
+                .builder
+                .build_store(reg, zero)
+                .expect(POSITIONED);
         }
         site.ops(&placement.entry);
         site.ops(&placement.start[0]);
@@ -308,6 +335,8 @@ struct Site<'e, 'ctx> {
     function: FunctionValue<'ctx>,
     /// The path register, when the function uses one.
     r: Option<PointerValue<'ctx>>,
+    /// The PPP register, when the function uses one.
+    q: Option<PointerValue<'ctx>>,
 }
 
 impl<'ctx> Site<'_, 'ctx> {
@@ -338,25 +367,46 @@ impl<'ctx> Site<'_, 'ctx> {
 
     fn op(&mut self, op: Op) {
         match op {
-            Op::SetPath(c) => {
-                let r = self.r.expect("path ops imply a path register");
-                let c = self.constant(c);
-                self.emitter.builder.build_store(r, c).expect(POSITIONED);
-            }
-            Op::AddPath(c) => {
-                let r = self.r.expect("path ops imply a path register");
-                let sum = self.path_plus(r, c);
-                self.emitter.builder.build_store(r, sum).expect(POSITIONED);
-            }
+            Op::SetPath(c) => self.set(self.path_register(), c),
+            Op::AddPath(c) => self.add(self.path_register(), c),
             Op::CountPath(c) => {
-                let r = self.r.expect("path ops imply a path register");
-                let id = self.path_plus(r, c);
+                let id = self.path_plus(self.path_register(), c);
                 self.count_path(id);
             }
             Op::CountSlot(k) => {
                 self.count_slot(k);
             }
+            Op::SetPpp(c) => self.set(self.ppp_register(), c),
+            Op::AddPpp(c) => self.add(self.ppp_register(), c),
+            Op::CountPpp { bl, ppp } => {
+                let id = self.path_plus(self.path_register(), bl);
+                let p = self.path_plus(self.ppp_register(), ppp);
+                self.count_ppp(p, id);
+            }
         }
+    }
+
+    fn path_register(&self) -> PointerValue<'ctx> {
+        self.r.expect("path ops imply a path register")
+    }
+
+    fn ppp_register(&self) -> PointerValue<'ctx> {
+        self.q.expect("PPP ops imply a PPP register")
+    }
+
+    /// `reg = c`.
+    fn set(&self, reg: PointerValue<'ctx>, c: i64) {
+        let c = self.constant(c);
+        self.emitter.builder.build_store(reg, c).expect(POSITIONED);
+    }
+
+    /// `reg += c`.
+    fn add(&self, reg: PointerValue<'ctx>, c: i64) {
+        let sum = self.path_plus(reg, c);
+        self.emitter
+            .builder
+            .build_store(reg, sum)
+            .expect(POSITIONED);
     }
 
     /// The ops of a `Call` probe on a scratch copy of `r`, before `call` (see
@@ -365,16 +415,29 @@ impl<'ctx> Site<'_, 'ctx> {
         self.emitter.position_before(&call);
         // The scratch path value, `load r` on first use.
         let mut scratch: Option<IntValue<'ctx>> = None;
+        let mut scratch_q: Option<IntValue<'ctx>> = None;
         let mut counted = Vec::new();
         for &op in ops {
             match op {
                 Op::SetPath(c) => scratch = Some(self.constant(c)),
                 Op::AddPath(c) => {
-                    let v = self.scratch(&mut scratch);
+                    let v = self.scratch(self.path_register(), &mut scratch);
                     scratch = Some(self.plus(v, c));
                 }
+                Op::SetPpp(c) => scratch_q = Some(self.constant(c)),
+                Op::AddPpp(c) => {
+                    let v = self.scratch(self.ppp_register(), &mut scratch_q);
+                    scratch_q = Some(self.plus(v, c));
+                }
+                Op::CountPpp { bl, ppp } => {
+                    let v = self.scratch(self.path_register(), &mut scratch);
+                    let id = self.plus(v, bl);
+                    let v = self.scratch(self.ppp_register(), &mut scratch_q);
+                    let p = self.plus(v, ppp);
+                    counted.push(self.count_ppp(p, id));
+                }
                 Op::CountPath(c) => {
-                    let v = self.scratch(&mut scratch);
+                    let v = self.scratch(self.path_register(), &mut scratch);
                     let id = self.plus(v, c);
                     counted.push(self.count_path(id));
                 }
@@ -391,20 +454,174 @@ impl<'ctx> Site<'_, 'ctx> {
             match c {
                 Counted::Counter(p) => self.emitter.decrement(p),
                 Counted::Hash(state, id) => self.call_hash(HashFn::Uncount, state, id),
+                Counted::Ppp(args, hash) => self.call_ppp(true, hash, &args),
             }
         }
     }
 
-    /// The scratch value of a `Call` probe, loading `r` the first time.
-    fn scratch(&self, scratch: &mut Option<IntValue<'ctx>>) -> IntValue<'ctx> {
+    /// The scratch copy of register `reg` in a `Call` probe, loading it the
+    /// first time.
+    fn scratch(
+        &self,
+        reg: PointerValue<'ctx>,
+        scratch: &mut Option<IntValue<'ctx>>,
+    ) -> IntValue<'ctx> {
         *scratch.get_or_insert_with(|| {
-            let r = self.r.expect("path ops imply a path register");
             self.emitter
                 .builder
-                .build_load(self.emitter.i64_type, r, "pp.r")
+                .build_load(self.emitter.i64_type, reg, "pp.r")
                 .expect(POSITIONED)
                 .into_int_value()
         })
+    }
+
+    /// Counts one execution of the path with PPP sum `p` and Ball-Larus id
+    /// `id`: in its PPP slot when it is interesting, else by `id`.
+    fn count_ppp(&mut self, p: IntValue<'ctx>, id: IntValue<'ctx>) -> Counted<'ctx> {
+        let ppp = self
+            .counters
+            .ppp
+            .expect("placement checked CountPpp has PPP slots");
+        let slots = self
+            .counters
+            .slots
+            .expect("PPP slots are slots")
+            .as_pointer_value();
+        let base = self.emitter.i64_type.const_int(ppp.base.into(), false);
+        let first = self.emitter.element(slots, base);
+        let (residual, hash) = match self.counters.paths {
+            PathCounters::Array(g) => (g.as_pointer_value(), false),
+            PathCounters::Hash(state) => (state.as_pointer_value(), true),
+            PathCounters::None => unreachable!("placement checked CountPpp has storage"),
+        };
+        let interval = self.emitter.i64_type.const_int(ppp.interval, false);
+        let args = [
+            first.into(),
+            ppp.owners.as_pointer_value().into(),
+            interval.into(),
+            residual.into(),
+            p.into(),
+            id.into(),
+        ];
+        self.call_ppp(false, hash, &args);
+        Counted::Ppp(args, hash)
+    }
+
+    /// Calls a PPP helper, with a line-0 location.
+    fn call_ppp(
+        &mut self,
+        uncount: bool,
+        hash: bool,
+        args: &[inkwell::values::BasicMetadataValueEnum<'ctx>],
+    ) {
+        let f = self.ppp_fn(uncount, hash);
+        let call = self
+            .emitter
+            .builder
+            .build_call(f, args, "")
+            .expect(POSITIONED);
+        ffi::set_line0_location(call.as_value_ref(), self.function);
+    }
+
+    /// `void __pathprof_ppp_{count,uncount}_{array,hash}(ptr ppp, ptr owners,
+    /// i64 interval, ptr residual, i64 p, i64 b)`: internal, `alwaysinline`,
+    /// `nounwind`; defined on first use with a builder of its own.
+    fn ppp_fn(&mut self, uncount: bool, hash: bool) -> FunctionValue<'ctx> {
+        let index = 2 * usize::from(uncount) + usize::from(hash);
+        if let Some(f) = self.emitter.ppp_fns[index] {
+            return f;
+        }
+        let context = self.module.get_context();
+        let ptr = context.ptr_type(AddressSpace::default());
+        let i64_type = self.emitter.i64_type;
+        let ty = context.void_type().fn_type(
+            &[
+                ptr.into(),
+                ptr.into(),
+                i64_type.into(),
+                ptr.into(),
+                i64_type.into(),
+                i64_type.into(),
+            ],
+            false,
+        );
+        let name = format!(
+            "__pathprof_ppp_{}_{}",
+            if uncount { "uncount" } else { "count" },
+            if hash { "hash" } else { "array" }
+        );
+        let f = self
+            .module
+            .add_function(&name, ty, Some(inkwell::module::Linkage::Internal));
+        for attr in ["nounwind", "alwaysinline"] {
+            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(attr);
+            f.add_attribute(
+                inkwell::attributes::AttributeLoc::Function,
+                context.create_enum_attribute(kind, 0),
+            );
+        }
+        let hash_fn = match (uncount, hash) {
+            (_, false) => None,
+            (true, true) => Some(self.hash_fn(HashFn::Uncount)),
+            (false, true) if self.emitter.atomic => Some(self.hash_fn(HashFn::CountAtomic)),
+            (false, true) => Some(self.hash_fn(HashFn::Count)),
+        };
+        // Build with a fresh builder: the emitter's stays where it was.
+        let saved = std::mem::replace(&mut self.emitter.builder, context.create_builder());
+        let param = |i: u32| f.get_nth_param(i).expect("six parameters");
+        let (ppp, owners, interval) = (
+            param(0).into_pointer_value(),
+            param(1).into_pointer_value(),
+            param(2).into_int_value(),
+        );
+        let (residual, p, b) = (
+            param(3).into_pointer_value(),
+            param(4).into_int_value(),
+            param(5).into_int_value(),
+        );
+        let entry = context.append_basic_block(f, "entry");
+        let check = context.append_basic_block(f, "check");
+        let hit = context.append_basic_block(f, "interesting");
+        let miss = context.append_basic_block(f, "residual");
+        let e = &*self.emitter;
+        // `if lhs <pred> rhs goto yes else goto no`
+        let branch_if = |pred, lhs: IntValue<'ctx>, rhs, yes, no| {
+            let cond = e.builder.build_int_compare(pred, lhs, rhs, "pp.ppp.test");
+            e.builder
+                .build_conditional_branch(cond.expect(POSITIONED), yes, no)
+                .expect(POSITIONED);
+        };
+        e.builder.position_at_end(entry);
+        branch_if(IntPredicate::ULT, p, interval, check, miss);
+        e.builder.position_at_end(check);
+        let owner = e
+            .builder
+            .build_load(i64_type, e.element(owners, p), "owner");
+        let owner = owner.expect(POSITIONED).into_int_value();
+        branch_if(IntPredicate::EQ, owner, b, hit, miss);
+        let bump = |counter: PointerValue<'ctx>| {
+            if uncount {
+                e.decrement(counter)
+            } else {
+                e.increment(counter)
+            }
+        };
+        e.builder.position_at_end(hit);
+        bump(e.element(ppp, p));
+        e.builder.build_return(None).expect(POSITIONED);
+        e.builder.position_at_end(miss);
+        match hash_fn {
+            Some(h) => {
+                e.builder
+                    .build_call(h, &[residual.into(), b.into()], "")
+                    .expect(POSITIONED);
+            }
+            None => bump(e.element(residual, b)),
+        }
+        e.builder.build_return(None).expect(POSITIONED);
+        self.emitter.builder = saved;
+        self.emitter.ppp_fns[index] = Some(f);
+        f
     }
 
     /// Counts one execution of path `id`.

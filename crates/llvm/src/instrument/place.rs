@@ -37,16 +37,26 @@ pub(crate) struct Placement {
 }
 
 impl Placement {
-    /// Whether any op reads or writes the path register.
-    pub fn uses_path_register(&self) -> bool {
-        let all = self
-            .start
+    /// Every op, wherever it goes.
+    fn all_ops(&self) -> impl Iterator<Item = &Op> {
+        self.start
             .iter()
             .chain(&self.end)
             .chain(self.splits.iter().map(|(_, ops)| ops))
             .chain(self.calls.iter().map(|(_, _, ops)| ops))
-            .chain(std::iter::once(&self.entry));
-        all.flatten().any(|op| !matches!(op, Op::CountSlot(_)))
+            .chain(std::iter::once(&self.entry))
+            .flatten()
+    }
+
+    /// Whether any op reads or writes the path register.
+    pub fn uses_path_register(&self) -> bool {
+        self.all_ops().any(|op| !matches!(op, Op::CountSlot(_)))
+    }
+
+    /// Whether any op reads or writes the PPP register.
+    pub fn uses_ppp_register(&self) -> bool {
+        self.all_ops()
+            .any(|op| matches!(op, Op::SetPpp(_) | Op::AddPpp(_) | Op::CountPpp { .. }))
     }
 }
 
@@ -142,12 +152,24 @@ pub(crate) fn place(cfg: &Cfg, plan: &FunctionPlan) -> Result<Placement, String>
 }
 
 fn check_op(plan: &FunctionPlan, op: Op) -> Result<(), String> {
+    if let Some(t) = &plan.ppp {
+        let end = u64::from(t.base) + t.owners.len() as u64;
+        if t.owners.is_empty() || end > u64::from(plan.num_slots) {
+            return Err(format!(
+                "PPP slots {}..{end} but the function has {} slots",
+                t.base, plan.num_slots
+            ));
+        }
+    }
     match op {
         Op::CountSlot(k) if k >= plan.num_slots => Err(format!(
             "CountSlot({k}) but the function has {} slots",
             plan.num_slots
         )),
-        Op::CountPath(_)
+        Op::CountPpp { .. } if plan.ppp.is_none() => {
+            Err("CountPpp in a plan without PPP slots".to_string())
+        }
+        Op::CountPath(_) | Op::CountPpp { .. }
             if matches!(
                 plan.paths,
                 PathStorage::None | PathStorage::Array { len: 0 }

@@ -10,4 +10,5 @@ mod extraction;
 mod harness;
 mod instrumentation;
 mod planners;
+mod ppp;
 mod stress;

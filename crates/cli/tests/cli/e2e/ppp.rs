@@ -1,0 +1,366 @@
+//! Preferential path profiling end to end on `tests/programs/ppp.c`: the
+//! issue's workflow (`cc --mode=path`, a training run, `pathprof
+//! interesting`, `cc --mode=ppp --interesting`, a field run, `report`,
+//! `residual`, `verify`), every count checked against path mode's profile of
+//! the same input.
+
+use crate::support::build::{cc, programs_dir};
+use crate::support::command::{failure, pathprof};
+use crate::support::report::{report, Report};
+use crate::support::run::profiled;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The training input (ppp.c's default text).
+const A: &str = "hello world 42";
+/// The field input: capitals, punctuation, other spaces.
+const B: &str = "Hello, World! It is 42 o'clock; 7 x 6 = 42.";
+
+/// Per function: path id -> (count, interesting).
+type Paths = BTreeMap<String, BTreeMap<u64, (u64, Option<bool>)>>;
+
+fn paths_of(r: &Report) -> Paths {
+    r.functions
+        .iter()
+        .map(|f| {
+            let paths = f
+                .paths()
+                .iter()
+                .map(|p| (p.id, (p.count, p.interesting)))
+                .collect();
+            (f.name.clone(), paths)
+        })
+        .collect()
+}
+
+/// Runs `exe` on `input`, its profile `name` in `dir`; returns its stdout.
+fn run_on(dir: &Path, exe: &Path, input: &str, name: &str) -> (PathBuf, String) {
+    let profile = dir.join(name);
+    // A profile merges into an existing file: start afresh.
+    let _ = std::fs::remove_file(&profile);
+    let out = profiled(exe, &profile).arg(input).output().unwrap();
+    assert!(out.status.success(), "{}", failure("the program", &out));
+    (profile, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn ok(dir: &Path, args: &[&str]) -> (String, String) {
+    let out = pathprof(dir, args);
+    assert!(
+        out.status.success(),
+        "{}",
+        failure(&format!("pathprof {args:?}"), &out)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// One program directory with ppp.c built in path and edge mode, its
+/// path-mode profiles of A and B, and the interesting-path list trained on A.
+struct Setup {
+    dir: tempfile::TempDir,
+    source: String,
+    /// Path mode's paths on A and B, and the programs' output.
+    path_a: Paths,
+    path_b: Paths,
+    out_a: String,
+    out_b: String,
+    edge: (PathBuf, PathBuf, PathBuf),
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::Builder::new()
+        .prefix("pathprof-ppp-")
+        .tempdir()
+        .unwrap();
+    let d = dir.path();
+    let source = d.join("ppp.c");
+    std::fs::copy(programs_dir().join("ppp.c"), &source).unwrap();
+    let source = source.display().to_string();
+    let path_exe = d.join("path");
+    let path_map = cc(d, "path", &["-O2", "-g", &source], &path_exe);
+    let (train, out_a) = run_on(d, &path_exe, A, "train.pprof");
+    let (field, out_b) = run_on(d, &path_exe, B, "path_b.pprof");
+    let path_a = paths_of(&report(&path_map, &train).unwrap());
+    let path_b = paths_of(&report(&path_map, &field).unwrap());
+    ok(
+        d,
+        &[
+            "interesting",
+            "--map",
+            "path.ppmap",
+            "train.pprof",
+            "-o",
+            "prog.paths",
+        ],
+    );
+    let edge_exe = d.join("edge");
+    let edge_map = cc(d, "edge", &["-O2", "-g", &source], &edge_exe);
+    let (edge_b, _) = run_on(d, &edge_exe, B, "edge_b.pprof");
+    Setup {
+        dir,
+        source,
+        path_a,
+        path_b,
+        out_a,
+        out_b,
+        edge: (edge_exe, edge_map, edge_b),
+    }
+}
+
+/// Counts without the interesting marks.
+fn counts(p: &Paths) -> BTreeMap<String, BTreeMap<u64, u64>> {
+    p.iter()
+        .map(|(f, paths)| {
+            (
+                f.clone(),
+                paths.iter().map(|(&id, &(c, _))| (id, c)).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Builds the PPP program with `list` and `extra` flags, runs it on A and B
+/// and checks both profiles against path mode's: the same counts; on A every
+/// path interesting; on B exactly the paths A ran interesting, the others
+/// residual; `verify` against the edge profile of B. Returns cc's stderr.
+fn check_ppp(s: &Setup, list: &str, extra: &[&str], stale: &[&str]) -> String {
+    let d = s.dir.path();
+    let exe = d.join("ppp");
+    let interesting = format!("--interesting={list}");
+    let mut args = vec![interesting.as_str(), "-O2", "-g", &s.source];
+    args.extend_from_slice(extra);
+    args.extend(["-o", "ppp"]);
+    let out = pathprof(d, &[&["cc", "--mode=ppp"], &args[..]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        failure("pathprof cc --mode=ppp", &out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let map = d.join("ppp.ppmap");
+    let (prof_a, out_a) = run_on(d, &exe, A, "ppp_a.pprof");
+    let (prof_b, out_b) = run_on(d, &exe, B, "ppp_b.pprof");
+    assert_eq!(
+        (&out_a, &out_b),
+        (&s.out_a, &s.out_b),
+        "the PPP build behaves alike"
+    );
+
+    let ra = report(&map, &prof_a).unwrap();
+    let rb = report(&map, &prof_b).unwrap();
+    assert_eq!(ra.mode, "path");
+    let (pa, pb) = (paths_of(&ra), paths_of(&rb));
+    assert_eq!(
+        counts(&pa),
+        counts(&s.path_a),
+        "trained input: path mode's counts"
+    );
+    assert_eq!(
+        counts(&pb),
+        counts(&s.path_b),
+        "other input: path mode's counts"
+    );
+    for (f, paths) in &pa {
+        for (id, &(_, interesting)) in paths {
+            let want = !stale.contains(&f.as_str());
+            assert_eq!(
+                interesting,
+                Some(want),
+                "{f} path {id} on the trained input"
+            );
+        }
+    }
+    let mut residual_want = BTreeSet::new();
+    for (f, paths) in &pb {
+        for (id, &(_, interesting)) in paths {
+            let trained = s.path_a[f].contains_key(id) && !stale.contains(&f.as_str());
+            assert_eq!(
+                interesting,
+                Some(trained),
+                "{f} path {id} on the other input"
+            );
+            if !trained {
+                residual_want.insert((f.clone(), *id));
+            }
+        }
+    }
+    assert!(!residual_want.is_empty(), "the other input runs new paths");
+
+    // `residual` lists exactly those paths.
+    let (text, _) = ok(
+        d,
+        &[
+            "residual",
+            "--map",
+            "ppp.ppmap",
+            "ppp_b.pprof",
+            "--top",
+            "1000",
+        ],
+    );
+    let listed: BTreeSet<(String, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let (_, rest) = l.trim_end().rsplit_once(" (path ")?;
+            let id = rest.strip_suffix(')')?.parse().ok()?;
+            let name = l.split_whitespace().nth(4)?;
+            Some((name.to_string(), id))
+        })
+        .collect();
+    assert_eq!(listed, residual_want, "{text}");
+    assert!(
+        text.starts_with(&format!("{} residual paths", residual_want.len())),
+        "{text}"
+    );
+    // And the edge counts derived from PPP's paths are the edge profile's.
+    let (_, edge_map, edge_b) = &s.edge;
+    let edge_map = edge_map.display().to_string();
+    let edge_b = edge_b.display().to_string();
+    let (text, _) = ok(
+        d,
+        &[
+            "verify",
+            "--map",
+            "ppp.ppmap",
+            "ppp_b.pprof",
+            "--edge-map",
+            &edge_map,
+            &edge_b,
+        ],
+    );
+    assert!(text.contains("verified:"), "{text}");
+    stderr
+}
+
+#[test]
+fn ppp_trained_and_field_runs_count_path_modes_paths() {
+    let s = setup();
+    let stderr = check_ppp(
+        &s,
+        "prog.paths",
+        &["--pathprof-verbose", "--ppp-min-paths=0"],
+        &[],
+    );
+    // Every function the training ran has a PPP numbering; mix's 4096
+    // potential paths number the two it ran 0 and 1.
+    assert!(
+        stderr.contains("pathprof: mix ppp: 2 interesting of 4096 paths, interval 2"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let (stats, _) = ok(s.dir.path(), &["ppp-stats", "--map", "ppp.ppmap"]);
+    assert!(
+        stats.starts_with("3 of 4 functions have interesting paths, 3 numbered by PPP"),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("4096        2         2   1.000  mix\n"),
+        "{stats}"
+    );
+    // Residual paths in hash tables (mix: 4096 > 64) while the interesting
+    // ones still fit arrays.
+    let stderr = check_ppp(
+        &s,
+        "prog.paths",
+        &["--array-limit=64", "--ppp-min-paths=0"],
+        &[],
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+    // The default --ppp-min-paths (the array limit): only mix, whose 4096
+    // paths path mode would hash, is numbered; classify and main count in
+    // path mode's arrays, their paths still marked interesting or not.
+    let stderr = check_ppp(
+        &s,
+        "prog.paths",
+        &["--array-limit=64", "--pathprof-verbose"],
+        &[],
+    );
+    assert!(
+        stderr.contains("pathprof: mix ppp: 2 interesting of 4096 paths, interval 2"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "pathprof: classify ppp: 3 interesting of 5 paths, counted in path mode's array"
+        ),
+        "{stderr}"
+    );
+    let (stats, _) = ok(s.dir.path(), &["ppp-stats", "--map", "ppp.ppmap"]);
+    assert!(
+        stats.starts_with("3 of 4 functions have interesting paths, 1 numbered"),
+        "{stats}"
+    );
+    // PATHPROF_INTERESTING instead of the flag; a list the tool wrote reads back.
+    let d = s.dir.path();
+    let list = std::fs::read_to_string(d.join("prog.paths")).unwrap();
+    assert!(list.starts_with("{\n  \"format\": \"pathprof-interesting-paths\",\n  \"version\": 1,"));
+    let out = crate::support::command::pathprof_env(
+        d,
+        &[
+            ("PATHPROF_INTERESTING", "prog.paths"),
+            ("PATHPROF_MODE", "ppp"),
+            ("PATHPROF_ARRAY_LIMIT", "64"),
+        ],
+        &["cc", "-O2", "-g", &s.source, "-o", "ppp_env"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        failure("PATHPROF_INTERESTING", &out)
+    );
+    let env_map = std::fs::read(d.join("ppp_env.ppmap")).unwrap();
+    assert_eq!(
+        env_map,
+        std::fs::read(d.join("ppp.ppmap")).unwrap(),
+        "the same build"
+    );
+}
+
+#[test]
+fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
+    let s = setup();
+    let d = s.dir.path();
+    let list = std::fs::read_to_string(d.join("prog.paths")).unwrap();
+    // classify's entries name another shape; one entry names a function this
+    // program does not have.
+    let stale: String = list
+        .lines()
+        .map(|l| {
+            if l.contains("\"function\": \"classify\"") {
+                let at = l.find("\"shape\": \"").unwrap() + 10;
+                format!("{}0000000000000000{}", &l[..at], &l[at + 16..])
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let stale = stale.replacen(
+        "  \"paths\": [\n",
+        "  \"paths\": [\n    {\"function\": \"no_such_function\", \"file\": \"gone.c\", \"shape\": \"0123456789abcdef\", \"id\": 0, \"blocks\": [0]},\n",
+        1,
+    );
+    std::fs::write(d.join("stale.paths"), stale).unwrap();
+    let stderr = check_ppp(&s, "stale.paths", &["--ppp-min-paths=0"], &["classify"]);
+    assert!(
+        stderr.contains(
+            "pathprof: warning: classify has changed since the interesting-path list was made"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("classify is profiled as in path mode"),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .contains("stale.paths: 1 function is not in this program, ignored: no_such_function"),
+        "{stderr}"
+    );
+    // Without a list, --mode=ppp is refused.
+    let out = pathprof(d, &["cc", "--mode=ppp", "-O2", &s.source, "-o", "none"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--mode=ppp needs the interesting paths"));
+}
