@@ -78,10 +78,17 @@ impl std::fmt::Display for OptLevel {
     }
 }
 
-/// Runs `default<level>` on `module`. (At `O0` that keeps the path register in
-/// memory: `optnone` functions are not touched by any pass anyway.)
+/// Runs `default<level>` on `module`, tuned as clang tunes it for the level
+/// (the loop vectoriser at O2, O3 and Os, the SLP vectoriser at those and Oz),
+/// so that instrumented code is optimised like the plain build. (At `O0`
+/// that keeps the path register in memory: `optnone` functions are not
+/// touched by any pass anyway.)
 pub fn optimize(module: &Module<'_>, level: OptLevel) -> Result<(), LlvmError> {
-    run(module, level, &level.pipeline())
+    let options = PassBuilderOptions::create();
+    let loops = matches!(level, OptLevel::O2 | OptLevel::O3 | OptLevel::Os);
+    options.set_loop_vectorization(loops);
+    options.set_loop_slp_vectorization(loops || level == OptLevel::Oz);
+    run(module, level, &level.pipeline(), options)
 }
 
 /// The passes run before instrumenting, at every level but `O0`: LLVM's own
@@ -98,13 +105,23 @@ pub fn simplify_early(module: &Module<'_>, level: OptLevel) -> Result<(), LlvmEr
     if level == OptLevel::O0 {
         return Ok(());
     }
-    run(module, level, EARLY_SIMPLIFICATION)
+    run(
+        module,
+        level,
+        EARLY_SIMPLIFICATION,
+        PassBuilderOptions::create(),
+    )
 }
 
-fn run(module: &Module<'_>, level: OptLevel, passes: &str) -> Result<(), LlvmError> {
+fn run(
+    module: &Module<'_>,
+    level: OptLevel,
+    passes: &str,
+    options: PassBuilderOptions,
+) -> Result<(), LlvmError> {
     let machine = target_machine(module, level)?;
     module
-        .run_passes(passes, &machine, PassBuilderOptions::create())
+        .run_passes(passes, &machine, options)
         .map_err(|e| LlvmError::Passes {
             passes: passes.to_string(),
             message: e.to_string(),
