@@ -8,6 +8,17 @@ same workload, and the median CPU time (user + system of the child) of each is
 reported with its ratio to the plain build. Run on purpose, not in CI:
 
     bench/overhead.py [--runs 7] [--scale 50] [--out bench/results.md]
+                      [--variants plain,clang-instr,pathprof-path,pathprof-ppp]
+
+Preferential path profiling (`pathprof-ppp*`) is trained first: the path-mode
+build runs a training input, `pathprof interesting` lists the paths it ran,
+and `pathprof cc --mode=ppp --interesting=LIST` builds the variant.
+`pathprof-ppp` trains on the measured workload itself (the paper's setting),
+`pathprof-ppp-small` on the program's `train` input (by default the workload
+at scale/10), `pathprof-ppp-all` as `pathprof-ppp` with `--ppp-min-paths=0`
+(every listed function numbered, not only where path mode hashes). Each PPP
+build's `pathprof ppp-stats` (δ = interval / |I| and its histogram) goes into
+the results after the program's table.
 
 With --baseline DIR (another pathprof checkout, built with `cargo build
 --release -p pathprof -p pathprof-rt`), every pathprof variant is also built
@@ -23,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,11 +110,53 @@ PATHPROF_VARIANTS = {
     "pathprof-path-atomic": ["--mode=path", "--atomic"],
 }
 
+# Preferential path profiling: the training input its interesting-path list
+# comes from ("workload": the measured run itself; "small": the program's
+# `train` input) and the flags added to `--mode=ppp --interesting=LIST`.
+PPP_VARIANTS = {
+    "pathprof-ppp": ("workload", []),
+    "pathprof-ppp-small": ("small", []),
+    "pathprof-ppp-all": ("workload", ["--ppp-min-paths=0"]),
+}
+
+VARIANTS = ["plain", "clang-instr", "gcc-coverage"] + list(PATHPROF_VARIANTS) + list(PPP_VARIANTS)
+
 
 BEFORE = "before:"
 
 
-def build(variant, prog, out, pathprof, baseline):
+def training_cmd(prog, training, scale, tmp):
+    """The command line (for the path-mode build's `exe`) of a PPP variant's
+    training run. A program may define `train`, called like `run` with the
+    measured scale; without it the small training runs the workload at
+    scale/10."""
+    if training == "workload":
+        return lambda exe: prog["run"](exe, scale, tmp)
+    train = prog.get("train", lambda exe, scale, tmp: prog["run"](exe, max(1, scale // 10), tmp))
+    return lambda exe: train(exe, scale, tmp)
+
+
+def interesting_list(prog, training, out, pathprof, scale, path_exe):
+    """Runs the path-mode build on the training input and writes the paths it
+    ran as `<prog>-train-<training>.paths`; returns the list and a line on how
+    it was made."""
+    stem = out / f"{prog['name']}-train-{training}"
+    profile = Path(f"{stem}.pprof")
+    profile.unlink(missing_ok=True)
+    cmd, _ = training_cmd(prog, training, scale, out)(path_exe)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, PATHPROF_FILE=str(profile)))
+    paths = f"{stem}.paths"
+    subprocess.run([pathprof, "interesting", "--map", path_exe, str(profile), "-o", paths], check=True)
+    with open(paths) as f:
+        count = len(json.load(f)["paths"])
+    shown = " ".join(["<path build>"] + [Path(a).name for a in cmd[1:]])
+    return paths, f"Training `{training}`: `{shown}`, {count} interesting paths listed."
+
+
+def build(variant, prog, out, pathprof, baseline, interesting):
+    """Builds `variant` of `prog`; `interesting(training)` gives a PPP
+    variant's interesting-path list."""
     exe = str(out / f"{prog['name']}-{variant.replace(':', '-')}")
     common = ["-O2", "-g"] + prog["cflags"] + prog["sources"] + ["-o", exe] + prog["libs"]
     if variant == "plain":
@@ -113,6 +167,9 @@ def build(variant, prog, out, pathprof, baseline):
         cmd = ["gcc", "--coverage"] + common
     elif variant.startswith(BEFORE):
         cmd = [baseline, "cc"] + PATHPROF_VARIANTS[variant[len(BEFORE):]] + common
+    elif variant in PPP_VARIANTS:
+        training, flags = PPP_VARIANTS[variant]
+        cmd = [pathprof, "cc", "--mode=ppp", f"--interesting={interesting(training)}"] + flags + common
     else:
         cmd = [pathprof, "cc"] + PATHPROF_VARIANTS[variant] + common
     subprocess.run(cmd, check=True, cwd=out)
@@ -136,7 +193,14 @@ def main():
                     help="measure only these programs (repeatable)")
     ap.add_argument("--baseline", type=Path,
                     help="another pathprof checkout (release build) to compare with")
+    ap.add_argument("--variants", type=lambda s: s.split(","),
+                    help="comma-separated subset of: " + ", ".join(VARIANTS) + " (plain is always measured)")
     args = ap.parse_args()
+    if args.variants:
+        unknown = set(args.variants) - set(VARIANTS)
+        if unknown:
+            sys.exit(f"unknown variants {', '.join(sorted(unknown))}; known: {', '.join(VARIANTS)}")
+    started = time.monotonic()
     baseline = None
     if args.baseline:
         baseline = str(args.baseline.resolve() / "target/release/pathprof")
@@ -144,9 +208,9 @@ def main():
             sys.exit(f"no {baseline}: run `cargo build --release -p pathprof -p pathprof-rt` there")
     subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt"], check=True, cwd=ROOT)
     pathprof = str(ROOT / "target/release/pathprof")
-    variants = ["plain", "clang-instr", "gcc-coverage"] + list(PATHPROF_VARIANTS)
+    variants = [v for v in VARIANTS if v == "plain" or not args.variants or v in args.variants]
     if baseline:
-        variants += [BEFORE + v for v in PATHPROF_VARIANTS]
+        variants += [BEFORE + v for v in PATHPROF_VARIANTS if v in variants]
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
@@ -155,7 +219,21 @@ def main():
             if args.only and name not in args.only:
                 continue
             prog = make()
-            exes = {v: build(v, prog, out, pathprof, baseline) for v in variants}
+            exes, lists = {}, {}
+
+            def built(v):
+                if v not in exes:
+                    exes[v] = build(v, prog, out, pathprof, baseline, interesting)
+                return exes[v]
+
+            def interesting(training):
+                if training not in lists:
+                    lists[training] = interesting_list(prog, training, out, pathprof, args.scale,
+                                                       built("pathprof-path"))
+                return lists[training][0]
+
+            for v in variants:
+                built(v)
             times = {v: [] for v in variants}
             for _ in range(args.runs):
                 for v in variants:
@@ -172,6 +250,13 @@ def main():
                 m = statistics.median(times[v])
                 lines.append(f"| {v} | {m:.3f} | {m / base:.2f} |")
             lines.append("")
+            lines += [summary + "\n" for _, summary in lists.values()]
+            for v in variants:
+                if v in PPP_VARIANTS:
+                    stats = subprocess.run([pathprof, "ppp-stats", "--map", exes[v]], check=True,
+                                           capture_output=True, text=True).stdout
+                    lines += [f"`pathprof ppp-stats` of {prog['name']}-{v}:\n", "```", stats.rstrip(), "```", ""]
+    lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     text = "\n".join(lines)
     print(text)
     if args.out:
