@@ -12,6 +12,8 @@
 //! mode, and `pathprof verify` passes. And every function's entry count equals
 //! gcov's "called N times" (`gcc --coverage -O0`, same workload): exactly at
 //! -O0, and never more at -O2 (see `entry_counts_equal_gcov`).
+//! bzip2 is also profiled preferentially (`--mode=ppp`), trained on one text
+//! and run on another (see `bzip2_ppp_trained_on_one_text_counts_another_exactly`).
 //!
 //! xz 5.2 (`lzma-sys`) is built the way its users build it: its own autotools
 //! build with default options (libtool, a shared and a static liblzma, the
@@ -28,7 +30,7 @@
 //! different modes still lay out their data differently, so Lua's API string
 //! cache, indexed by address, is cut to one entry.
 
-use crate::support::build::{exports, CLANG};
+use crate::support::build::{exports, map_of, CLANG};
 use crate::support::command::{ok_in, stdout_of, succeed, PATHPROF};
 use crate::support::report::{function, json_report, json_report_in};
 use crate::support::run::profiled;
@@ -477,6 +479,186 @@ fn bzip2_compressor() {
     assert!(
         of(counts, "BZ2_decompress").0[0] > 0,
         "the decompressor ran"
+    );
+}
+
+/// A function as a JSON report names it (name, file, line) → its paths:
+/// id → (count, `interesting` when the build marks it).
+type FunctionPaths = BTreeMap<(String, String, u64), BTreeMap<u64, (u64, Option<bool>)>>;
+
+fn function_paths(report: &serde_json::Value) -> FunctionPaths {
+    let mut out = FunctionPaths::new();
+    for f in report["functions"].as_array().unwrap() {
+        let key = (
+            f["name"].as_str().unwrap().to_string(),
+            f["file"].as_str().unwrap_or("").to_string(),
+            f["line"].as_u64().unwrap_or(0),
+        );
+        let paths = f["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["id"].as_u64().unwrap(),
+                    (p["count"].as_u64().unwrap(), p["interesting"].as_bool()),
+                )
+            })
+            .collect();
+        assert!(out.insert(key.clone(), paths).is_none(), "{key:?} twice");
+    }
+    out
+}
+
+/// Counts without the interesting marks.
+fn path_counts(p: &FunctionPaths) -> BTreeMap<&(String, String, u64), BTreeMap<u64, u64>> {
+    p.iter()
+        .map(|(f, paths)| (f, paths.iter().map(|(&id, &(c, _))| (id, c)).collect()))
+        .collect()
+}
+
+/// Preferential path profiling on bzip2 (the issue's workflow): a path-mode
+/// build trained on text A, its interesting-path list, a `--mode=ppp` build
+/// numbering every listed function (`--ppp-min-paths=0`), both run on A and on
+/// another text B. The PPP build compresses alike and counts path mode's paths
+/// exactly; on A every path is interesting, on B exactly the paths A never ran
+/// are residual; its profile of B verifies against an edge profile of B.
+#[test]
+fn bzip2_ppp_trained_on_one_text_counts_another_exactly() {
+    let bz = bzip2();
+    let a = text(200_000);
+    // B: shorter, with runs of one byte (run-length coding's other cases) and
+    // 150 byte values besides the text's (a larger alphabet), which A never has.
+    let mut b = text(150_000);
+    for (i, chunk) in b.chunks_exact_mut(1000).enumerate() {
+        chunk[..12].fill(b'a' + (i % 26) as u8);
+        chunk[12] = i as u8;
+    }
+    let on = |input: &[u8]| Program {
+        name: "bzip2",
+        sources: bz.sources.clone(),
+        cflags: bz.cflags.clone(),
+        libs: bz.libs.clone(),
+        runs: vec![(vec!["-9".into(), "-c".into()], input.to_vec())],
+        env: vec![],
+        pathprof_flags: Vec::new(),
+    };
+    let (on_a, on_b) = (on(&a), on(&b));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Each build is `bzip2` in a directory of its own: bzip2 reads its name.
+    let exe = |mode: &str| {
+        std::fs::create_dir(d.join(mode)).unwrap();
+        d.join(mode).join("bzip2")
+    };
+    // What `p` printed, its profile going to `profile` (a fresh file).
+    let compressed = |p: &Program, exe: &Path, profile: &str| {
+        let runs = run(p, exe, &d.join(profile));
+        assert_eq!(runs[0].1, 0, "{} {profile}", exe.display());
+        assert!(runs[0].0.starts_with(b"BZh9"));
+        runs.into_iter().next().unwrap().0
+    };
+    let path = exe("path");
+    build(&on_a, &[PATHPROF, "cc", "--mode=path"], "-O2", &path);
+    let path_map = map_of(&path);
+    let path_out_a = compressed(&on_a, &path, "train.pprof");
+    let path_out_b = compressed(&on_b, &path, "path_b.pprof");
+    ok_in(
+        d,
+        Command::new(PATHPROF)
+            .args(["interesting", "--map"])
+            .arg(&path_map)
+            .args(["train.pprof", "-o", "bzip2.paths"]),
+        &[],
+    );
+    let ppp = exe("ppp");
+    let list = format!("--interesting={}", d.join("bzip2.paths").display());
+    build(
+        &on_a,
+        &[PATHPROF, "cc", "--mode=ppp", &list, "--ppp-min-paths=0"],
+        "-O2",
+        &ppp,
+    );
+    let ppp_map = map_of(&ppp);
+    assert!(
+        compressed(&on_a, &ppp, "ppp_a.pprof") == path_out_a,
+        "the PPP build compresses A as the path build does"
+    );
+    assert!(
+        compressed(&on_b, &ppp, "ppp_b.pprof") == path_out_b,
+        "the PPP build compresses B as the path build does"
+    );
+
+    let path_a = function_paths(&json_report(&path_map, &d.join("train.pprof")));
+    let path_b = function_paths(&json_report(&path_map, &d.join("path_b.pprof")));
+    let ppp_a = function_paths(&json_report(&ppp_map, &d.join("ppp_a.pprof")));
+    let ppp_b = function_paths(&json_report(&ppp_map, &d.join("ppp_b.pprof")));
+    assert!(
+        path_counts(&ppp_a) == path_counts(&path_a),
+        "A: path mode's paths"
+    );
+    assert!(
+        path_counts(&ppp_b) == path_counts(&path_b),
+        "B: path mode's paths"
+    );
+    for (f, paths) in &ppp_a {
+        for (id, &(_, interesting)) in paths {
+            assert_eq!(interesting, Some(true), "{f:?} path {id} on A");
+        }
+    }
+    let (mut kept, mut residual) = (0, 0);
+    let mut residual_in = std::collections::BTreeSet::new();
+    for (f, paths) in &ppp_b {
+        for (id, &(_, interesting)) in paths {
+            let trained = path_a.get(f).is_some_and(|p| p.contains_key(id));
+            assert_eq!(interesting, Some(trained), "{f:?} path {id} on B");
+            if trained {
+                kept += 1;
+            } else {
+                residual += 1;
+                residual_in.insert(f.0.as_str());
+            }
+        }
+    }
+    assert!(kept > 0 && residual > 0, "B runs paths A ran and others");
+
+    // The edge counts PPP's paths imply are an edge profile's of B.
+    let edge = exe("edge");
+    build(&on_b, &[PATHPROF, "cc", "--mode=edge"], "-O2", &edge);
+    compressed(&on_b, &edge, "edge_b.pprof");
+    let verified = ok_in(
+        d,
+        Command::new(PATHPROF)
+            .arg("verify")
+            .arg("--map")
+            .arg(&ppp_map)
+            .arg("ppp_b.pprof")
+            .arg("--edge-map")
+            .arg(map_of(&edge))
+            .arg("edge_b.pprof"),
+        &[],
+    );
+    assert!(verified.contains("verified:"), "{verified}");
+
+    let stats = ok_in(
+        d,
+        Command::new(PATHPROF)
+            .args(["ppp-stats", "--map"])
+            .arg(&ppp_map),
+        &[],
+    );
+    // Rows: potential paths, |I|, interval, delta, function.
+    let sets: Vec<u64> = stats
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with("delta histogram"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(sets.iter().any(|&n| n > 0), "{stats}");
+    eprintln!(
+        "bzip2 PPP: {} functions numbered; on B {kept} interesting paths, {residual} residual \
+         (in {residual_in:?})\n{stats}",
+        sets.len()
     );
 }
 
