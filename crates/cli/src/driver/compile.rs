@@ -7,7 +7,7 @@
 //! and count into its own counters, so counts are the source functions'.
 
 use super::args::{Input, InputKind, Invocation};
-use super::{exec, settings};
+use super::{exec, settings, without_flags};
 use crate::pipeline::instrument_module;
 use anyhow::{Context as _, Result};
 use std::path::{Path, PathBuf};
@@ -135,12 +135,7 @@ fn clang_back_end(
         anyhow::bail!("cannot write {}", instrumented.display());
     }
     // The front end wrote the dependency file already.
-    let back_end: Vec<String> = args
-        .iter()
-        .filter(|a| !matches!(a.as_str(), "-MD" | "-MMD" | "-MP"))
-        .cloned()
-        .collect();
-    let back_end = without_dependency_targets(&back_end);
+    let back_end = without_flags(args, &["-MF", "-MT", "-MQ"], &["-MD", "-MMD", "-MP"]);
     let input = Input {
         index: 0,
         path: instrumented.display().to_string(),
@@ -148,23 +143,6 @@ fn clang_back_end(
         language: Some("ir".into()),
     };
     clang_on(clang, &back_end, &[], &input, object)
-}
-
-/// `args` without `-MF`/`-MT`/`-MQ` and their values.
-fn without_dependency_targets(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut skip = false;
-    for a in args {
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        match a.as_str() {
-            "-MF" | "-MT" | "-MQ" => skip = true,
-            _ if a.starts_with("-MF") || a.starts_with("-MT") || a.starts_with("-MQ") => {}
-            _ => out.push(a.clone()),
-        }
-    }
-    out
 }
 
 /// `-MD`/`-MMD` name their file and target after the output, which the front

@@ -98,7 +98,7 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         args[input.index] = object.display().to_string();
     }
     // `-x c` before a source would make clang read the object as C.
-    let args = without_languages(&args);
+    let args = without_flags(&args, &["-x"], &[]);
     finish_link(clang, inv, args)
 }
 
@@ -152,37 +152,48 @@ fn runtime_args(args: &[String]) -> Result<Vec<String>> {
 /// this command line's `--mode` or `--atomic` ask: those act when compiling.
 fn write_map(inv: &Invocation) -> Result<()> {
     let output = inv.output.as_ref().map_or("a.out", |(_, o)| o.as_str());
+    let path = map_path(inv, output);
+    // The list's functions that nothing linked has (each object only knew
+    // its own); not for a relocatable link, which is not the whole program.
+    let relocatable = inv.args.iter().any(|a| a == "-r" || a == "-Wl,-r");
+    let list = match (&inv.options.interesting, relocatable) {
+        (Some(list_path), false) if inv.options.mode.ppp => Some(list_path),
+        _ => None,
+    };
+    let o = &inv.options;
+    if path.is_none() && list.is_none() && !o.mode_given && !o.atomic {
+        return Ok(()); // nothing to write or check (a configure probe, say)
+    }
     let fragments = match pathprof_core::map::read_fragments(Path::new(output)) {
         Ok(f) => f,
         Err(pathprof_core::map::MapError::NoMapSection { .. }) => return Ok(()),
         Err(e) => return Err(e).context("reading back the linked file's map"),
     };
     warn_on_link_only_options(inv, output, &fragments);
-    // The list's functions that nothing linked has (each object only knew
-    // its own); not for a relocatable link, which is not the whole program.
-    let relocatable = inv.args.iter().any(|a| a == "-r" || a == "-Wl,-r");
-    if let (true, Some(list_path), false) =
-        (inv.options.mode.ppp, &inv.options.interesting, relocatable)
-    {
+    if let Some(list_path) = list {
         let list = crate::report::ppp::read_list(list_path)?;
         let maps: Vec<&MapFile> = fragments.iter().collect();
         crate::report::ppp::warn_unknown(&list, list_path, &maps);
     }
-    let path = match &inv.options.map {
-        Some(p) => p.clone(),
-        None => {
-            let name = Path::new(output)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if name == "a.out" || name.starts_with("conftest") {
-                return Ok(());
-            }
-            PathBuf::from(format!("{output}.ppmap"))
-        }
+    let Some(path) = path else {
+        return Ok(());
     };
     pathprof_core::map::write_fragments(&path, &fragments)
         .with_context(|| format!("cannot write the map file {}", path.display()))
+}
+
+/// Where the link's map goes: `--map`'s file, or `OUTPUT.ppmap`; none for a
+/// configure probe's `a.out` or `conftest` (the map travels in the file anyway).
+fn map_path(inv: &Invocation, output: &str) -> Option<PathBuf> {
+    if let Some(p) = &inv.options.map {
+        return Some(p.clone());
+    }
+    let name = Path::new(output)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let probe = name == "a.out" || name.starts_with("conftest");
+    (!probe).then(|| PathBuf::from(format!("{output}.ppmap")))
 }
 
 /// Says so when `--mode` or `--atomic` on a link line differ from how the
@@ -210,17 +221,18 @@ fn warn_on_link_only_options(inv: &Invocation, output: &str, fragments: &[MapFil
     }
 }
 
-/// `args` without `-x LANG` flags (the sources they applied to are objects now).
-fn without_languages(args: &[String]) -> Vec<String> {
+/// `args` without the flags `with_value` (as `-F VALUE` or `-FVALUE`) and
+/// the flags `alone`.
+pub(super) fn without_flags(args: &[String], with_value: &[&str], alone: &[&str]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     let mut skip = false;
     for a in args {
         if std::mem::take(&mut skip) {
             continue;
         }
-        if a == "-x" {
+        if with_value.contains(&a.as_str()) {
             skip = true;
-        } else if !a.starts_with("-x") {
+        } else if !alone.contains(&a.as_str()) && !with_value.iter().any(|f| a.starts_with(f)) {
             out.push(a.clone());
         }
     }

@@ -6,23 +6,30 @@ use crate::support::build::{build_fixture, cc, line_of, program_dir, Fixture};
 use crate::support::command::{have, pathprof_ok, succeed};
 use crate::support::report::lcov_lines;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
-/// `pathprof export --format lcov` of `profile` into `name` in the program's
-/// directory: the tracefile's path and text.
-fn export_lcov(p: &Fixture, profile: &Path, name: &str) -> (std::path::PathBuf, String) {
+/// `pathprof export --format lcov` of `profile`, with `extra` arguments, into
+/// `name` in the program's directory: the tracefile's path and text.
+fn export_lcov(
+    p: &Fixture,
+    profile: &Path,
+    extra: &[&OsStr],
+    name: &str,
+) -> (std::path::PathBuf, String) {
     let tracefile = p.dir.path().join(name);
-    pathprof_ok([
+    let mut args: Vec<&OsStr> = vec![
         "export".as_ref(),
         "--format".as_ref(),
         "lcov".as_ref(),
         "--map".as_ref(),
         p.map.as_os_str(),
         profile.as_os_str(),
-        "-o".as_ref(),
-        tracefile.as_os_str(),
-    ]);
+    ];
+    args.extend(extra);
+    args.extend(["-o".as_ref(), tracefile.as_os_str()]);
+    pathprof_ok(args);
     let text = std::fs::read_to_string(&tracefile).unwrap();
     (tracefile, text)
 }
@@ -101,7 +108,7 @@ fn quiet_success(command: &mut Command) -> String {
 fn genhtml_accepts_the_tracefile_and_counts_match_lines() {
     let p = build_fixture("hot.c", "path");
     let profile = p.run(&["100"], "hot.pprof");
-    let (tracefile, text) = export_lcov(&p, &profile, "hot.info");
+    let (tracefile, text) = export_lcov(&p, &profile, &[], "hot.info");
     genhtml(&tracefile, &p.dir.path().join("genhtml"), &[]);
     genhtml(
         &tracefile,
@@ -170,20 +177,8 @@ fn moved_sources_are_found_under_the_source_root() {
     std::fs::create_dir_all(&moved).unwrap();
     let relocated = moved.join("hot.c");
     std::fs::rename(&p.source, &relocated).unwrap();
-    let tracefile = p.dir.path().join("hot.info");
-    pathprof_ok([
-        "export".as_ref(),
-        "--format".as_ref(),
-        "lcov".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        profile.as_os_str(),
-        "--source-root".as_ref(),
-        moved.as_os_str(),
-        "-o".as_ref(),
-        tracefile.as_os_str(),
-    ]);
-    let text = std::fs::read_to_string(&tracefile).unwrap();
+    let source_root: [&OsStr; 2] = ["--source-root".as_ref(), moved.as_os_str()];
+    let (tracefile, text) = export_lcov(&p, &profile, &source_root, "hot.info");
     assert!(
         text.contains(&format!("SF:{}\n", relocated.display())),
         "{text}"
@@ -199,20 +194,11 @@ fn moved_sources_are_found_under_the_source_root() {
 fn block_profiles_have_lines_but_no_branches() {
     let p = build_fixture("hot.c", "block");
     let profile = p.run(&["10"], "hot.pprof");
-    let text = pathprof_ok([
-        "export".as_ref(),
-        "--format".as_ref(),
-        "lcov".as_ref(),
-        "--map".as_ref(),
-        p.map.as_os_str(),
-        profile.as_os_str(),
-    ]);
+    let (tracefile, text) = export_lcov(&p, &profile, &[], "hot.info");
     assert!(!text.contains("BRDA:"), "{text}");
     let hot = line_of(&p.source, "/* HOT */");
     // 20 calls of step, 20 - 2 of them (7 and 14) take the HOT return.
     assert!(text.contains(&format!("\nDA:{hot},18\n")), "{text}");
-    let tracefile = p.dir.path().join("hot.info");
-    std::fs::write(&tracefile, &text).unwrap();
     genhtml(&tracefile, &p.dir.path().join("genhtml"), &[]);
 }
 
@@ -297,7 +283,7 @@ fn one_header_spelled_three_ways_is_one_file_and_one_record() {
     assert_eq!(got, expected, "the map's files");
 
     let profile = p.run(&[], "prog.pprof");
-    let (tracefile, text) = export_lcov(&p, &profile, "prog.info");
+    let (tracefile, text) = export_lcov(&p, &profile, &[], "prog.info");
     let sf: Vec<&str> = text.lines().filter(|l| l.starts_with("SF:")).collect();
     assert_eq!(sf.len(), 4, "one record per file:\n{text}");
     let records: Vec<&str> = text
