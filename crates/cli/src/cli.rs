@@ -67,6 +67,24 @@ pub struct InstrumentOptions {
     pub dot_dir: Option<PathBuf>,
 }
 
+impl InstrumentOptions {
+    /// What to hand the instrumentation pipeline (DOT files are drawn by
+    /// the caller from the map: [`crate::driver::instrument`]).
+    pub fn settings(&self) -> pathprof_llvm::pipeline::Settings {
+        pathprof_llvm::pipeline::Settings {
+            mode: self.mode.mode,
+            ppp: self.mode.ppp,
+            interesting: self.interesting.clone(),
+            max_paths: self.max_paths,
+            array_limit: self.array_limit,
+            ppp_min_paths: self.ppp_min_paths,
+            early_exit: self.early_exit,
+            atomic: self.atomic,
+            verbose: self.verbose,
+        }
+    }
+}
+
 /// `--mode`: one of the map's modes, or `ppp`, which builds a path-mode map
 /// and profile (preferential path profiling counts Ball-Larus paths too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,6 @@
 //! mismatch too.
 
 use crate::cli::{Cli, Command, ExportFormat, ReportFormat};
-use crate::pipeline::{instrument_module, Settings};
 use crate::report::{self, load::load, source::SourceRoot};
 use anyhow::{Context as _, Result};
 use std::io::Write as _;
@@ -34,9 +33,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let context = pathprof_llvm::Context::create();
             let module = pathprof_llvm::load_bitcode(&context, &input)?;
-            let map_file = instrument_module(&module, &Settings::new(&options))?;
+            let map_file = crate::driver::instrument(&module, &options)?;
             if let (true, Some(list_path)) = (options.mode.ppp, &options.interesting) {
-                let list = report::ppp::read_list(list_path)?;
+                let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
                 report::ppp::warn_unknown(&list, list_path, &[&map_file]);
             }
             if !module.write_bitcode_to_path(&output) {

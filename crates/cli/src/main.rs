@@ -6,7 +6,6 @@
 mod cli;
 mod commands;
 mod driver;
-mod pipeline;
 mod report;
 mod toolchain;
 

@@ -1,4 +1,5 @@
-//! Finding the tools pathprof drives: clang 22 and the runtime library.
+//! Finding the tools pathprof drives: clang 22, its pass plugin and the
+//! runtime library.
 
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
@@ -24,19 +25,35 @@ pub fn clang(cxx: bool) -> PathBuf {
 /// The runtime archive `libpathprof_rt.a`: `$PATHPROF_RT`, else beside the
 /// `pathprof` executable (where cargo builds both), else its `../lib`.
 pub fn runtime() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("PATHPROF_RT") {
+    beside_pathprof("libpathprof_rt.a", "PATHPROF_RT", "pathprof-rt")
+}
+
+/// clang's pass plugin `libpathprof_plugin.so`, which instruments each
+/// translation unit: `$PATHPROF_PLUGIN`, else found as the runtime is.
+pub fn plugin() -> Result<PathBuf> {
+    beside_pathprof(
+        "libpathprof_plugin.so",
+        "PATHPROF_PLUGIN",
+        "pathprof-plugin",
+    )
+}
+
+/// The file `name` that cargo builds beside `pathprof` from `package`:
+/// `$variable` if set, else beside the executable, in its parent or `../lib`.
+fn beside_pathprof(name: &str, variable: &str, package: &str) -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os(variable) {
         let p = PathBuf::from(p);
         if !p.exists() {
-            bail!("PATHPROF_RT names {}, which does not exist", p.display());
+            bail!("{variable} names {}, which does not exist", p.display());
         }
         return Ok(p);
     }
     let exe = std::env::current_exe()?;
     let dir = exe.parent().unwrap_or(Path::new("."));
     let candidates = [
-        dir.join("libpathprof_rt.a"),
-        dir.join("..").join("libpathprof_rt.a"),
-        dir.join("../lib/libpathprof_rt.a"),
+        dir.join(name),
+        dir.join("..").join(name),
+        dir.join("../lib").join(name),
     ];
     for c in &candidates {
         if c.exists() {
@@ -44,7 +61,7 @@ pub fn runtime() -> Result<PathBuf> {
         }
     }
     bail!(
-        "cannot find the pathprof runtime libpathprof_rt.a next to {}; build it with `cargo build -p pathprof-rt` (same profile as pathprof) or set PATHPROF_RT",
+        "cannot find {name} next to {}; build it with `cargo build -p {package}` (same profile as pathprof) or set {variable}",
         exe.display()
     )
 }

@@ -3,6 +3,8 @@
 //! Pipeline: [`load_bitcode`] / [`link_bitcode_files`] a whole program, [`extract`]
 //! each function's CFG and source lines (for the planners and the map file),
 //! [`instrument`] it with the plans, then [`optimize`] and [`write_object`].
+//! [`pipeline`] strings extraction, planning, instrumentation and the map
+//! together, as every route of `pathprof cc` uses them.
 //! Contracts with the other crates: `docs/CONTRACTS.md` §1, §2 and §4.
 //!
 //! ```no_run
@@ -32,6 +34,7 @@ mod error;
 mod extract;
 mod ffi;
 mod instrument;
+pub mod pipeline;
 mod resume;
 mod structors;
 mod walk;

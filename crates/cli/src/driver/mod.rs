@@ -10,7 +10,7 @@ pub mod args;
 mod compile;
 mod whole;
 
-use crate::pipeline::Settings;
+use crate::cli::InstrumentOptions;
 use crate::toolchain;
 use anyhow::{Context as _, Result};
 use args::{Action, InputKind, Invocation};
@@ -62,7 +62,14 @@ pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
 
 /// Runs clang with `args`, returning its exit status.
 pub(super) fn exec(clang: &Path, args: &[String]) -> Result<ExitCode> {
-    let status = Command::new(clang).args(args).status().with_context(|| {
+    exec_with(clang, args, &[])
+}
+
+/// Runs clang with `args` and the environment variables `env` set.
+pub(super) fn exec_with(clang: &Path, args: &[String], env: &[(&str, &str)]) -> Result<ExitCode> {
+    let mut command = Command::new(clang);
+    command.args(args).envs(env.iter().copied());
+    let status = command.status().with_context(|| {
         format!(
             "cannot run {}; install clang-22 (see the README) or set PATHPROF_CLANG",
             clang.display()
@@ -171,7 +178,7 @@ fn write_map(inv: &Invocation) -> Result<()> {
     };
     warn_on_link_only_options(inv, output, &fragments);
     if let Some(list_path) = list {
-        let list = crate::report::ppp::read_list(list_path)?;
+        let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
         let maps: Vec<&MapFile> = fragments.iter().collect();
         crate::report::ppp::warn_unknown(&list, list_path, &maps);
     }
@@ -240,8 +247,20 @@ pub(super) fn without_flags(args: &[String], with_value: &[&str], alone: &[&str]
 }
 
 /// The instrumentation settings the options ask for.
-fn settings(o: &args::Options) -> Settings {
-    Settings::new(&o.instrument)
+/// Instruments `module` in place as `o` asks and returns its map, after
+/// drawing each function's path DAG into `--dot-dir`, if given.
+pub fn instrument(module: &pathprof_llvm::Module<'_>, o: &InstrumentOptions) -> Result<MapFile> {
+    let map = pathprof_llvm::pipeline::instrument_module(module, &o.settings())?;
+    draw_dags(&map, o)?;
+    Ok(map)
+}
+
+/// Writes the DOT file of each of `map`'s path DAGs into `--dot-dir`, if given.
+fn draw_dags(map: &MapFile, o: &InstrumentOptions) -> Result<()> {
+    match &o.dot_dir {
+        Some(dir) => crate::report::dot::write_all(map, dir),
+        None => Ok(()),
+    }
 }
 
 /// The command line minus inputs and output, plus `-c`, for compiling sources

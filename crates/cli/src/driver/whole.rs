@@ -6,8 +6,7 @@
 //! the place of the first bitcode input on the user's link line.
 
 use super::args::{InputKind, Invocation};
-use super::{archive, compile_flags, exec, finish_link, settings};
-use crate::pipeline::instrument_module;
+use super::{archive, compile_flags, exec, finish_link, instrument};
 use anyhow::{bail, Context as _, Result};
 use pathprof_llvm::is_bitcode;
 use std::path::{Path, PathBuf};
@@ -60,11 +59,11 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         match input.kind {
             InputKind::Source | InputKind::Assembly => {
                 let obj = work.path().join(format!("{n}.o"));
-                let extra = match input.kind {
-                    InputKind::Source => WHOLE_PROGRAM_BITCODE,
-                    _ => &[],
-                };
-                let code = super::compile::clang_on(clang, &compile_args, extra, input, &obj)?;
+                let mut args = compile_args.clone();
+                if input.kind == InputKind::Source {
+                    args.extend(WHOLE_PROGRAM_BITCODE.iter().map(|s| s.to_string()));
+                }
+                let code = super::compile::clang_on(clang, &args, &[], input, &obj)?;
                 if code != ExitCode::SUCCESS {
                     return Ok(code);
                 }
@@ -120,7 +119,7 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     let module = pathprof_llvm::link_bitcode_files(&context, &bitcode)?;
     let level: pathprof_llvm::OptLevel = inv.opt_level.parse()?;
     pathprof_llvm::simplify_early(&module, level)?;
-    let map = instrument_module(&module, &settings(&inv.options))?;
+    let map = instrument(&module, &inv.options.instrument)?;
     pathprof_llvm::embed_map(&module, &map.to_bytes());
     pathprof_llvm::optimize(&module, level)?;
     let object = work.path().join("pathprof-program.o");

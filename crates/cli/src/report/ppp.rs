@@ -40,14 +40,6 @@ pub fn interesting(loaded: &Loaded, selection: &Selection) -> Result<Interesting
     Ok(InterestingList { entries })
 }
 
-/// Reads an interesting-path list.
-pub fn read_list(path: &Path) -> Result<InterestingList> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the interesting-path list {}", path.display()))?;
-    InterestingList::parse(&text)
-        .with_context(|| format!("{} is not a valid interesting-path list", path.display()))
-}
-
 /// Warns about the functions the list names that none of `maps` has (a
 /// list made for another program, or functions renamed since): never fatal.
 pub fn warn_unknown(list: &InterestingList, list_path: &Path, maps: &[&MapFile]) {

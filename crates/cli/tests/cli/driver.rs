@@ -583,3 +583,51 @@ fn sanitizers_and_back_end_flags_apply_to_instrumented_objects() {
     let stderr = String::from_utf8_lossy(&got.stderr);
     assert!(stderr.contains("heap-buffer-overflow"), "{stderr}");
 }
+
+/// A compile step is one clang process with pathprof's pass plugin, so clang's
+/// own ways of compiling hold: with `-save-temps` clang leaves its temporaries
+/// and the object still counts (also a `square` inlined into `cube` at `-O2`).
+/// The plugin loaded into clang by hand, without the settings `pathprof cc`
+/// passes, fails with a message that says so.
+#[test]
+fn compile_steps_are_clang_with_the_pass_plugin() {
+    let dir = lib_and_main();
+    let d = dir.path();
+    ok(pathprof(
+        d,
+        &[
+            "cc",
+            "-O2",
+            "-g",
+            "-save-temps",
+            "-c",
+            "lib.c",
+            "-o",
+            "lib.o",
+        ],
+    ));
+    assert!(d.join("lib.bc").exists(), "clang's -save-temps bitcode");
+    ok(pathprof(d, &["cc", "-O2", "-g", "-c", "main.c"]));
+    ok(pathprof(d, &["cc", "lib.o", "main.o", "-o", "prog"]));
+    let out = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "100\n");
+    let r = json_report_in(d, "prog.pprof", &["prog"]);
+    assert_eq!(function(&r, "cube")["entry_count"], 5);
+    assert_eq!(function(&r, "square")["entry_count"], 5);
+
+    let plugin = Path::new(env!("CARGO_BIN_EXE_pathprof")).with_file_name("libpathprof_plugin.so");
+    let by_hand = Command::new(CLANG)
+        .current_dir(d)
+        .arg(format!("-fpass-plugin={}", plugin.display()))
+        .args(["-O2", "-c", "lib.c", "-o", "by-hand.o"])
+        .env_remove("PATHPROF_PLUGIN_SETTINGS")
+        .output()
+        .unwrap();
+    assert!(!by_hand.status.success());
+    let stderr = String::from_utf8_lossy(&by_hand.stderr);
+    assert!(
+        stderr.contains("pathprof plugin was loaded without its settings")
+            && stderr.contains("`pathprof cc`"),
+        "{stderr}"
+    );
+}

@@ -1,63 +1,93 @@
-//! The instrumentation pipeline shared by `pathprof cc`'s link step and
-//! `pathprof instrument`: extract every function's CFG, plan it in the chosen
-//! mode, record the map, and apply the plans to the module (and draw each
-//! function's path DAG when asked to).
+//! The instrumentation pipeline every route shares (`pathprof cc`'s compile
+//! step in clang's pass plugin, its whole-program link step, and `pathprof
+//! instrument`): extract every function's CFG, plan it in the chosen mode,
+//! record the map, and apply the plans to the module.
 
-use crate::cli::InstrumentOptions;
+use crate::{Module, ModuleInfo};
 use anyhow::{Context as _, Result};
 use pathprof_core::map::{MapFile, MapFunction};
 use pathprof_core::plan::FunctionPlan;
 use pathprof_core::planner::{plan_function, PlanOptions};
+use pathprof_core::ppp::InterestingList;
 use pathprof_core::Mode;
-use pathprof_llvm::{Module, ModuleInfo};
-use std::path::PathBuf;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
-/// How to instrument.
-#[derive(Clone, Debug)]
+/// The environment variable `pathprof cc` passes [`Settings`] in (as JSON)
+/// to its clang pass plugin.
+pub const PLUGIN_SETTINGS_VARIABLE: &str = "PATHPROF_PLUGIN_SETTINGS";
+
+/// How to instrument: what the user asked for, in a form that travels to
+/// clang's pass plugin (as JSON in an environment variable).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Settings {
+    #[serde(with = "mode_name")]
     pub mode: Mode,
-    /// `--mode=ppp`: the interesting-path list to read.
-    pub ppp: Option<Option<PathBuf>>,
-    pub plan: PlanOptions,
+    /// `--mode=ppp`: number the interesting paths of `interesting`.
+    pub ppp: bool,
+    /// The interesting-path list (`--interesting`).
+    pub interesting: Option<PathBuf>,
+    /// `--max-paths`, `--array-limit`, `--ppp-min-paths` (`None`: the
+    /// planner's default).
+    pub max_paths: Option<u64>,
+    pub array_limit: Option<u64>,
+    pub ppp_min_paths: Option<u64>,
+    pub early_exit: bool,
     pub atomic: bool,
     pub verbose: bool,
-    /// Where to write a DOT file of each function's path DAG.
-    pub dot_dir: Option<PathBuf>,
 }
 
 impl Settings {
-    /// Settings from the user's options (`None`: the planner's default).
-    pub fn new(o: &InstrumentOptions) -> Self {
-        let mut plan = PlanOptions::default().with_early_exit(o.early_exit);
-        if let Some(m) = o.max_paths {
+    /// The planner's options these settings ask for.
+    pub fn plan_options(&self) -> PlanOptions {
+        let mut plan = PlanOptions::default().with_early_exit(self.early_exit);
+        if let Some(m) = self.max_paths {
             plan = plan.with_max_paths(m);
         }
-        if let Some(a) = o.array_limit {
+        if let Some(a) = self.array_limit {
             plan.path.array_limit = a;
         }
-        plan.path.ppp_min_paths = o.ppp_min_paths;
-        Settings {
-            mode: o.mode.mode,
-            ppp: o.mode.ppp.then(|| o.interesting.clone()),
-            plan,
-            atomic: o.atomic,
-            verbose: o.verbose,
-            dot_dir: o.dot_dir.clone(),
-        }
+        plan.path.ppp_min_paths = self.ppp_min_paths;
+        plan
     }
+}
+
+/// [`Mode`] as its name.
+mod mode_name {
+    use pathprof_core::Mode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(mode: &Mode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(mode.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads the interesting-path list at `path`.
+pub fn read_interesting(path: &Path) -> Result<InterestingList> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the interesting-path list {}", path.display()))?;
+    InterestingList::parse(&text)
+        .with_context(|| format!("{} is not a valid interesting-path list", path.display()))
 }
 
 /// A PPP plan of `f` when the list names paths of it that still fit
 /// (`None`: plan it as path mode does, after a warning when the list's
 /// entries are stale or the PPP interval is above the array limit).
 fn plan_ppp(
-    f: &pathprof_llvm::ExtractedFunction,
+    f: &crate::ExtractedFunction,
     file: &str,
-    list: &pathprof_core::ppp::InterestingList,
-    settings: &Settings,
+    list: &InterestingList,
+    plan_options: &PlanOptions,
+    verbose: bool,
 ) -> Option<(FunctionPlan, pathprof_core::layout::Layout)> {
     let name = f.display_name.as_deref().unwrap_or(&f.name);
-    let dag = pathprof_core::dag::Dag::build(&f.cfg, settings.plan.path.dag).ok()?;
+    let dag = pathprof_core::dag::Dag::build(&f.cfg, plan_options.path.dag).ok()?;
     let ids = match list.paths_of(&f.name, file, &f.cfg, &dag) {
         Ok(Some(ids)) => ids,
         Ok(None) => return None,
@@ -69,17 +99,17 @@ fn plan_ppp(
         }
     };
     let (plan, layout, numbering) =
-        match pathprof_core::planner::plan_function_ppp(&f.cfg, &settings.plan, &ids) {
+        match pathprof_core::planner::plan_function_ppp(&f.cfg, plan_options, &ids) {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("pathprof: warning: {name}: {e}; profiled as in path mode");
                 return None;
             }
         };
-    let limit = settings.plan.path.array_limit;
-    let min_paths = settings.plan.path.ppp_min_paths.unwrap_or(limit);
+    let limit = plan_options.path.array_limit;
+    let min_paths = plan_options.path.ppp_min_paths.unwrap_or(limit);
     if dag.num_paths() <= min_paths {
-        if settings.verbose {
+        if verbose {
             eprintln!(
                 "pathprof: {} ppp: {} interesting of {} paths, counted in path mode's array (--ppp-min-paths {min_paths})",
                 f.name,
@@ -93,9 +123,9 @@ fn plan_ppp(
              the array limit {} (--array-limit); profiled as in path mode",
             numbering.len(),
             numbering.interval(),
-            settings.plan.path.array_limit
+            plan_options.path.array_limit
         );
-    } else if settings.verbose {
+    } else if verbose {
         eprintln!(
             "pathprof: {} ppp: {} interesting of {} paths, interval {}, delta {:.3}",
             f.name,
@@ -108,17 +138,17 @@ fn plan_ppp(
     Some((plan, layout))
 }
 
-/// Instruments `module` in place and returns its map; writes the DOT files
-/// of its functions' path DAGs into `settings.dot_dir`, if given.
+/// Instruments `module` in place and returns its map.
 pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<MapFile> {
-    let extracted = pathprof_llvm::extract(module).context("reading the program's control flow")?;
-    let list = match &settings.ppp {
-        None => None,
-        Some(None) => anyhow::bail!(
+    let plan_options = settings.plan_options();
+    let extracted = crate::extract(module).context("reading the program's control flow")?;
+    let list = match (settings.ppp, &settings.interesting) {
+        (false, _) => None,
+        (true, None) => anyhow::bail!(
             "--mode=ppp needs the interesting paths: --interesting=FILE (or PATHPROF_INTERESTING), \
              a list written by `pathprof interesting`"
         ),
-        Some(Some(path)) => Some(crate::report::ppp::read_list(path)?),
+        (true, Some(path)) => Some(read_interesting(path)?),
     };
     let mut plans: Vec<FunctionPlan> = Vec::with_capacity(extracted.functions.len());
     let mut functions: Vec<MapFunction> = Vec::with_capacity(extracted.functions.len());
@@ -128,12 +158,12 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
             .and_then(|i| extracted.files.get(i as usize))
             .map_or("", String::as_str);
         let planned = match &list {
-            Some(list) => plan_ppp(&f, file, list, settings),
+            Some(list) => plan_ppp(&f, file, list, &plan_options, settings.verbose),
             None => None,
         };
         let planned = match planned {
             Some(x) => Ok(x),
-            None => plan_function(&f.cfg, settings.mode, &settings.plan),
+            None => plan_function(&f.cfg, settings.mode, &plan_options),
         };
         let (plan, layout) = match planned {
             Ok(x) => x,
@@ -143,7 +173,7 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
                     "pathprof: warning: {}: {e}; counting its basic blocks instead",
                     f.display_name.as_deref().unwrap_or(&f.name)
                 );
-                plan_function(&f.cfg, Mode::Block, &settings.plan).expect("block plans cannot fail")
+                plan_function(&f.cfg, Mode::Block, &plan_options).expect("block plans cannot fail")
             }
         };
         if settings.verbose {
@@ -175,7 +205,7 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
         hashes: functions.iter().map(|f| f.hash).collect(),
         atomic: settings.atomic,
     };
-    pathprof_llvm::instrument(module, &plans, &info).context("inserting the probes")?;
+    crate::instrument(module, &plans, &info).context("inserting the probes")?;
     let file_digests = extracted
         .files
         .iter()
@@ -193,8 +223,17 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
         functions,
         atomic: settings.atomic,
     };
-    if let Some(dir) = &settings.dot_dir {
-        crate::report::dot::write_all(&map, dir)?;
-    }
     Ok(map)
+}
+
+/// Instruments one translation unit for `pathprof cc -c` and embeds its map
+/// fragment ([`crate::embed_map`]); `false` when it defines no code (nothing
+/// to count, no fragment).
+pub fn instrument_translation_unit(module: &Module<'_>, settings: &Settings) -> Result<bool> {
+    if !module.get_functions().any(|f| f.count_basic_blocks() > 0) {
+        return Ok(false);
+    }
+    let map = instrument_module(module, settings)?;
+    crate::embed_map(module, &map.to_bytes());
+    Ok(true)
 }

@@ -1,0 +1,59 @@
+// The C++ half of pathprof's clang pass plugin: what LLVM's plugin interface
+// can only be given in C++ (a pass class, a PassBuilder callback). The work is
+// done in Rust (`pathprof_plugin_instrument`, src/lib.rs); this file only
+// puts it at the start of clang's pipeline, after pathprof's early
+// simplification, and turns its error into a clang error.
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/OptimizationLevel.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+extern "C" {
+// Instruments `module` (src/lib.rs); returns 1 when it changed it. On failure
+// sets `*error` to a message for pathprof_plugin_free_error.
+int pathprof_plugin_instrument(LLVMModuleRef module, unsigned speed, unsigned size,
+                               char **error);
+// Releases a message pathprof_plugin_instrument returned.
+void pathprof_plugin_free_error(char *message);
+// The early simplification pathprof runs before planning (src/lib.rs).
+const char *pathprof_plugin_early_pipeline(void);
+}
+
+namespace {
+
+struct InstrumentPass : llvm::PassInfoMixin<InstrumentPass> {
+  llvm::OptimizationLevel level;
+
+  llvm::PreservedAnalyses run(llvm::Module &module, llvm::ModuleAnalysisManager &) {
+    char *error = nullptr;
+    int changed = pathprof_plugin_instrument(llvm::wrap(&module), level.getSpeedupLevel(),
+                                             level.getSizeLevel(), &error);
+    if (error) {
+      module.getContext().emitError(std::string("pathprof: ") + error);
+      pathprof_plugin_free_error(error);
+    }
+    return changed ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
+  }
+
+  // Runs at -O0 too (functions marked optnone are still counted).
+  static bool isRequired() { return true; }
+};
+
+}  // namespace
+
+extern "C" void pathprof_plugin_register(llvm::PassBuilder *builder) {
+  builder->registerPipelineStartEPCallback(
+      [builder](llvm::ModulePassManager &passes, llvm::OptimizationLevel level) {
+        if (level != llvm::OptimizationLevel::O0) {
+          if (llvm::Error e = builder->parsePassPipeline(passes, pathprof_plugin_early_pipeline())) {
+            llvm::report_fatal_error(std::move(e));
+          }
+        }
+        passes.addPass(InstrumentPass{{}, level});
+      });
+}
