@@ -202,7 +202,12 @@ impl MapFile {
             return Err(MapError::NotAMap { path: path_s() });
         }
         let version = parts.next().unwrap_or("");
-        let sum = parts.next().and_then(|s| u64::from_str_radix(s, 16).ok());
+        // Exactly as written (16 lowercase hex digits): a changed digit's
+        // case is a changed header, not the same checksum.
+        let sum = parts
+            .next()
+            .filter(|s| s.len() == 16 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            .and_then(|s| u64::from_str_radix(s, 16).ok());
         let after = &bytes[nl + 1..];
         let mut length = || {
             parts
