@@ -4,8 +4,6 @@
 //! Invariant: ids of one graph are dense in `0..N`; side tables are plain `Vec`s
 //! indexed with [`BlockId::index`] and friends.
 
-use std::fmt;
-
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
         $(#[$doc])*
@@ -29,19 +27,21 @@ macro_rules! id_type {
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, concat!($prefix, "{}"), self.0)
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(self, f)
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Debug::fmt(self, f)
             }
         }
     };
 }
+/// For the dense ids of other graphs in this crate.
+pub(crate) use id_type;
 
 id_type!(
     /// A basic block of one function: its index in the function as linked.

@@ -8,7 +8,10 @@
 //! into block, edge and path counts; [`profile`] pairs a map file with a profile;
 //! [`predict`] compares a function's measured paths with those its edge profile
 //! predicts. [`ppp`] holds preferential path profiling's numbering of a
-//! function's interesting paths and their list file.
+//! function's interesting paths and their list file. [`p3`] holds
+//! partitioned path profiling: PSPP, the partition of paths into tasks, their
+//! distribution over K copies, the merge of the copies' profiles and the hit
+//! counts.
 
 pub mod block;
 pub mod cfg;
@@ -23,6 +26,7 @@ pub mod ids;
 pub mod increments;
 pub mod layout;
 pub mod map;
+pub mod p3;
 pub mod path;
 pub mod placement;
 pub mod plan;

@@ -69,7 +69,7 @@ pub fn chord_increments(cfg: &Cfg, dag: &Dag, weights: &Weights) -> ChordIncreme
 }
 
 /// The spanning-tree weight of a DAG edge; `None` forces it onto the tree.
-fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Option<f64> {
+pub fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Option<f64> {
     Some(match dag.edge(id).kind {
         DagEdgeKind::Entry => weights.block(cfg.entry()),
         DagEdgeKind::Cfg(e) | DagEdgeKind::BackEntry(e) | DagEdgeKind::BackExit(e) => {

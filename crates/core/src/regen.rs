@@ -72,6 +72,18 @@ impl Path {
 
 /// Regenerates path `id`.
 pub fn regenerate(dag: &Dag, id: u64) -> Result<Path, RegenError> {
+    regenerate_by(dag, id, |e| dag.val(e))
+}
+
+/// Regenerates path `id` under another numbering of `dag`'s paths: `val`
+/// must be a Ball-Larus numbering (Figure 5 with any order of successors, as
+/// [`Dag::from_numbering`] checks), such as PSPP's initial labeling
+/// ([`crate::p3::pspp`]).
+pub fn regenerate_by(
+    dag: &Dag,
+    id: u64,
+    val: impl Fn(DagEdgeId) -> u64,
+) -> Result<Path, RegenError> {
     if id >= dag.num_paths() {
         return Err(RegenError::OutOfRange {
             id,
@@ -86,10 +98,10 @@ pub fn regenerate(dag: &Dag, id: u64) -> Result<Path, RegenError> {
             .succs(v)
             .iter()
             .copied()
-            .filter(|&e| dag.val(e) <= r)
-            .max_by_key(|&e| dag.val(e))
+            .filter(|&e| val(e) <= r)
+            .max_by_key(|&e| val(e))
             .expect("a node before EXIT has an edge with Val 0");
-        r -= dag.val(e);
+        r -= val(e);
         edges.push(e);
         v = dag.edge(e).to;
     }
