@@ -206,7 +206,8 @@ def main():
         baseline = str(args.baseline.resolve() / "target/release/pathprof")
         if not os.access(baseline, os.X_OK):
             sys.exit(f"no {baseline}: run `cargo build --release -p pathprof -p pathprof-rt` there")
-    subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt"], check=True, cwd=ROOT)
+    subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt", "-p", "pathprof-plugin"],
+                   check=True, cwd=ROOT)
     pathprof = str(ROOT / "target/release/pathprof")
     variants = [v for v in VARIANTS if v == "plain" or not args.variants or v in args.variants]
     if baseline:
