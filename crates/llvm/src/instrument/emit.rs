@@ -19,7 +19,10 @@
 //!   else it counts Ball-Larus id `b` as `CountPath` does (array element or
 //!   hash-table call). Its undo (`Call` probes) is `__pathprof_ppp_uncount_*`,
 //!   the same test with `decrement` / `__pathprof_hash_uncount`.
-//! - An increment is `store (llvm.uadd.sat.i64 (load p), 1), p`, or
+//! - An increment is `store (load p) + 1, p` (x86: one `addq $1, mem`; a
+//!   64-bit counter takes 58 years to wrap at 10^10 increments a second, so
+//!   it does not saturate: `llvm.uadd.sat` cost a load, a compare and a
+//!   select per probe, half of edge mode's instructions on bzip2), or
 //!   `atomicrmw add p, 1 monotonic` with atomic updates.
 //!
 //! A `Call(b, k)` probe goes around the k-th counted call of block b
@@ -28,12 +31,10 @@
 //! copy, never `r`); its counts are made as above. Right after the call (before
 //! the next instruction) each count is undone, reusing the counter addresses and
 //! path ids computed before the call:
-//! - array or slot counter: `store (c + 1 <=u 1 ? c : c - 1), p` for `c = load p`,
-//!   i.e. minus one except at `u64::MAX` (saturated: the increment did nothing)
-//!   and at 0 (never below: with plain updates a racing thread can lose the
-//!   count being undone); with atomic updates
-//!   `atomicrmw usub_sat p, 1 monotonic` (atomic counters wrap, never saturate,
-//!   so only the floor at 0 matters);
+//! - array or slot counter: `store (c == 0 ? c : c - 1), p` for `c = load p`,
+//!   i.e. minus one except at 0 (never below: with plain updates a racing
+//!   thread can lose the count being undone); with atomic updates
+//!   `atomicrmw usub_sat p, 1 monotonic`;
 //! - hash: `__pathprof_hash_uncount(state, id)`.
 //!
 //! Around an `invoke` (a counted call that terminates its block) the undo goes
@@ -64,7 +65,6 @@ use crate::ffi;
 use crate::walk::{self, Body};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
-use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
 use inkwell::types::IntType;
 use inkwell::values::LLVMTailCallKind;
@@ -80,7 +80,6 @@ use std::collections::HashMap;
 pub(crate) struct Emitter<'ctx> {
     builder: Builder<'ctx>,
     i64_type: IntType<'ctx>,
-    uadd_sat: FunctionValue<'ctx>,
     /// The runtime's hash functions, indexed by [`HashFn`]; declared on first use.
     hash_fns: [Option<FunctionValue<'ctx>>; 3],
     /// The PPP helpers, indexed by `2 * uncount + hash`; defined on first use.
@@ -125,13 +124,9 @@ impl<'ctx> Emitter<'ctx> {
     pub fn new(module: &Module<'ctx>, atomic: bool) -> Self {
         let context = module.get_context();
         let i64_type = context.i64_type();
-        let uadd_sat = Intrinsic::find("llvm.uadd.sat")
-            .and_then(|i| i.get_declaration(module, &[i64_type.into()]))
-            .expect("LLVM 22 has llvm.uadd.sat.i64");
         Emitter {
             builder: context.create_builder(),
             i64_type,
-            uadd_sat,
             hash_fns: [None; 3],
             ppp_fns: [None; 4],
             atomic,
@@ -273,19 +268,15 @@ impl<'ctx> Emitter<'ctx> {
         } else {
             let old = b
                 .build_load(self.i64_type, ptr, "pp.count")
-                .expect(POSITIONED);
-            let new = b
-                .build_call(self.uadd_sat, &[old.into(), one.into()], "pp.count.inc")
                 .expect(POSITIONED)
-                .try_as_basic_value()
-                .basic()
-                .expect("llvm.uadd.sat returns i64");
+                .into_int_value();
+            let new = b.build_int_add(old, one, "pp.count.inc").expect(POSITIONED);
             b.build_store(ptr, new).expect(POSITIONED);
         }
     }
 
     /// Undoes one [`increment`](Self::increment) of `*ptr`: minus one, except
-    /// that a counter at `u64::MAX` (saturated) or at 0 stays.
+    /// that a counter at 0 stays.
     pub(super) fn decrement(&self, ptr: PointerValue<'ctx>) {
         let b = &self.builder;
         let one = self.i64_type.const_int(1, false);
@@ -297,12 +288,9 @@ impl<'ctx> Emitter<'ctx> {
                 .build_load(self.i64_type, ptr, "pp.count")
                 .expect(POSITIONED)
                 .into_int_value();
-            // old + 1 wraps to 0 for u64::MAX: `old + 1 <= 1` is "0 or u64::MAX".
-            let next = b
-                .build_int_add(old, one, "pp.count.next")
-                .expect(POSITIONED);
+            let zero = self.i64_type.const_zero();
             let stays = b
-                .build_int_compare(IntPredicate::ULE, next, one, "pp.count.stays")
+                .build_int_compare(IntPredicate::EQ, old, zero, "pp.count.stays")
                 .expect(POSITIONED);
             let less = b.build_int_sub(old, one, "pp.count.dec").expect(POSITIONED);
             let new = b

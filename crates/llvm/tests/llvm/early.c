@@ -5,7 +5,6 @@
  *   jump  longjmps back to main's setjmp (which prints "jumped" and returns);
  *   zero  has the fake runtime set every counter to 0 (as a fork child's
  *         reset does), then returns;
- *   max   has it set every counter to UINT64_MAX (saturated), then returns;
  * anything else returns. */
 #include <setjmp.h>
 #include <stdint.h>
@@ -29,8 +28,6 @@ __attribute__((noinline)) void leaf(void) {
     longjmp(env, 1);
   if (strcmp(what, "zero") == 0)
     fake_rt_set_counters(0);
-  if (strcmp(what, "max") == 0)
-    fake_rt_set_counters(UINT64_MAX);
 }
 
 __attribute__((noinline)) int work(int i) {

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Instructions executed (valgrind's callgrind, repeatable even on a busy
+machine) by each variant of the overhead suite's programs on a small
+workload, and their ratio to the plain build: where the probes' own cost is
+the question rather than caches. Builds use -gdwarf-4 (Debian 12's valgrind
+cannot read clang 22's DWARF 5). Run on purpose, not in CI:
+
+    bench/callgrind.py [--only lua] [--scale 2] [--baseline DIR] [--variants edge,path]
+
+`--baseline DIR`: another pathprof checkout (release build) measured beside
+this one, its variants named `before:...`.
+"""
+import argparse
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from overhead import CLANG, ROOT, bzip2_program, lua_program, sqlite_program
+
+PROGRAMS = {"lua": lua_program, "bzip2": bzip2_program, "sqlite": sqlite_program}
+
+
+def instructions(argv, stdin, env, out):
+    """Instructions callgrind counts for one run of `argv`."""
+    run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--"] + argv,
+                         stdin=subprocess.DEVNULL if stdin is None else open(stdin, "rb"),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    found = re.search(rb"Collected : (\d+)", run.stderr)
+    if not found:
+        raise SystemExit(f"callgrind failed on {argv[0]}: {run.stderr[-500:].decode(errors='replace')}")
+    return int(found.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=list(PROGRAMS), action="append")
+    ap.add_argument("--scale", type=int, default=2)
+    ap.add_argument("--baseline", type=Path)
+    ap.add_argument("--variants", default="block,edge,path", type=lambda s: s.split(","))
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt", "-p", "pathprof-plugin"],
+                   check=True, cwd=ROOT)
+    pathprofs = {"": str(ROOT / "target/release/pathprof")}
+    if args.baseline:
+        pathprofs["before:"] = str(args.baseline.resolve() / "target/release/pathprof")
+    variants = {"plain": [CLANG], "clang-instr": [CLANG, "-fprofile-instr-generate"]}
+    for prefix, pathprof in pathprofs.items():
+        for mode in args.variants:
+            variants[f"{prefix}pathprof-{mode}"] = [pathprof, "cc", f"--mode={mode}"]
+    print("| program | variant | instructions | ratio to plain |\n|---|---|---:|---:|")
+    with tempfile.TemporaryDirectory(prefix="pathprof-callgrind-") as tmp:
+        tmp = Path(tmp)
+        for name, make in PROGRAMS.items():
+            if args.only and name not in args.only:
+                continue
+            prog = make()
+            plain = None
+            for variant, cc in variants.items():
+                exe = str(tmp / f"{name}-{variant.replace(':', '-')}")
+                subprocess.run(cc + ["-O2", "-gdwarf-4"] + prog["cflags"] + prog["sources"] + ["-o", exe]
+                               + prog["libs"], check=True, stdout=subprocess.DEVNULL)
+                argv, stdin = prog["run"](exe, args.scale, tmp)
+                env = dict(os.environ, PATHPROF_FILE=str(tmp / "p.pprof"), LLVM_PROFILE_FILE=str(tmp / "p.profraw"))
+                n = instructions(argv, stdin, env, tmp / "callgrind.out")
+                plain = plain or n
+                print(f"| {name} | {variant} | {n:,} | {n / plain:.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
