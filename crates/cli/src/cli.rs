@@ -25,10 +25,11 @@ pub struct Cli {
 /// own arguments go past them; `pathprof cc --help` lists them from here.
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct InstrumentOptions {
-    /// What to count (ppp: path mode, the --interesting paths in arrays).
+    /// What to count (ppp: path mode, the --interesting paths in arrays;
+    /// p3: path mode, split over --copies programs run in parallel).
     #[arg(
         long,
-        value_name = "block|edge|path|ppp",
+        value_name = "block|edge|path|ppp|p3",
         env = "PATHPROF_MODE",
         default_value = "path",
         value_parser = parse_mode
@@ -37,6 +38,10 @@ pub struct InstrumentOptions {
     /// The interesting-path list --mode=ppp numbers (`pathprof interesting`).
     #[arg(long, value_name = "FILE", env = "PATHPROF_INTERESTING", value_parser = parse_path)]
     pub interesting: Option<PathBuf>,
+    /// With --mode=p3: how many copies to build, OUTPUT.p3.0 and on (run
+    /// them with `pathprof p3 run`).
+    #[arg(long, value_name = "K", env = "PATHPROF_COPIES", value_parser = parse_copies)]
+    pub copies: Option<u32>,
     /// The map file to write, default OUTPUT.ppmap.
     #[arg(long, value_name = "FILE", env = "PATHPROF_MAP", value_parser = parse_path)]
     pub map: Option<PathBuf>,
@@ -69,11 +74,12 @@ pub struct InstrumentOptions {
 
 impl InstrumentOptions {
     /// What to hand the instrumentation pipeline (DOT files are drawn by
-    /// the caller from the map: [`crate::driver::instrument`]).
+    /// the caller from the map: [`crate::driver::instrument`]). A P3 build's
+    /// copies are planned from path mode's map, which these settings make.
     pub fn settings(&self) -> pathprof_llvm::pipeline::Settings {
         pathprof_llvm::pipeline::Settings {
             mode: self.mode.mode,
-            ppp: self.mode.ppp,
+            ppp: self.mode.ppp(),
             interesting: self.interesting.clone(),
             max_paths: self.max_paths,
             array_limit: self.array_limit,
@@ -83,46 +89,102 @@ impl InstrumentOptions {
             verbose: self.verbose,
         }
     }
+
+    /// The number of copies `--mode=p3` builds (`None` in other modes).
+    /// Checked when the options are parsed: `--mode=p3` needs `--copies`.
+    pub fn p3_copies(&self) -> Result<Option<usize>, String> {
+        match (self.mode.p3(), self.copies) {
+            (false, _) => Ok(None),
+            (true, Some(k)) => Ok(Some(k as usize)),
+            (true, None) => Err(
+                "--mode=p3 needs --copies=K (or PATHPROF_COPIES): how many copies to build, \
+                 one per core or machine that will run them"
+                    .to_string(),
+            ),
+        }
+    }
 }
 
-/// `--mode`: one of the map's modes, or `ppp`, which builds a path-mode map
-/// and profile (preferential path profiling counts Ball-Larus paths too).
+/// `--mode`: one of the map's modes, or `ppp` or `p3`, which build a
+/// path-mode map and profile (preferential and partitioned path profiling
+/// count Ball-Larus paths too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModeArg {
     /// The mode of the map and the profile.
     pub mode: pathprof_core::Mode,
+    pub scheme: Scheme,
+}
+
+/// How path mode's paths are counted: by one program as Ball and Larus do,
+/// in preferential path profiling's arrays, or by K partial copies (P3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    Plain,
     /// `--mode=ppp`.
-    pub ppp: bool,
+    Ppp,
+    /// `--mode=p3`.
+    P3,
 }
 
 impl ModeArg {
     pub fn name(self) -> &'static str {
-        if self.ppp {
-            "ppp"
-        } else {
-            self.mode.name()
+        match self.scheme {
+            Scheme::Plain => self.mode.name(),
+            Scheme::Ppp => "ppp",
+            Scheme::P3 => "p3",
         }
+    }
+
+    /// `--mode=ppp`.
+    pub fn ppp(self) -> bool {
+        self.scheme == Scheme::Ppp
+    }
+
+    /// `--mode=p3`.
+    pub fn p3(self) -> bool {
+        self.scheme == Scheme::P3
     }
 }
 
 impl PartialEq<pathprof_core::Mode> for ModeArg {
     fn eq(&self, other: &pathprof_core::Mode) -> bool {
-        !self.ppp && self.mode == *other
+        self.scheme == Scheme::Plain && self.mode == *other
     }
 }
 
 fn parse_mode(value: &str) -> Result<ModeArg, String> {
-    if value == "ppp" {
-        return Ok(ModeArg {
-            mode: pathprof_core::Mode::Path,
-            ppp: true,
-        });
+    let path = pathprof_core::Mode::Path;
+    match value {
+        "ppp" => Ok(ModeArg {
+            mode: path,
+            scheme: Scheme::Ppp,
+        }),
+        "p3" => Ok(ModeArg {
+            mode: path,
+            scheme: Scheme::P3,
+        }),
+        _ => value
+            .parse()
+            .map(|mode| ModeArg {
+                mode,
+                scheme: Scheme::Plain,
+            })
+            .map_err(|_| format!("unknown mode `{value}`: expected block, edge, path, ppp or p3")),
     }
-    let mode = value
-        .parse()
-        .map_err(|_| format!("unknown mode `{value}`: expected block, edge, path or ppp"))?;
-    Ok(ModeArg { mode, ppp: false })
 }
+
+/// `--copies`: at least 1, at most [`MAX_COPIES`].
+fn parse_copies(value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(k) if (1..=MAX_COPIES).contains(&k) => Ok(k),
+        _ => Err(format!(
+            "expected a number of copies from 1 to {MAX_COPIES}, not `{value}`"
+        )),
+    }
+}
+
+/// The most copies `--mode=p3` builds (each is a whole program).
+pub const MAX_COPIES: u32 = 256;
 
 /// Any path, the empty one too (as `PATHPROF_MAP=` always meant).
 fn parse_path(value: &str) -> Result<PathBuf, std::convert::Infallible> {
@@ -360,8 +422,72 @@ pub enum Command {
         #[arg(long, value_name = "MAP", required = true)]
         map: Vec<PathBuf>,
     },
+    /// Partitioned path profiling (P3): run the copies of a `pathprof cc
+    /// --mode=p3 --copies=K` program in parallel and merge their profiles,
+    /// or see what P3 gains on a program.
+    P3 {
+        #[command(subcommand)]
+        command: P3Command,
+    },
     /// Print the path of the runtime library to link instrumented objects with.
     RtPath,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum P3Command {
+    /// Run a P3 build's K copies in parallel on one input and merge their
+    /// profiles into one path-mode profile.
+    ///
+    /// The copies (PROGRAM.p3.0 ...) get the same arguments and the same
+    /// standard input (read once, fed to each); copy 0's output is shown.
+    /// Copies that run differently (exit status, output, counts) fail the
+    /// run and nothing is written; otherwise it exits with copy 0's status.
+    ///
+    /// `pathprof p3 run -k K -o merged.pprof [--launcher 'CMD {}'] -- ./prog ARGS...`
+    Run {
+        /// K, the copies the program was built with (checked; default: the map's).
+        #[arg(short = 'k', long = "copies", value_name = "K")]
+        copies: Option<usize>,
+        /// The merged profile to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The P3 build's map (default PROGRAM.ppmap, else PROGRAM itself).
+        #[arg(long, value_name = "MAP")]
+        map: Option<PathBuf>,
+        /// Start each copy through this command, run by `sh -c`: `{}` is the
+        /// copy's command line (shell-quoted, with PATHPROF_FILE set in it),
+        /// `{i}` its index, `{host}` one of --hosts. The copies write their
+        /// partial profiles into this working directory, which they must
+        /// share (e.g. 'srun -N1 -n1 {}', 'ssh {host} "cd $PWD && {}"').
+        #[arg(long, value_name = "TEMPLATE")]
+        launcher: Option<String>,
+        /// Hosts for the launcher's {host}: copy i runs on the (i mod N)-th.
+        #[arg(long, value_name = "HOST,...", value_delimiter = ',')]
+        hosts: Vec<String>,
+        /// The program, as built with `-o`, and its arguments (after `--`).
+        #[arg(value_name = "PROGRAM ARGS", last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
+    /// Hit counts of SBL, PBL and P3 for each K, and P3's profitable
+    /// procedures.
+    ///
+    /// The paper's Figures 5-7 (probe executions of the slowest copy,
+    /// computed from a path-mode profile of one input) and Table 1.
+    Stats {
+        /// The numbers of copies to compare, e.g. 2,4,8.
+        #[arg(short = 'k', long = "copies", value_name = "K,...", value_delimiter = ',',
+              required = true, value_parser = clap::value_parser!(u32).range(1..=MAX_COPIES as i64))]
+        copies: Vec<u32>,
+        /// The P3 build's map (`pathprof cc --mode=p3`): its .ppmap or the program.
+        #[arg(long, value_name = "MAP", required = true)]
+        map: PathBuf,
+        /// A path-mode profile of the input: the program's own (sequential)
+        /// build, or a `p3 run`'s merged profile.
+        #[arg(value_name = "PROFILE")]
+        profile: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
 }
 
 /// Where sources are looked up.

@@ -2,7 +2,7 @@
 //! output. Exit code 1 (with the message) on any error; `verify` exits 1 on a
 //! mismatch too.
 
-use crate::cli::{Cli, Command, ExportFormat, ReportFormat};
+use crate::cli::{Cli, Command, ExportFormat, P3Command, ReportFormat};
 use crate::report::{self, load::load, source::SourceRoot};
 use anyhow::{Context as _, Result};
 use std::io::Write as _;
@@ -31,10 +31,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             output,
             options,
         } => {
+            if options.mode.p3() {
+                anyhow::bail!(
+                    "--mode=p3 builds K programs from the linked program: use `pathprof cc \
+                     --mode=p3 --copies=K ... -o prog` (it writes prog.p3.0 ... and prog.ppmap)"
+                );
+            }
             let context = pathprof_llvm::Context::create();
             let module = pathprof_llvm::load_bitcode(&context, &input)?;
             let map_file = crate::driver::instrument(&module, &options)?;
-            if let (true, Some(list_path)) = (options.mode.ppp, &options.interesting) {
+            if let (true, Some(list_path)) = (options.mode.ppp(), &options.interesting) {
                 let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
                 report::ppp::warn_unknown(&list, list_path, &[&map_file]);
             }
@@ -217,9 +223,44 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let map_file = report::load::read_map(&map)?;
             print(&report::ppp::stats(&map_file))
         }
+        Command::P3 { command } => p3(command),
         Command::RtPath => {
             println!("{}", crate::toolchain::runtime()?.display());
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `pathprof p3 run` and `pathprof p3 stats`.
+fn p3(command: P3Command) -> Result<ExitCode> {
+    match command {
+        P3Command::Run {
+            copies,
+            output,
+            map,
+            launcher,
+            hosts,
+            command,
+        } => crate::p3::run(crate::p3::RunOptions {
+            copies,
+            output,
+            map,
+            launcher: crate::p3::launch::Launcher::new(launcher, hosts)?,
+            command,
+        }),
+        P3Command::Stats {
+            copies,
+            map,
+            profile,
+            format,
+        } => {
+            let loaded = load(&[map], &[profile])?;
+            let copies: Vec<usize> = copies.into_iter().map(|k| k as usize).collect();
+            let stats = report::p3::stats(&loaded, &copies)?;
+            match format {
+                ReportFormat::Json => print(&(serde_json::to_string_pretty(&stats)? + "\n")),
+                ReportFormat::Text => print(&report::p3::text(&stats)),
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod driver;
+mod p3;
 mod report;
 mod toolchain;
 

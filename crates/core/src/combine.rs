@@ -75,6 +75,11 @@ pub fn combine(
         file_digests: Vec::new(),
         functions: Vec::new(),
         atomic: fragments.iter().all(|f| f.atomic),
+        // One build's P3 record; a combination of builds is no P3 build.
+        p3: match fragments {
+            [one] => one.p3.clone(),
+            _ => None,
+        },
     };
     let mut file_index: HashMap<String, u32> = HashMap::new();
     let mut function_index: HashMap<SameFunction, u32> = HashMap::new();

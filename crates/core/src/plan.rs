@@ -135,6 +135,17 @@ pub struct FunctionPlan {
 }
 
 impl FunctionPlan {
+    /// The plan of a function left uninstrumented: no probes, no counters
+    /// (a P3 copy that profiles none of its paths).
+    pub fn uninstrumented() -> Self {
+        FunctionPlan {
+            num_slots: 0,
+            paths: PathStorage::None,
+            probes: Vec::new(),
+            ppp: None,
+        }
+    }
+
     /// Merges ops given per site in any order into sorted, one-per-site probes.
     pub fn from_ops(
         num_slots: u32,

@@ -13,7 +13,7 @@
 
 use pathprof_core::cfg::CfgEdge;
 use pathprof_core::hash::fnv64;
-use pathprof_core::map::{schema, BlockInfo, LineSpan, MapFile, MapFunction, MAP_VERSION};
+use pathprof_core::map::{schema, BlockInfo, LineSpan, MapFile, MapFunction, P3Build, MAP_VERSION};
 use pathprof_core::planner::{plan_function, PlanOptions};
 use pathprof_core::{BlockId, Cfg, Mode};
 
@@ -53,6 +53,7 @@ fn map(mode: Mode, functions: Vec<MapFunction>) -> MapFile {
         file_digests: vec![Some(0x1234), None],
         functions,
         atomic: mode == Mode::Edge,
+        p3: None,
     }
 }
 
@@ -301,4 +302,41 @@ fn the_pinned_json_reads_back_in_every_version() {
             assert_eq!(MapFile::from_bytes(&bytes, name).unwrap(), map, "{name}");
         }
     }
+}
+
+/// A `--mode=p3` build's map is path mode's plus one field at the end,
+/// which older maps lack (and read as no P3 build); a record that does not
+/// fit the map is refused.
+#[test]
+fn a_p3_record_is_one_field_more() {
+    let mut map = path_map();
+    map.p3 = Some(P3Build {
+        copies: 4,
+        call_sites: vec![0, 1, P3Build::MANY],
+    });
+    let json = serde_json::to_string(&map).unwrap();
+    let want = format!(
+        "{},\"p3\":{{\"copies\":4,\"call_sites\":[0,1,4294967295]}}}}",
+        PATH.strip_suffix('}').unwrap()
+    );
+    assert_eq!(json, want);
+    assert_eq!(MapFile::from_bytes(&version_3(&json), "p3").unwrap(), map);
+    assert_eq!(
+        MapFile::from_bytes(&version_3(PATH), "old").unwrap().p3,
+        None
+    );
+    for bad in [
+        r#""p3":{"copies":0,"call_sites":[0,1,2]}"#,
+        r#""p3":{"copies":2,"call_sites":[0,1]}"#,
+    ] {
+        let json = format!("{},{bad}}}", PATH.strip_suffix('}').unwrap());
+        let err = MapFile::from_bytes(&version_3(&json), "bad").unwrap_err();
+        assert!(err.to_string().contains("P3 record"), "{err}");
+    }
+    let edge = format!(
+        "{},\"p3\":{{\"copies\":2,\"call_sites\":[0]}}}}",
+        EDGE.strip_suffix('}').unwrap()
+    );
+    let err = MapFile::from_bytes(&version_3(&edge), "edge").unwrap_err();
+    assert!(err.to_string().contains("P3 record"), "{err}");
 }

@@ -10,15 +10,18 @@ mod common;
 use common::arb::arb_cfg;
 use common::{expected_path_counts_ending, make_walk, Evaluator};
 use pathprof_core::dag::{Dag, DagOptions};
+use pathprof_core::map::{BlockInfo, MapFile, MapFunction, P3Build};
 use pathprof_core::p3::{
     check_flow, hit_counts, merge, partition_paths, plan_copy, plan_program, spp, EdgeSet,
-    Function, Labeling, MergeError, ProgramPlan, Pspp, RawCounts, Strategy as Scheme,
+    Function, Labeling, MapProgram, MergeError, PartialError, ProgramPlan, Pspp, RawCounts,
+    Strategy as Scheme,
 };
 use pathprof_core::path::{transcribe, PathOptions};
 use pathprof_core::planner::planned_increments;
 use pathprof_core::regen::regenerate;
 use pathprof_core::weights::Weights;
-use pathprof_core::{Cfg, DagEdgeId, EdgeId, FuncId};
+use pathprof_core::{Cfg, DagEdgeId, EdgeId, FuncId, Mode};
+use pathprof_format::{RawFunction, RawProfile};
 use proptest::prelude::*;
 
 /// DAGs with at most this many paths are checked path by path.
@@ -322,6 +325,58 @@ fn run_copies(p: &Program, plan: &ProgramPlan) -> Vec<Vec<RawCounts>> {
         .collect()
 }
 
+/// The path-mode map of `p`, recording the P3 build of `copies` copies.
+fn map_of(p: &Program, copies: u32) -> MapFile {
+    let functions: Vec<MapFunction> = (0..p.cfgs.len())
+        .map(|i| {
+            let (cfg, dag) = (&p.cfgs[i], &p.dags[i]);
+            let (_, layout) =
+                transcribe(cfg, dag.clone(), &planned_increments(cfg, dag), &p.options);
+            MapFunction {
+                name: format!("f{i}"),
+                display_name: None,
+                file: None,
+                line: None,
+                hash: cfg.shape_hash(),
+                cfg: cfg.clone(),
+                blocks: vec![BlockInfo::default(); cfg.num_blocks()],
+                layout,
+            }
+        })
+        .collect();
+    MapFile {
+        mode: Mode::Path,
+        build_id: MapFile::compute_build_id(Mode::Path, &[], &functions),
+        files: Vec::new(),
+        file_digests: Vec::new(),
+        functions,
+        atomic: false,
+        p3: Some(P3Build {
+            copies,
+            call_sites: p.call_sites.clone(),
+        }),
+    }
+}
+
+/// A raw profile section of `build_id` from per-function counters.
+fn section(build_id: u64, map: &MapFile, counts: &[RawCounts]) -> RawProfile {
+    let mut raw = RawProfile::new(build_id, pathprof_format::abi::MODE_PATH);
+    raw.processes = 1;
+    for (i, c) in counts.iter().enumerate() {
+        if c.paths.is_empty() && c.slots.iter().all(|&s| s == 0) {
+            continue;
+        }
+        raw.functions.push(RawFunction {
+            index: i as u32,
+            hash: map.functions[i].hash,
+            slots: c.slots.clone(),
+            paths: c.paths.clone(),
+            ..RawFunction::default()
+        });
+    }
+    raw
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(250))]
 
@@ -423,6 +478,76 @@ proptest! {
                 .map(|i| profile[i].iter().map(|&(_, n)| n).sum::<u64>())
                 .sum();
             prop_assert!(p3.per_copy[c] >= runs);
+        }
+    }
+
+    /// A P3 build as its map records it: the plan from the map is the
+    /// program's, each copy's plans (from [`MapProgram::copy_plans`]) count
+    /// the walks into sections under the copy's build id, and those merge
+    /// into path mode's section of the map's build; a copy that ran another
+    /// number of processes is named.
+    #[test]
+    fn partial_profiles_merge_into_the_maps_section(
+        input in arb_program(),
+        copies in prop::sample::select(vec![1usize, 2, 4, 8]),
+    ) {
+        let Some(p) = program(input) else { return Ok(()) };
+        let map = map_of(&p, copies as u32);
+        let (program, record) = MapProgram::recorded(&map).unwrap();
+        prop_assert_eq!(record.copies as usize, copies);
+        let plan = program.plan(copies, Scheme::P3);
+        prop_assert_eq!(&plan, &plan_program(&p.functions(), copies, Scheme::P3));
+        let sections: Vec<RawProfile> = (0..copies)
+            .map(|c| {
+                let plans = program.copy_plans(&plan, c, &p.options).unwrap();
+                let counts: Vec<RawCounts> = plans
+                    .iter()
+                    .enumerate()
+                    .map(|(i, fplan)| {
+                        let mut ev = Evaluator::new(fplan);
+                        for (walk, dies_in) in &p.walks[i] {
+                            ev.call_ending(&p.cfgs[i], walk, *dies_in);
+                        }
+                        RawCounts {
+                            slots: ev.counters.slots.clone(),
+                            paths: ev.counters.path_list(),
+                        }
+                    })
+                    .collect();
+                section(program.copy_build_id(copies, c), &map, &counts)
+            })
+            .collect();
+        let merged = program.merge_partials(&plan, &sections);
+        let merged = match merged {
+            Ok(m) => m,
+            Err(e) => return Err(TestCaseError::fail(format!("{e}"))),
+        };
+        // Path mode's own counts of the same walks.
+        let want: Vec<RawCounts> = (0..p.cfgs.len())
+            .map(|i| {
+                let (cfg, dag) = (&p.cfgs[i], &p.dags[i]);
+                let (bl_plan, _) = transcribe(cfg, dag.clone(), &planned_increments(cfg, dag), &p.options);
+                let mut ev = Evaluator::new(&bl_plan);
+                for (walk, dies_in) in &p.walks[i] {
+                    ev.call_ending(cfg, walk, *dies_in);
+                }
+                RawCounts { slots: ev.counters.slots.clone(), paths: ev.counters.path_list() }
+            })
+            .collect();
+        let mut want = section(map.build_id, &map, &want);
+        want.normalize();
+        prop_assert_eq!(&merged, &want);
+        if copies > 1 {
+            let mut forked = sections.clone();
+            forked[copies - 1].processes = 2;
+            let err = program.merge_partials(&plan, &forked).unwrap_err();
+            prop_assert!(matches!(err, PartialError::Facts { .. }), "{}", err);
+            prop_assert_eq!(err.copy(), Some(copies - 1));
+            let mut other = sections.clone();
+            other.swap(0, 1);
+            let err = program.merge_partials(&plan, &other).unwrap_err();
+            let swapped = matches!(err, PartialError::OtherBuild { copy: 0, .. });
+            prop_assert!(swapped, "{}", err);
         }
     }
 }

@@ -29,6 +29,20 @@ pub struct Fragment {
     /// Absent (false) in maps written before it was recorded.
     #[serde(default)]
     pub atomic: bool,
+    /// A `--mode=p3` build: what a reader needs to plan its copies again.
+    /// Left out of every other map, whose bytes stay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p3: Option<P3>,
+}
+
+/// `pathprof_core::map::P3Build`: the copies a partitioned-path-profiling
+/// build was made for, and each function's call sites in the linked program
+/// (per function, in `functions`' order; `u32::MAX`: called from outside
+/// the program or through a pointer).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct P3 {
+    pub copies: u32,
+    pub call_sites: Vec<u32>,
 }
 
 /// `pathprof_core::Mode`: `"block"`, `"edge"` or `"path"`.

@@ -82,6 +82,23 @@ pub(crate) fn call_site(inst: InstructionValue<'_>) -> Option<CallSiteValue<'_>>
     .then(|| unsafe { CallSiteValue::new(inst.as_value_ref()) })
 }
 
+/// How many uses `value` has (operands of instructions and constants that
+/// refer to it; metadata is not a use).
+pub(crate) fn num_uses(value: LLVMValueRef) -> usize {
+    let mut n = 0;
+    // Safety: `value` comes from an inkwell handle, so it is a live `Value`;
+    // LLVMGetFirstUse / LLVMGetNextUse walk its use list, returning null at
+    // its end, and nothing edits the module meanwhile.
+    unsafe {
+        let mut u = llc::LLVMGetFirstUse(value);
+        while !u.is_null() {
+            n += 1;
+            u = llc::LLVMGetNextUse(u);
+        }
+    }
+    n
+}
+
 /// Whether a call or invoke instruction calls inline assembly.
 pub(crate) fn calls_inline_asm(call: InstructionValue<'_>) -> bool {
     assert!(

@@ -4,7 +4,8 @@
 //! each function's CFG and source lines (for the planners and the map file),
 //! [`instrument`] it with the plans, then [`optimize`] and [`write_object`].
 //! [`pipeline`] strings extraction, planning, instrumentation and the map
-//! together, as every route of `pathprof cc` uses them.
+//! together, as every route of `pathprof cc` uses them; [`call_sites`]
+//! counts each function's call sites for P3.
 //! Contracts with the other crates: `docs/CONTRACTS.md` §1, §2 and §4.
 //!
 //! ```no_run
@@ -27,6 +28,7 @@
 //! ```
 
 mod bitcode;
+mod callgraph;
 mod codegen;
 mod demangle;
 mod embed;
@@ -40,6 +42,7 @@ mod structors;
 mod walk;
 
 pub use bitcode::{is_bitcode, link_bitcode_files, link_into, load_bitcode, parse_bitcode};
+pub use callgraph::call_sites;
 pub use codegen::{
     host_triple, optimize, simplify_early, write_object, OptLevel, EARLY_SIMPLIFICATION,
 };

@@ -1,7 +1,9 @@
 //! The instrumentation pipeline every route shares (`pathprof cc`'s compile
 //! step in clang's pass plugin, its whole-program link step, and `pathprof
 //! instrument`): extract every function's CFG, plan it in the chosen mode,
-//! record the map, and apply the plans to the module.
+//! record the map ([`plan_module`]), and apply the plans to the module
+//! ([`apply_plans`]). The two halves are apart for P3, whose K copies are
+//! clones of one planned module, each given its own plans.
 
 use crate::{Module, ModuleInfo};
 use anyhow::{Context as _, Result};
@@ -138,8 +140,26 @@ fn plan_ppp(
     Some((plan, layout))
 }
 
+/// A module's plans and map, made before anything in it is edited.
+pub struct Planned {
+    /// The map of the build the plans make.
+    pub map: MapFile,
+    /// `plans[i]` instruments `map.functions[i]`.
+    pub plans: Vec<FunctionPlan>,
+}
+
 /// Instruments `module` in place and returns its map.
 pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<MapFile> {
+    let Planned { map, plans } = plan_module(module, settings)?;
+    apply_plans(module, &map, &plans, map.build_id)?;
+    Ok(map)
+}
+
+/// Extracts every function of `module` and plans it as `settings` ask:
+/// the map and the plans of the build, `module` left as extraction leaves it
+/// (blocks split after calls that return more than once, which a clone made
+/// now keeps, so the plans apply to it too).
+pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> {
     let plan_options = settings.plan_options();
     let extracted = crate::extract(module).context("reading the program's control flow")?;
     let list = match (settings.ppp, &settings.interesting) {
@@ -199,13 +219,6 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
         plans.push(plan);
     }
     let build_id = MapFile::compute_build_id(settings.mode, &extracted.files, &functions);
-    let info = ModuleInfo {
-        mode: settings.mode,
-        build_id,
-        hashes: functions.iter().map(|f| f.hash).collect(),
-        atomic: settings.atomic,
-    };
-    crate::instrument(module, &plans, &info).context("inserting the probes")?;
     let file_digests = extracted
         .files
         .iter()
@@ -222,8 +235,28 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
         file_digests,
         functions,
         atomic: settings.atomic,
+        p3: None,
     };
-    Ok(map)
+    Ok(Planned { map, plans })
+}
+
+/// Inserts `plans` (one per function of `map`, the map of `module`'s
+/// functions as [`plan_module`] made it) into `module`, registering its
+/// counters under `build_id`: the map's own, or another for a build whose
+/// counts are not the map's to read (a P3 copy's).
+pub fn apply_plans(
+    module: &Module<'_>,
+    map: &MapFile,
+    plans: &[FunctionPlan],
+    build_id: u64,
+) -> Result<()> {
+    let info = ModuleInfo {
+        mode: map.mode,
+        build_id,
+        hashes: map.functions.iter().map(|f| f.hash).collect(),
+        atomic: map.atomic,
+    };
+    crate::instrument(module, plans, &info).context("inserting the probes")
 }
 
 /// Instruments one translation unit for `pathprof cc -c` and embeds its map

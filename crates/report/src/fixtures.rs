@@ -66,6 +66,7 @@ pub fn loaded(
         file_digests: vec![None],
         functions,
         atomic: false,
+        p3: None,
     };
     Loaded {
         map,

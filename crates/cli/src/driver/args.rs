@@ -26,6 +26,14 @@ pub struct Options {
     pub mode_given: bool,
 }
 
+impl Options {
+    /// Whether the build goes the whole-program route: `--whole-program`,
+    /// or `--mode=p3`, which needs the whole program's call graph.
+    pub fn whole_program_route(&self) -> bool {
+        self.whole_program || self.instrument.mode.p3()
+    }
+}
+
 /// `options.mode`, `options.atomic`...: the shared flags read as the driver's
 /// own.
 impl std::ops::Deref for Options {
@@ -91,6 +99,7 @@ fn parse_options(flags: &[String]) -> Result<Options, ArgError> {
         matches.value_source("mode"),
         Some(ValueSource::CommandLine | ValueSource::EnvVariable)
     );
+    options.instrument.p3_copies().map_err(ArgError)?;
     Ok(options)
 }
 
@@ -509,6 +518,7 @@ mod tests {
         "PATHPROF_EARLY_EXIT",
         "PATHPROF_VERBOSE",
         "PATHPROF_WHOLE_PROGRAM",
+        "PATHPROF_COPIES",
     ];
 
     /// Parsing reads the environment: the tests that parse hold this lock,
@@ -675,6 +685,29 @@ mod tests {
     }
 
     #[test]
+    fn p3_needs_copies_and_takes_the_whole_program_route() {
+        let o = options(&[], "--mode=p3 --copies=4 -c a.c").unwrap();
+        assert!(o.instrument.mode.p3() && o.whole_program_route());
+        assert_eq!(o.instrument.p3_copies(), Ok(Some(4)));
+        assert_eq!(o.instrument.settings().mode, Mode::Path);
+        assert!(!o.instrument.settings().ppp);
+        let env = [("PATHPROF_MODE", "p3"), ("PATHPROF_COPIES", "2")];
+        assert_eq!(
+            options(&env, "-c a.c").unwrap().instrument.p3_copies(),
+            Ok(Some(2))
+        );
+        // Copies without P3 count for nothing; P3 without copies is refused.
+        let o = options(&[("PATHPROF_COPIES", "2")], "-c a.c").unwrap();
+        assert!(!o.whole_program_route() && o.instrument.p3_copies() == Ok(None));
+        let err = options(&[], "--mode=p3 a.c").unwrap_err();
+        assert!(err.contains("--mode=p3 needs --copies=K"), "{err}");
+        for bad in ["0", "257", "two"] {
+            let err = options(&[], &format!("--mode=p3 --copies={bad} a.c")).unwrap_err();
+            assert!(err.contains("from 1 to 256"), "{err}");
+        }
+    }
+
+    #[test]
     fn response_files_are_expanded() {
         assert_eq!(
             split_response("-O2 \"a b.c\" 'c d.c' e\\ f.c\n-o out"),
@@ -737,7 +770,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 11, "{help}");
+        assert_eq!(flags.len(), 12, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {
@@ -752,9 +785,10 @@ mod tests {
         }
         // The help in a column, wrapped at 80 characters.
         for lines in [
-            "  --mode=block|edge|path|ppp\n\
+            "  --mode=block|edge|path|ppp|p3\n\
              \x20                         What to count (ppp: path mode, the --interesting paths\n\
-             \x20                         in arrays) (PATHPROF_MODE; default path)\n",
+             \x20                         in arrays; p3: path mode, split over --copies programs\n\
+             \x20                         run in parallel) (PATHPROF_MODE; default path)\n",
             "  --atomic                Thread-safe (atomic) counter updates\n\
              \x20                         (PATHPROF_ATOMIC=1)\n",
         ] {

@@ -3,12 +3,16 @@
 //! object carrying its map fragment; the link step is the user's own link plus
 //! the runtime, and writes the linked file's map. `--whole-program` (`whole`)
 //! compiles to bitcode instead and instruments the linked program as one
-//! module. Everything else is clang's own behaviour.
+//! module; `--mode=p3` (`p3`) goes that way and makes K copies of it.
+//! Everything else is clang's own behaviour.
 
 pub mod archive;
 pub mod args;
 mod compile;
+mod p3;
 mod whole;
+
+pub use p3::copy_name;
 
 use crate::cli::InstrumentOptions;
 use crate::toolchain;
@@ -50,7 +54,7 @@ pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
     match inv.action {
         Action::PassThrough => exec(&clang, &inv.args),
         Action::Compile if inv.args.iter().any(|x| x == "-emit-llvm") => exec(&clang, &inv.args),
-        Action::Compile if inv.options.whole_program => {
+        Action::Compile if inv.options.whole_program_route() => {
             let mut a = inv.args.clone();
             a.extend(whole::WHOLE_PROGRAM_BITCODE.iter().map(|s| s.to_string()));
             exec(&clang, &a)
@@ -86,7 +90,7 @@ pub(super) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 /// among the inputs, else the user's own link of the (instrumented) objects
 /// plus the runtime.
 fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
-    if inv.options.whole_program || whole::has_bitcode_inputs(inv) {
+    if inv.options.whole_program_route() || whole::has_bitcode_inputs(inv) {
         return whole::link(clang, inv);
     }
     let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
@@ -111,13 +115,36 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
 
 /// Runs the final link (`args` plus the runtime) and, when it succeeds,
 /// writes the map of what it linked.
-fn finish_link(clang: &Path, inv: &Invocation, mut args: Vec<String>) -> Result<ExitCode> {
-    args.extend(runtime_args(&args)?);
-    let code = exec(clang, &args)?;
+fn finish_link(clang: &Path, inv: &Invocation, args: Vec<String>) -> Result<ExitCode> {
+    let code = link_with_runtime(clang, args)?;
     if code == ExitCode::SUCCESS {
         write_map(inv)?;
     }
     Ok(code)
+}
+
+/// Runs a link: `args` plus the runtime.
+fn link_with_runtime(clang: &Path, mut args: Vec<String>) -> Result<ExitCode> {
+    args.extend(runtime_args(&args)?);
+    exec(clang, &args)
+}
+
+/// The link step's output (`a.out` when there is no `-o`).
+fn output_of(inv: &Invocation) -> &str {
+    inv.output.as_ref().map_or("a.out", |(_, o)| o.as_str())
+}
+
+/// `inv`'s arguments with `output` for the link's output: the same
+/// arguments at the same places (an `-o` added at the end when there was
+/// none).
+fn with_output(inv: &Invocation, output: &str) -> Vec<String> {
+    let mut args = inv.args.clone();
+    match inv.output {
+        Some((i, _)) if args[i] == "-o" => args[i + 1] = output.to_string(),
+        Some((i, _)) => args[i] = format!("-o{output}"),
+        None => args.extend(["-o".to_string(), output.to_string()]),
+    }
+    args
 }
 
 /// What links the runtime: its archive and the libraries it needs; nothing for
@@ -158,13 +185,13 @@ fn runtime_args(args: &[String]) -> Result<Vec<String>> {
 /// was instrumented. Warns when the objects were instrumented otherwise than
 /// this command line's `--mode` or `--atomic` ask: those act when compiling.
 fn write_map(inv: &Invocation) -> Result<()> {
-    let output = inv.output.as_ref().map_or("a.out", |(_, o)| o.as_str());
+    let output = output_of(inv);
     let path = map_path(inv, output);
     // The list's functions that nothing linked has (each object only knew
     // its own); not for a relocatable link, which is not the whole program.
     let relocatable = inv.args.iter().any(|a| a == "-r" || a == "-Wl,-r");
     let list = match (&inv.options.interesting, relocatable) {
-        (Some(list_path), false) if inv.options.mode.ppp => Some(list_path),
+        (Some(list_path), false) if inv.options.mode.ppp() => Some(list_path),
         _ => None,
     };
     let o = &inv.options;

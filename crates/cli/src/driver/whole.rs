@@ -1,9 +1,10 @@
-//! The whole-program route (`--whole-program`, and any link with bitcode
-//! among its inputs): every bitcode input, including bitcode members of
-//! archives, is linked into one module, which is simplified early (as each
-//! object is in the compile-time route, so both count the same things),
-//! instrumented, optimised and compiled into one program object that takes
-//! the place of the first bitcode input on the user's link line.
+//! The whole-program route (`--whole-program`, `--mode=p3`, and any link
+//! with bitcode among its inputs): every bitcode input, including bitcode
+//! members of archives, is linked into one module, which is simplified
+//! early (as each object is in the compile-time route, so both count the
+//! same things), instrumented, optimised and compiled into one program
+//! object that takes the place of the first bitcode input on the user's
+//! link line. `--mode=p3` makes its copies from that module (`super::p3`).
 
 use super::args::{InputKind, Invocation};
 use super::{archive, compile_flags, exec, finish_link, instrument};
@@ -48,24 +49,102 @@ fn holds_bitcode(path: &Path) -> bool {
 pub(super) const WHOLE_PROGRAM_BITCODE: &[&str] =
     &["-flto=full", "-Xclang", "-disable-llvm-passes"];
 
+/// The link step's inputs, sorted: the bitcode to link into one module,
+/// and what becomes of each input on the final link line.
+pub(super) struct Inputs {
+    pub bitcode: Vec<PathBuf>,
+    /// Replacement for each input on the final link line (None = drop it).
+    replace: Vec<(usize, Option<String>)>,
+}
+
+impl Inputs {
+    /// The final link line: `args` (the command line's, or it with another
+    /// output, [`super::with_output`]) with the program `object` in the
+    /// place of the first input that gave bitcode, so libraries named after
+    /// that input are searched for it, as they would have been for the plain
+    /// objects (also under --as-needed).
+    pub fn link_line(&self, args: &[String], object: &Path) -> Vec<String> {
+        let program_at = self
+            .replace
+            .iter()
+            .map(|&(i, _)| i)
+            .min()
+            .expect("bitcode came from some input");
+        let mut final_args: Vec<String> = Vec::with_capacity(args.len() + 8);
+        for (i, a) in args.iter().enumerate() {
+            if i == program_at {
+                final_args.push(object.display().to_string());
+            }
+            match self.replace.iter().find(|(idx, _)| *idx == i) {
+                Some((_, Some(r))) => final_args.push(r.clone()),
+                Some((_, None)) => {}
+                None if a.starts_with("-flto") || a == "-emit-llvm" => {}
+                None => final_args.push(a.clone()),
+            }
+        }
+        final_args
+    }
+}
+
 /// The whole-program link step.
 pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
+    let inputs = match gather(clang, inv, work.path())? {
+        Ok(inputs) => inputs,
+        Err(compile_failed) => return Ok(compile_failed),
+    };
+    if inputs.bitcode.is_empty() {
+        if inv.options.mode.p3() {
+            bail!(
+                "--mode=p3 found no bitcode to link: compile the program's sources with \
+                 `pathprof cc --mode=p3` too (or name them on this line)"
+            );
+        }
+        return exec(clang, &inv.args);
+    }
+    let context = pathprof_llvm::Context::create();
+    let module = pathprof_llvm::link_bitcode_files(&context, &inputs.bitcode)?;
+    let level: pathprof_llvm::OptLevel = inv.opt_level.parse()?;
+    pathprof_llvm::simplify_early(&module, level)?;
+    if let Some(copies) = inv.options.p3_copies().map_err(anyhow::Error::msg)? {
+        return super::p3::link(clang, inv, &module, level, copies, &inputs, work.path());
+    }
+    let map = instrument(&module, &inv.options.instrument)?;
+    pathprof_llvm::embed_map(&module, &map.to_bytes());
+    let object = work.path().join("pathprof-program.o");
+    emit_object(&module, level, &object)?;
+    finish_link(clang, inv, inputs.link_line(&inv.args, &object))
+}
+
+/// Optimises the instrumented `module` at `level` and writes its object.
+pub(super) fn emit_object(
+    module: &pathprof_llvm::Module<'_>,
+    level: pathprof_llvm::OptLevel,
+    object: &Path,
+) -> Result<()> {
+    pathprof_llvm::optimize(module, level)?;
+    pathprof_llvm::write_object(module, object, level)?;
+    Ok(())
+}
+
+/// Compiles the sources on the line to bitcode (assembly to objects) and
+/// finds every bitcode input, archives' members included; `Err` with
+/// clang's status when a compile failed.
+fn gather(clang: &Path, inv: &Invocation, work: &Path) -> Result<Result<Inputs, ExitCode>> {
     let mut bitcode: Vec<PathBuf> = Vec::new();
-    // Replacement for each input on the final link line (None = drop it).
     let mut replace: Vec<(usize, Option<String>)> = Vec::new();
     let compile_args = compile_flags(inv);
     for (n, input) in inv.inputs.iter().enumerate() {
         match input.kind {
             InputKind::Source | InputKind::Assembly => {
-                let obj = work.path().join(format!("{n}.o"));
+                let obj = work.join(format!("{n}.o"));
                 let mut args = compile_args.clone();
                 if input.kind == InputKind::Source {
                     args.extend(WHOLE_PROGRAM_BITCODE.iter().map(|s| s.to_string()));
                 }
                 let code = super::compile::clang_on(clang, &args, &[], input, &obj)?;
                 if code != ExitCode::SUCCESS {
-                    return Ok(code);
+                    return Ok(Err(code));
                 }
                 if input.kind == InputKind::Source {
                     bitcode.push(obj);
@@ -82,8 +161,7 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
                     bitcode.push(PathBuf::from(&input.path));
                     replace.push((input.index, None));
                 } else if archive::is_archive(&bytes) {
-                    if let Some(native) =
-                        split_archive(&bytes, &input.path, n, work.path(), &mut bitcode)?
+                    if let Some(native) = split_archive(&bytes, &input.path, n, work, &mut bitcode)?
                     {
                         replace.push((input.index, native));
                     }
@@ -103,7 +181,7 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
             &bytes,
             &archive.display().to_string(),
             n,
-            work.path(),
+            work,
             &mut bitcode,
         )? {
             replace.push((*index, native));
@@ -112,40 +190,7 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
             }
         }
     }
-    if bitcode.is_empty() {
-        return exec(clang, &inv.args);
-    }
-    let context = pathprof_llvm::Context::create();
-    let module = pathprof_llvm::link_bitcode_files(&context, &bitcode)?;
-    let level: pathprof_llvm::OptLevel = inv.opt_level.parse()?;
-    pathprof_llvm::simplify_early(&module, level)?;
-    let map = instrument(&module, &inv.options.instrument)?;
-    pathprof_llvm::embed_map(&module, &map.to_bytes());
-    pathprof_llvm::optimize(&module, level)?;
-    let object = work.path().join("pathprof-program.o");
-    pathprof_llvm::write_object(&module, &object, level)?;
-
-    // The program object takes the place of the first input that gave it
-    // bitcode, so libraries named after that input are searched for it, as
-    // they would have been for the plain objects (also under --as-needed).
-    let program_at = replace
-        .iter()
-        .map(|&(i, _)| i)
-        .min()
-        .expect("bitcode came from some input");
-    let mut final_args: Vec<String> = Vec::with_capacity(inv.args.len() + 8);
-    for (i, a) in inv.args.iter().enumerate() {
-        if i == program_at {
-            final_args.push(object.display().to_string());
-        }
-        match replace.iter().find(|(idx, _)| *idx == i) {
-            Some((_, Some(r))) => final_args.push(r.clone()),
-            Some((_, None)) => {}
-            None if a.starts_with("-flto") || a == "-emit-llvm" => {}
-            None => final_args.push(a.clone()),
-        }
-    }
-    finish_link(clang, inv, final_args)
+    Ok(Ok(Inputs { bitcode, replace }))
 }
 
 /// Where the linker would find `-lNAME` as a static archive: the first `-L`

@@ -11,6 +11,7 @@ pub mod html;
 pub mod info;
 pub mod lcov;
 pub mod listing;
+pub mod p3;
 pub mod paths;
 pub mod ppp;
 pub mod predict;

@@ -4,6 +4,8 @@
 //!
 //! - [`driver`]: the compiler wrapper as build systems use it;
 //! - [`e2e`]: the programs of `tests/programs/` in every mode, counts by hand;
+//! - [`p3`]: partitioned path profiling: K copies built, run in parallel and
+//!   merged into path mode's profile (bzip2 too: a `third_party` test);
 //! - [`projects`]: the projects of `tests/projects/`, built step by step;
 //! - [`reports_dot`], [`reports_html`], [`reports_lcov`],
 //!   [`reports_predict_diff`]: those reports on the fixtures of
@@ -16,6 +18,7 @@ mod support;
 
 mod driver;
 mod e2e;
+mod p3;
 mod projects;
 mod reports_dot;
 mod reports_html;

@@ -69,13 +69,13 @@ fn bench_file(path: &str) -> PathBuf {
 }
 
 /// A program: how to compile it and how to run it.
-struct Program {
+pub(crate) struct Program {
     name: &'static str,
-    sources: Vec<PathBuf>,
-    cflags: Vec<String>,
+    pub(crate) sources: Vec<PathBuf>,
+    pub(crate) cflags: Vec<String>,
     libs: Vec<&'static str>,
     /// Each run: arguments and standard input; all runs add into one profile.
-    runs: Vec<(Vec<String>, Vec<u8>)>,
+    pub(crate) runs: Vec<(Vec<String>, Vec<u8>)>,
     /// Environment variables every run sets.
     env: Vec<(&'static str, &'static str)>,
     /// pathprof's own flags for every instrumented build.
@@ -412,7 +412,9 @@ fn text(bytes: usize) -> Vec<u8> {
     out
 }
 
-fn bzip2() -> &'static Program {
+/// bzip2 1.0.8's tool: its sources, and two runs (`-9 -c` compressing a
+/// text, `-d -c` decompressing it); also P3's third-party program.
+pub(crate) fn bzip2() -> &'static Program {
     static BZIP2: OnceLock<Program> = OnceLock::new();
     BZIP2.get_or_init(|| {
         let src = crate_dir("bzip2-sys").join("bzip2-1.0.8");

@@ -110,6 +110,29 @@ pub struct MapFile {
     /// counts exact when threads run the same code at once. Absent (false) in
     /// maps written before it was recorded.
     pub atomic: bool,
+    /// A `--mode=p3` build (partitioned path profiling): what a reader needs
+    /// to plan its copies again ([`crate::p3::MapProgram::recorded`]). `None` in every
+    /// other map. Not part of the build id: the build is path mode's.
+    pub p3: Option<P3Build>,
+}
+
+/// What a `--mode=p3` build records beside path mode's map: K and the call
+/// sites P3 decides by (Afraz et al. 2015, Algorithm 2 line 5), the only
+/// inputs of [`crate::p3::plan_program`] that a map does not hold already.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct P3Build {
+    /// How many copies were built.
+    pub copies: u32,
+    /// Per function (in [`MapFile::functions`]' order): its call sites in
+    /// the linked program, [`P3Build::MANY`] for a function called from
+    /// outside it or through a pointer.
+    pub call_sites: Vec<u32>,
+}
+
+impl P3Build {
+    /// The call sites of a function called from places a call graph cannot
+    /// see (its address is taken, or it is exported): never partitioned.
+    pub const MANY: u32 = u32::MAX;
 }
 
 /// Why a map file could not be read.
@@ -327,6 +350,22 @@ impl MapFile {
             };
             if let Some(p) = problem {
                 return Err(format!("function #{i} ({:?}) has {p}", f.name));
+            }
+        }
+        if let Some(p3) = &self.p3 {
+            if p3.copies == 0 || p3.call_sites.len() != self.functions.len() {
+                return Err(format!(
+                    "its P3 record is for {} copies and {} functions, not at least 1 copy and its {} functions",
+                    p3.copies,
+                    p3.call_sites.len(),
+                    self.functions.len()
+                ));
+            }
+            if self.mode != Mode::Path {
+                return Err(format!(
+                    "a P3 record in a {} mode map (P3 builds are path mode's)",
+                    self.mode.name()
+                ));
             }
         }
         Ok(())

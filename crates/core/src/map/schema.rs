@@ -43,6 +43,10 @@ impl From<&MapFile> for Fragment {
             file_digests: m.file_digests.clone(),
             functions: m.functions.iter().map(Function::from).collect(),
             atomic: m.atomic,
+            p3: m.p3.as_ref().map(|p| P3 {
+                copies: p.copies,
+                call_sites: p.call_sites.clone(),
+            }),
         }
     }
 }
@@ -234,6 +238,10 @@ impl TryFrom<Fragment> for MapFile {
             file_digests: f.file_digests,
             functions,
             atomic: f.atomic,
+            p3: f.p3.map(|p| super::P3Build {
+                copies: p.copies,
+                call_sites: p.call_sites,
+            }),
         };
         map.check()?;
         Ok(map)

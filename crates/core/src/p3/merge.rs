@@ -84,6 +84,23 @@ pub enum MergeError {
     Derive { func: FuncId, source: DeriveError },
 }
 
+impl MergeError {
+    /// The function the copies' counts do not merge in, if it is one.
+    pub fn func(&self) -> Option<FuncId> {
+        match self {
+            MergeError::Shape { .. } => None,
+            MergeError::NotInstrumented { func, .. }
+            | MergeError::Slots { func, .. }
+            | MergeError::OutOfRange { func, .. }
+            | MergeError::Divergence { func, .. }
+            | MergeError::Totals { func, .. }
+            | MergeError::Unprofiled { func, .. }
+            | MergeError::Flow { func, .. }
+            | MergeError::Derive { func, .. } => Some(*func),
+        }
+    }
+}
+
 /// Merges `counts[copy][function]` (the copies' counters, by their own ids)
 /// into each function's Ball-Larus profile.
 pub fn merge(

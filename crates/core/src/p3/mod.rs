@@ -20,13 +20,18 @@
 //! - [`role`]: what a copy does with a function (lines 17–21): its
 //!   increments, probes and plan;
 //! - [`program`]: the whole program's plan for K copies;
+//! - [`build`]: a P3 build as its map records it: its plan again, each
+//!   copy's plans and build id;
 //! - [`merge`](mod@merge): the copies' profiles into one, refusing divergent ones;
+//! - [`partial`]: the copies' raw profile sections into the map's;
 //! - [`hits`]: the hit counts of SBL, PBL and P3 (section 4.2).
 
+pub mod build;
 pub mod edge_set;
 pub mod hits;
 pub mod labeling;
 pub mod merge;
+pub mod partial;
 pub mod partition;
 pub mod program;
 pub mod pspp;
@@ -35,10 +40,12 @@ pub mod role;
 pub mod schedule;
 pub mod spp;
 
+pub use build::{copy_build_id, BuildError, MapProgram};
 pub use edge_set::EdgeSet;
 pub use hits::{hit_counts, hit_table, HitCounts, HitTable};
 pub use labeling::{Invalid, Labeling};
 pub use merge::{check_flow, merge, MergeError, RawCounts};
+pub use partial::PartialError;
 pub use partition::{find_partition, partition_paths, threshold, Task};
 pub use program::{plan_program, Function, FunctionTasks, ProgramPlan, Strategy};
 pub use pspp::Pspp;

@@ -1,5 +1,6 @@
 //! Running built programs: with a time limit and their output captured (the
-//! end-to-end tests), or with their counts going to a given profile.
+//! end-to-end tests), with their counts going to a given profile, or with
+//! a given standard input.
 
 use super::command::describe;
 use std::io::Read;
@@ -94,4 +95,23 @@ pub fn run_profiled(exe: &Path, profile: &Path) -> Output {
 /// The signal that ended a process, if one did.
 pub fn signal_of(status: ExitStatus) -> Option<i32> {
     std::os::unix::process::ExitStatusExt::signal(&status)
+}
+
+/// Runs `cmd` with `input` on its standard input, capturing its output.
+pub fn with_input(cmd: &mut Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", describe(cmd)));
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    // A program that stops reading early closes the pipe: not an error.
+    let writer = std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut stdin, &data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }

@@ -1,0 +1,191 @@
+//! `pathprof p3 stats`: the paper's evaluation for one program and one
+//! input (Afraz et al. 2015, section 4): for each K, the hit counts (probe
+//! executions, computed from a path profile of the input, by
+//! `pathprof_core::p3::hit_counts`) of sequential Ball-Larus (SBL), whole
+//! functions distributed over K copies (PBL) and P3, each strategy's the
+//! largest over its copies (Figures 5–7), with the reductions; and the
+//! profitable procedures, partitioned into more than one task (Table 1).
+
+use super::load::Loaded;
+use anyhow::{Context as _, Result};
+use pathprof_core::map::P3Build;
+use pathprof_core::p3::{hit_counts, HitCounts, MapProgram, Strategy};
+use pathprof_core::FuncId;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The statistics, as `--format json` writes them.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    pub format: &'static str,
+    pub version: u32,
+    /// Functions in the program.
+    pub functions: usize,
+    /// One row per K asked for.
+    pub rows: Vec<Row>,
+    /// Functions profitable for some K, with their tasks per K (in `rows`'
+    /// order).
+    pub profitable: Vec<Profitable>,
+}
+
+/// The hit counts for one K.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub copies: usize,
+    pub sbl: u64,
+    /// The slowest copy's hits.
+    pub pbl: u64,
+    pub p3: u64,
+    pub pbl_per_copy: Vec<u64>,
+    pub p3_per_copy: Vec<u64>,
+    /// `1 - PBL/SBL` and `1 - P3/SBL` (0 when SBL has no hits).
+    pub pbl_reduction: f64,
+    pub p3_reduction: f64,
+    /// Functions P3 partitions into more than one task.
+    pub profitable: usize,
+}
+
+/// A function P3 partitions for some K.
+#[derive(Clone, Debug, Serialize)]
+pub struct Profitable {
+    pub name: String,
+    /// `null`: called from outside the program or through a pointer.
+    pub call_sites: Option<u32>,
+    /// Its tasks for each K of `rows`.
+    pub tasks: Vec<usize>,
+}
+
+/// The statistics of `loaded` (a path-mode profile read with a P3 build's
+/// map) for each K of `copies`.
+pub fn stats(loaded: &Loaded, copies: &[usize]) -> Result<Stats> {
+    let (program, _) = MapProgram::recorded(&loaded.map)
+        .with_context(|| format!("{}", loaded.map_path.display()))?;
+    let profile: Vec<Vec<(u64, u64)>> = loaded
+        .counts
+        .iter()
+        .map(|c| c.paths.iter().map(|p| (p.id, p.count)).collect())
+        .collect();
+    let hits = |k: usize, strategy| -> Result<(HitCounts, _)> {
+        let plan = program.plan(k, strategy);
+        let hits = hit_counts(&program.functions, &plan, &profile)
+            .context("regenerating the profile's paths (a profile of another build?)")?;
+        Ok((hits, plan))
+    };
+    let (sbl, _) = hits(1, Strategy::Pbl)?;
+    let mut rows = Vec::with_capacity(copies.len());
+    let mut tasks: Vec<Vec<usize>> = vec![Vec::new(); program.functions.len()];
+    for &k in copies {
+        let (pbl, _) = hits(k, Strategy::Pbl)?;
+        let (p3, plan) = hits(k, Strategy::P3)?;
+        for (i, t) in tasks.iter_mut().enumerate() {
+            let f = FuncId::new(i);
+            t.push(if plan.is_profitable(f) {
+                plan.tasks(f).tasks.len()
+            } else {
+                1
+            });
+        }
+        let reduction = |h: &HitCounts| match sbl.max() {
+            0 => 0.0,
+            s => 1.0 - h.max() as f64 / s as f64,
+        };
+        rows.push(Row {
+            copies: k,
+            sbl: sbl.max(),
+            pbl: pbl.max(),
+            p3: p3.max(),
+            pbl_reduction: reduction(&pbl),
+            p3_reduction: reduction(&p3),
+            pbl_per_copy: pbl.per_copy,
+            p3_per_copy: p3.per_copy,
+            profitable: plan.profitable().count(),
+        });
+    }
+    let call_sites = &loaded.map.p3.as_ref().expect("recorded").call_sites;
+    let profitable = tasks
+        .into_iter()
+        .enumerate()
+        .filter(|(_, t)| t.iter().any(|&n| n > 1))
+        .map(|(i, tasks)| Profitable {
+            name: loaded.name(i).to_string(),
+            call_sites: Some(call_sites[i]).filter(|&n| n != P3Build::MANY),
+            tasks,
+        })
+        .collect();
+    Ok(Stats {
+        format: "pathprof-p3-stats",
+        version: 1,
+        functions: program.functions.len(),
+        rows,
+        profitable,
+    })
+}
+
+/// The text form: the hit-count table, then the profitable procedures.
+pub fn text(s: &Stats) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Hit counts (probe executions on this profile's input; PBL and P3: the slowest copy)"
+    );
+    let _ = writeln!(
+        out,
+        "{:>6} {:>14} {:>14} {:>14} {:>9} {:>9} {:>10}  P3 per copy",
+        "copies", "SBL", "PBL", "P3", "PBL red.", "P3 red.", "P3 vs PBL"
+    );
+    for r in &s.rows {
+        let vs_pbl = match r.pbl {
+            0 => "-".to_string(),
+            p => percent(1.0 - r.p3 as f64 / p as f64),
+        };
+        let per_copy: Vec<String> = r.p3_per_copy.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            out,
+            "{:>6} {:>14} {:>14} {:>14} {:>9} {:>9} {:>10}  {}",
+            r.copies,
+            r.sbl,
+            r.pbl,
+            r.p3,
+            percent(r.pbl_reduction),
+            percent(r.p3_reduction),
+            vs_pbl,
+            per_copy.join(" ")
+        );
+    }
+    let _ = writeln!(out);
+    let counts: Vec<String> = s
+        .rows
+        .iter()
+        .map(|r| format!("{} at K={}", r.profitable, r.copies))
+        .collect();
+    let _ = writeln!(
+        out,
+        "Profitable procedures (partitioned into several tasks; tasks per K below) of {} functions: {}",
+        s.functions,
+        counts.join(", ")
+    );
+    if s.profitable.is_empty() {
+        return out;
+    }
+    let header: Vec<String> = s.rows.iter().map(|r| format!("K={}", r.copies)).collect();
+    let _ = writeln!(
+        out,
+        "{:>10}  {}  function",
+        "call sites",
+        header
+            .iter()
+            .map(|h| format!("{h:>5}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for p in &s.profitable {
+        let tasks: Vec<String> = p.tasks.iter().map(|t| format!("{t:>5}")).collect();
+        let sites = p.call_sites.map_or("many".to_string(), |n| n.to_string());
+        let _ = writeln!(out, "{sites:>10}  {}  {}", tasks.join(" "), p.name);
+    }
+    out
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
