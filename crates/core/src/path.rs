@@ -21,7 +21,7 @@ use crate::dag::{Dag, DagEdgeKind, DagError, DagOptions, EdgeClass};
 use crate::ids::{BlockId, DagEdgeId, EdgeId};
 use crate::increments::ChordIncrements;
 use crate::layout::Layout;
-use crate::placement::place;
+use crate::placement::{place, Placement};
 use crate::plan::{FunctionPlan, Op, PathStorage, PppSlots, ProbeSite};
 use crate::ppp::{PppError, PppNumbering};
 use crate::weights::Weights;
@@ -147,6 +147,19 @@ pub fn transcribe_ppp(
     options: &PathOptions,
 ) -> (FunctionPlan, Layout) {
     let placement = place(&dag, incs);
+    transcribe_placed(cfg, dag, incs, placement, ppp, options)
+}
+
+/// [`transcribe_ppp`] with a placement of `incs` given (Figure 8's, or one
+/// that leaves out counts only paths nobody reads end at, as a P3 copy's).
+pub fn transcribe_placed(
+    cfg: &Cfg,
+    dag: Dag,
+    incs: &ChordIncrements,
+    placement: Placement,
+    ppp: Option<(&PppNumbering, &ChordIncrements)>,
+    options: &PathOptions,
+) -> (FunctionPlan, Layout) {
     // The same tree, so the same init and count sites; only `add` differs.
     let ppp_placement = ppp.map(|(_, p)| {
         debug_assert_eq!(p.in_tree, incs.in_tree);

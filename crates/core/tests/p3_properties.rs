@@ -436,7 +436,19 @@ proptest! {
             let (c, i, id) = observed[(nudge % observed.len() as u64) as usize];
             let mut bad = counts.clone();
             bad[c][i].paths.push((id, 1));
-            let witnesses = (0..copies).filter(|&k| plan.role(k, FuncId::new(i)).is_instrumented()).count();
+            // Seen by the copy itself when the id is none of its paths', or
+            // by another copy that counts the path where it ends.
+            let f = &functions[i];
+            let role = plan.role(c, FuncId::new(i));
+            let witnesses = match role.ball_larus_id(f.dag, id) {
+                None => 2,
+                Some(bl) => {
+                    let path = regenerate(f.dag, bl).unwrap().edges;
+                    (0..copies)
+                        .filter(|&k| plan.role(k, FuncId::new(i)).probes(f.cfg, f.dag, &f.weights()).counts(&path))
+                        .count()
+                }
+            };
             if witnesses < 2 {
                 prop_assert!(merge(&functions, &plan, &bad).is_ok());
                 return Ok(());
@@ -444,7 +456,7 @@ proptest! {
             let err = merge(&functions, &plan, &bad).unwrap_err();
             let divergent = matches!(
                 err,
-                MergeError::Divergence { .. } | MergeError::Totals { .. } | MergeError::Unprofiled { .. }
+                MergeError::Divergence { .. } | MergeError::Totals { .. } | MergeError::Unprofiled { .. } | MergeError::Ended { .. }
             );
             prop_assert!(divergent, "{}", err);
         }
@@ -469,13 +481,19 @@ proptest! {
         let pbl = hits(copies, Scheme::Pbl);
         prop_assert_eq!(pbl.per_copy.iter().sum::<u64>(), sbl.max());
         prop_assert!(pbl.max() <= sbl.max());
-        // Every path run ends with a count in every copy instrumenting it.
+        // Every path run a copy profiles ends with a count in it.
         let plan = plan_program(&functions, copies, Scheme::P3);
         let p3 = hit_counts(&functions, &plan, &profile).unwrap();
         for c in 0..copies {
             let runs: u64 = (0..p.cfgs.len())
-                .filter(|&i| plan.role(c, FuncId::new(i)).is_instrumented())
-                .map(|i| profile[i].iter().map(|&(_, n)| n).sum::<u64>())
+                .map(|i| {
+                    let role = plan.role(c, FuncId::new(i));
+                    profile[i]
+                        .iter()
+                        .filter(|&&(bl, _)| role.profiles(&regenerate(&p.dags[i], bl).unwrap().edges))
+                        .map(|&(_, n)| n)
+                        .sum::<u64>()
+                })
                 .sum();
             prop_assert!(p3.per_copy[c] >= runs);
         }

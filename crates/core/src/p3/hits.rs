@@ -7,7 +7,7 @@
 //! A path that ran `n` times adds to every copy that instruments its
 //! function `n` times the probes along it in that copy ([`Probes::along`]),
 //! whether the copy profiles the path or not: uninteresting paths pass
-//! through a PSPP copy's probes too. Slot counters (self loops, resumes) are
+//! through a PSPP copy's probes too (but not its counts left out). Slot counters (self loops, resumes) are
 //! not in a path profile and not counted, nor are early-exit counts made and
 //! undone around every call: only the one of a path that ended in its call.
 

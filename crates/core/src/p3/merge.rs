@@ -6,10 +6,14 @@
 //! that ran (each path's end counts, interesting or not); an id is kept only
 //! when it stands for a path the copy profiles ([`Role::ball_larus_id`]),
 //! under the function's Ball-Larus id. A path several copies profile must
-//! have one count in all of them, 0 included; and every copy that
-//! instruments the function must have counted as many path executions in
-//! all as the merged profile holds (every path is profiled by some copy, so
-//! a path no copy that profiles it saw shows there). A function's slots
+//! have one count in all of them, 0 included; every copy that counts every
+//! path's end must have counted as many path executions in all as the
+//! merged profile holds (every path is profiled by some copy, so a path no
+//! copy that profiles it saw shows there); and a PSPP copy that leaves out
+//! the counts only uninteresting paths reach ([`super::role`]) must have
+//! counted exactly the runs of the merged paths it counts
+//! ([`MergeError::Ended`]). A path run only its own copy counts then shows
+//! only in flow. A function's slots
 //! (self loops, resumes, early-exit calls) come from the copy that counts
 //! them ([`ProgramPlan::slot_copy`]). [`check_flow`] then checks flow
 //! conservation of the result as path mode's reader does.
@@ -78,6 +82,13 @@ pub enum MergeError {
         counted: u128,
         profiled: u128,
     },
+    #[error("the copies diverge: copy {copy} ended a path of function {func} {counted} times, but the paths it counts ran {expected} times in the merged profile")]
+    Ended {
+        func: FuncId,
+        copy: usize,
+        counted: u128,
+        expected: u128,
+    },
     #[error("the merged counts of function {func} break flow conservation ({} unbalanced nodes)", imbalance.nodes.len())]
     Flow { func: FuncId, imbalance: Imbalance },
     #[error("function {func}: {source}")]
@@ -95,6 +106,7 @@ impl MergeError {
             | MergeError::Divergence { func, .. }
             | MergeError::Totals { func, .. }
             | MergeError::Unprofiled { func, .. }
+            | MergeError::Ended { func, .. }
             | MergeError::Flow { func, .. }
             | MergeError::Derive { func, .. } => Some(*func),
         }
@@ -207,11 +219,36 @@ fn merge_paths(
         let (_, n) = agreed.expect("the copy that counted it profiles it");
         merged.push((bl, n));
     }
-    let mut instrumented = (0..counts.len()).filter(|&c| plan.role(c, func).is_instrumented());
-    let Some(first) = instrumented.next() else {
+    // A copy counts every path but those a PSPP copy leaves uncounted
+    // (paths of no interest to it, ending where only such paths end).
+    let weights = f.weights();
+    let mut all = Vec::new();
+    for c in (0..counts.len()).filter(|&c| plan.role(c, func).is_instrumented()) {
+        let probes = plan.role(c, func).probes(f.cfg, dag, &weights);
+        if probes.complete {
+            all.push(c);
+            continue;
+        }
+        let mut expected = 0u128;
+        for &(bl, n) in &merged {
+            let path = regenerate(dag, bl).expect("a merged Ball-Larus id").edges;
+            if probes.counts(&path) {
+                expected += n as u128;
+            }
+        }
+        if totals[c] != expected {
+            return Err(MergeError::Ended {
+                func,
+                copy: c,
+                counted: totals[c],
+                expected,
+            });
+        }
+    }
+    let Some((&first, rest)) = all.split_first() else {
         return Ok(merged);
     };
-    if let Some(second) = instrumented.find(|&c| totals[c] != totals[first]) {
+    if let Some(&second) = rest.iter().find(|&&c| totals[c] != totals[first]) {
         return Err(MergeError::Totals {
             func,
             first,
@@ -266,10 +303,13 @@ pub fn copy_ids(
             Vec::new()
         });
     };
+    let probes = role.probes(f.cfg, f.dag, &f.weights());
     let mut out = Vec::with_capacity(profile.len());
     for &(bl, n) in profile {
         let path = regenerate(f.dag, bl)?;
-        out.push((pspp.labeling().path_id(&path.edges), n));
+        if probes.counts(&path.edges) {
+            out.push((pspp.labeling().path_id(&path.edges), n));
+        }
     }
     Ok(sum_by_id(out))
 }

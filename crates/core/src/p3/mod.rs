@@ -16,7 +16,8 @@
 //! - [`pspp`]: PSPP (Algorithm 1), and reading its ids back;
 //! - [`reduce`]: the DAG with its diamonds and triangles replaced;
 //! - [`partition`]: `find_partition` (Algorithm 2, lines 24–52) into tasks;
-//! - [`schedule`](mod@schedule): tasks onto copies, largest first (lines 12–16);
+//! - [`schedule`](mod@schedule): tasks onto copies, largest first (lines 12–16;
+//!   [`program`] schedules with the loads of the roles copies end up with);
 //! - [`role`]: what a copy does with a function (lines 17–21): its
 //!   increments, probes and plan;
 //! - [`program`]: the whole program's plan for K copies;

@@ -23,6 +23,7 @@ use super::build::MapProgram;
 use super::merge::{check_flow, merge, MergeError, RawCounts};
 use super::program::ProgramPlan;
 use crate::ids::FuncId;
+use crate::layout::Layout;
 use crate::profile::mode_number;
 use crate::Mode;
 use pathprof_format::{Facts, RawFunction, RawProfile};
@@ -71,6 +72,7 @@ impl PartialError {
                 MergeError::Divergence { .. }
                     | MergeError::Totals { .. }
                     | MergeError::Unprofiled { .. }
+                    | MergeError::Ended { .. }
                     | MergeError::Flow { .. }
             ),
             _ => false,
@@ -93,6 +95,7 @@ impl PartialError {
                 | MergeError::OutOfRange { copy, .. } => Some(*copy),
                 MergeError::Divergence { second, .. } => Some(*second),
                 MergeError::Totals { second, .. } => Some(*second),
+                MergeError::Ended { copy, .. } => Some(*copy),
                 _ => None,
             },
         }
@@ -145,10 +148,24 @@ impl MapProgram<'_> {
             if empty && m.slots.iter().all(|&s| s == 0) {
                 continue;
             }
+            // The slot copy records no function it counted nothing of
+            // (its paths' ends may all be other copies'): zero slots then.
+            let mut slots = m.slots;
+            if let Layout::Path {
+                self_loops,
+                resumes,
+                call_exits,
+                ..
+            } = &mf.layout
+            {
+                if slots.is_empty() {
+                    slots = vec![0; self_loops.len() + resumes.len() + call_exits.len()];
+                }
+            }
             out.functions.push(RawFunction {
                 index: i as u32,
                 hash: mf.hash,
-                slots: m.slots,
+                slots,
                 paths: m.paths,
                 slot_resumes,
                 path_resumes: Vec::new(),

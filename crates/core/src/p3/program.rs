@@ -5,7 +5,9 @@
 //! A function called from at most one call site (`call_count(P) ≤ 1`, line 5)
 //! is partitioned ([`find_partition`] with Δ = [`threshold`]); any other is
 //! one task of all its paths, costed as Ball-Larus. All tasks are scheduled
-//! together ([`schedule`]); a copy then profiles, per function, the paths
+//! together, largest first onto the copy whose load grows least (a task of
+//! a function the copy already profiles part of costs only the widening of
+//! that role); a copy then profiles, per function, the paths
 //! within the union of the edges of the tasks it got ([`Role::for_edges`]:
 //! Ball-Larus when that is every edge, PSPP when some, nothing when none). A
 //! function is *profitable* when its partition has more than one task.
@@ -17,8 +19,10 @@
 //! measured counts. [`Strategy::Pbl`] (whole functions distributed, the
 //! paper's PBL) and K = 1 (SBL) come from the same code.
 
+use super::edge_set::EdgeSet;
 use super::partition::{find_partition, threshold, Task};
 use super::role::Role;
+#[cfg(doc)]
 use super::schedule::schedule;
 use crate::cfg::Cfg;
 use crate::dag::Dag;
@@ -74,7 +78,8 @@ pub struct ProgramPlan {
     functions: Vec<FunctionTasks>,
     /// Per copy, per function.
     roles: Vec<Vec<Role>>,
-    /// Per copy: the sum of its tasks' costs.
+    /// Per copy: the cost of the roles it got (its tasks', widened roles
+    /// counted once).
     loads: Vec<u64>,
 }
 
@@ -95,6 +100,7 @@ pub fn plan_program(functions: &[Function], copies: usize, strategy: Strategy) -
                     cost,
                 }]
             };
+
             FunctionTasks {
                 copies: vec![0; tasks.len()],
                 tasks,
@@ -102,37 +108,71 @@ pub fn plan_program(functions: &[Function], copies: usize, strategy: Strategy) -
             }
         })
         .collect();
-    let costs: Vec<u64> = per_function
-        .iter()
-        .flat_map(|f| f.tasks.iter().map(|t| t.cost))
-        .collect();
-    let scheduled = schedule(&costs, copies);
-    let mut next = scheduled.copy_of.iter();
-    for f in &mut per_function {
-        for copy in &mut f.copies {
-            *copy = *next.next().expect("a copy per task");
-        }
+    let (roles, loads) = distribute(functions, &mut per_function, copies);
+    ProgramPlan {
+        functions: per_function,
+        roles,
+        loads,
     }
-    let roles = (0..copies)
-        .map(|c| {
+}
+
+/// Schedules every task, the largest cost first, onto the copy whose load
+/// grows least by taking it ([`schedule`]'s rule, but with a copy's load the
+/// cost of the roles it ends up with): a task of a function the copy already
+/// profiles part of adds only what widening that role costs, since the
+/// function's paths end (and count) in that copy anyway. Returns the roles
+/// (per copy, per function) and the loads.
+fn distribute(
+    functions: &[Function],
+    per_function: &mut [FunctionTasks],
+    copies: usize,
+) -> (Vec<Vec<Role>>, Vec<u64>) {
+    let mut order: Vec<(usize, usize)> = per_function
+        .iter()
+        .enumerate()
+        .flat_map(|(f, ft)| (0..ft.tasks.len()).map(move |t| (f, t)))
+        .collect();
+    order.sort_by_key(|&(f, t)| std::cmp::Reverse(per_function[f].tasks[t].cost));
+    let weights: Vec<Weights> = functions.iter().map(Function::weights).collect();
+    // Per copy, per function: the edges of its tasks there and their role's cost.
+    let mut held: Vec<Vec<Option<(EdgeSet, u64)>>> = vec![vec![None; functions.len()]; copies];
+    let mut loads = vec![0u64; copies];
+    for (f, t) in order {
+        let task = &per_function[f].tasks[t];
+        let func = &functions[f];
+        let grown = |c: usize| match &held[c][f] {
+            None => (task.edges.clone(), task.cost, task.cost),
+            Some((edges, cost)) => {
+                let mut union = edges.clone();
+                union.union_with(&task.edges);
+                let wider = Role::for_edges(func.dag, &union)
+                    .probes(func.cfg, func.dag, &weights[f])
+                    .count();
+                (union, wider, wider.saturating_sub(*cost))
+            }
+        };
+        let (copy, (edges, cost, added)) = (0..copies)
+            .map(|c| (c, grown(c)))
+            .min_by_key(|(c, (_, _, added))| (loads[*c].saturating_add(*added), *c))
+            .expect("at least one copy");
+        loads[copy] = loads[copy].saturating_add(added);
+        held[copy][f] = Some((edges, cost));
+        per_function[f].copies[t] = copy;
+    }
+    let roles = held
+        .into_iter()
+        .map(|per_copy| {
             functions
                 .iter()
-                .zip(&per_function)
-                .map(|(f, ft)| {
-                    let mut edges = super::EdgeSet::empty(f.dag.edges().len());
-                    for (task, _) in ft.tasks.iter().zip(&ft.copies).filter(|(_, &k)| k == c) {
-                        edges.union_with(&task.edges);
-                    }
-                    Role::for_edges(f.dag, &edges)
+                .zip(per_copy)
+                .map(|(func, h)| match h {
+                    None => Role::None,
+                    Some((edges, _)) => Role::for_edges(func.dag, &edges),
                 })
                 .collect()
         })
         .collect();
-    ProgramPlan {
-        functions: per_function,
-        roles,
-        loads: scheduled.loads,
-    }
+    (roles, loads)
 }
 
 impl ProgramPlan {
@@ -186,7 +226,7 @@ impl ProgramPlan {
             .filter(|&f| self.is_profitable(f))
     }
 
-    /// Per copy: the sum of the costs of its tasks.
+    /// Per copy: the cost of the roles it got.
     pub fn loads(&self) -> &[u64] {
         &self.loads
     }

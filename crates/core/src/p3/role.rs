@@ -9,13 +9,18 @@
 //! Either labeling goes onto the chords of a spanning tree by event counting
 //! ([`crate::increments`]) and Figure 8 places the code
 //! ([`crate::placement`]), exactly as path mode does; only the tree differs
-//! for PSPP. PSPP leaves the edges of other copies' paths labeled 0, and
-//! those should carry no code at all: the tree takes the 0-labeled edges
-//! first (the hotter first), then the others by path mode's weights. With
-//! every tree edge labeled 0 the potentials vanish and each chord's increment
-//! is its label, so no more chords carry increments than PSPP labels edges
-//! non-zero (fewer, when labeled edges close the tree). Early-exit edges stay
-//! last as in path mode: they carry a count whatever the tree.
+//! for PSPP, the cheaper under the weights ([`Probes::weighted`]) of two:
+//! path mode's own tree (the hottest edges free, whatever their labels), or
+//! one taking the 0-labeled edges first (the hotter first), then the others
+//! by weight, so that with every tree edge labeled 0 the potentials vanish
+//! and each chord's increment is its label. Early-exit edges stay last as in
+//! path mode: they carry a count whatever the tree.
+//!
+//! A PSPP copy leaves out the counts only uninteresting paths reach (on an
+//! edge outside the interesting set, or at the top of a block entered only
+//! by such edges): those paths' ids are read by nobody, and every
+//! interesting path keeps its count. Such a copy counts fewer path runs than
+//! ran; [`Probes::counts`] says which, and the merge checks exactly those.
 //!
 //! A *probe* is a DAG edge that counts the path or whose chord increment is
 //! not 0, or a count at a block's top ([`Probes`]): the paper's non-zero
@@ -30,11 +35,11 @@ use super::edge_set::EdgeSet;
 use super::pspp::Pspp;
 use crate::cfg::Cfg;
 use crate::dag::{Dag, DagEdgeKind};
-use crate::ids::DagEdgeId;
+use crate::ids::{DagEdgeId, NodeId};
 use crate::increments::ChordIncrements;
 use crate::layout::Layout;
-use crate::path::{chord_increments, dag_weight, transcribe, PathOptions};
-use crate::placement::place;
+use crate::path::{chord_increments, dag_weight, transcribe_placed, PathOptions};
+use crate::placement::{place, Placement};
 use crate::plan::{FunctionPlan, Op};
 use crate::spantree::{max_spanning_tree, TreeEdge};
 use crate::weights::Weights;
@@ -59,6 +64,11 @@ pub enum Role {
 pub struct Probes {
     pub edges: Vec<bool>,
     pub at_top: Vec<bool>,
+    /// Per DAG edge: whether a path that takes it is counted there (on it
+    /// or at its target's top).
+    pub counts: Vec<bool>,
+    /// Whether every path is counted (no count was left out).
+    pub complete: bool,
 }
 
 impl Probes {
@@ -132,33 +142,127 @@ impl Role {
             Role::BallLarus => Some(chord_increments(cfg, dag, weights)),
             Role::Pspp(pspp) => {
                 let val = pspp.labeling().values();
-                let in_tree = zero_first_tree(cfg, dag, weights, val);
-                Some(ChordIncrements::with_tree_values(dag, in_tree, |e| {
-                    val[e.index()]
-                }))
+                let with_tree =
+                    |in_tree| ChordIncrements::with_tree_values(dag, in_tree, |e| val[e.index()]);
+                let zero_first = with_tree(zero_first_tree(cfg, dag, weights, val));
+                let hot_first = with_tree(chord_increments(cfg, dag, weights).in_tree);
+                let cost = |incs: &ChordIncrements| {
+                    Probes::of(dag, incs, place(dag, incs)).weighted(cfg, dag, weights)
+                };
+                Some(if cost(&hot_first) < cost(&zero_first) {
+                    hot_first
+                } else {
+                    zero_first
+                })
             }
         }
     }
 
+    /// Figure 8's placement of the copy's increments, less the counts at
+    /// the ends of uninteresting paths only (see the module doc); `None`
+    /// when not instrumented.
+    pub fn placement(
+        &self,
+        cfg: &Cfg,
+        dag: &Dag,
+        weights: &Weights,
+    ) -> Option<(ChordIncrements, Placement)> {
+        let incs = self.increments(cfg, dag, weights)?;
+        let mut placement = place(dag, &incs);
+        // Only paths through an edge outside the interesting set are
+        // uninteresting ones: a count on it, or at the top of a block
+        // entered only by such edges, counts none the copy reads.
+        if let Role::Pspp(pspp) = self {
+            let interesting = pspp.interesting();
+            for e in dag.edge_ids().filter(|&e| !interesting.contains(e)) {
+                let code = &mut placement.code[e.index()];
+                if code.count {
+                    code.count = false;
+                    code.add = false;
+                }
+            }
+            for (v, top) in placement.count_at_top.iter_mut().enumerate() {
+                if dag
+                    .preds(NodeId::new(v))
+                    .iter()
+                    .all(|&e| !interesting.contains(e))
+                {
+                    *top = false;
+                }
+            }
+        }
+        Some((incs, placement))
+    }
+
     /// Where the copy's probes go (none when not instrumented).
     pub fn probes(&self, cfg: &Cfg, dag: &Dag, weights: &Weights) -> Probes {
-        let Some(incs) = self.increments(cfg, dag, weights) else {
-            return Probes {
+        match self.placement(cfg, dag, weights) {
+            Some((incs, placement)) => {
+                let mut probes = Probes::of(dag, &incs, placement);
+                if let Role::Pspp(_) = self {
+                    let figure_8 = Probes::of(dag, &incs, place(dag, &incs));
+                    probes.complete = probes.counts == figure_8.counts;
+                }
+                probes
+            }
+            None => Probes {
                 edges: vec![false; dag.edges().len()],
                 at_top: vec![false; dag.num_nodes()],
-            };
-        };
-        let placement = place(dag, &incs);
+                counts: vec![false; dag.edges().len()],
+                complete: true,
+            },
+        }
+    }
+}
+
+impl Probes {
+    /// The probes of these increments as `placement` places them.
+    fn of(dag: &Dag, incs: &ChordIncrements, placement: Placement) -> Probes {
         Probes {
             edges: dag
                 .edge_ids()
                 .map(|e| {
+                    // What transcription emits: a count, an add, or an
+                    // initialisation to a non-zero increment.
+                    let code = placement.code[e.index()];
+                    code.count
+                        || code.add
+                        || (code.init && incs.is_chord(e) && incs.inc[e.index()] != 0)
+                })
+                .collect(),
+            counts: dag
+                .edge_ids()
+                .map(|e| {
                     placement.code[e.index()].count
-                        || (incs.is_chord(e) && incs.inc[e.index()] != 0)
+                        || placement.count_at_top[dag.edge(e).to.index()]
                 })
                 .collect(),
             at_top: placement.count_at_top,
+            complete: true,
         }
+    }
+
+    /// Whether a path (DAG edges) is counted where it ends: every path is
+    /// but those a PSPP copy leaves uncounted.
+    pub fn counts(&self, path: &[DagEdgeId]) -> bool {
+        path.iter().any(|&e| self.counts[e.index()])
+    }
+
+    /// The estimated executions of the probes under `weights` (a probe at a
+    /// block's top runs as often as the block's in-edges).
+    pub fn weighted(&self, cfg: &Cfg, dag: &Dag, weights: &Weights) -> f64 {
+        let weight = |e: DagEdgeId| dag_weight(cfg, dag, weights, e).unwrap_or(0.0);
+        let edges: f64 = dag
+            .edge_ids()
+            .filter(|e| self.edges[e.index()])
+            .map(weight)
+            .sum();
+        let tops: f64 = dag
+            .edge_ids()
+            .filter(|&e| self.at_top[dag.edge(e).to.index()])
+            .map(weight)
+            .sum();
+        edges + tops
     }
 }
 
@@ -225,8 +329,8 @@ pub fn plan_copy(
     options: &PathOptions,
     counts_slots: bool,
 ) -> Option<(FunctionPlan, Layout)> {
-    let incs = role.increments(cfg, dag, weights)?;
-    let (mut plan, layout) = transcribe(cfg, dag.clone(), &incs, options);
+    let (incs, placement) = role.placement(cfg, dag, weights)?;
+    let (mut plan, layout) = transcribe_placed(cfg, dag.clone(), &incs, placement, None, options);
     if !counts_slots {
         for probe in &mut plan.probes {
             probe.ops.retain(|op| !matches!(op, Op::CountSlot(_)));
