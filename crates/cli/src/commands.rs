@@ -6,7 +6,7 @@ use crate::cli::{Cli, Command, ExportFormat, P3Command, ReportFormat};
 use crate::report::{self, load::load, source::SourceRoot};
 use anyhow::{Context as _, Result};
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 fn print(text: &str) -> Result<ExitCode> {
@@ -49,7 +49,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             let map_path = options
                 .map
-                .unwrap_or_else(|| PathBuf::from(format!("{}.ppmap", output.display())));
+                .unwrap_or_else(|| crate::driver::default_map_path(&output));
             map_file
                 .write(&map_path)
                 .with_context(|| format!("cannot write the map file {}", map_path.display()))?;

@@ -14,7 +14,7 @@
 use pathprof_llvm::inkwell::llvm_sys::prelude::LLVMModuleRef;
 use pathprof_llvm::pipeline::{instrument_translation_unit, Settings, PLUGIN_SETTINGS_VARIABLE};
 use pathprof_llvm::Module;
-use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::mem::ManuallyDrop;
 
 /// LLVM's `PassPluginLibraryInfo` (llvm/Plugins/PassPlugin.h, API version 2).
@@ -63,8 +63,6 @@ pub extern "C" fn pathprof_plugin_early_pipeline() -> *const c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pathprof_plugin_instrument(
     module: LLVMModuleRef,
-    _speed: c_uint,
-    _size: c_uint,
     error: *mut *mut c_char,
 ) -> c_int {
     // Borrowed from clang: never disposed of here.

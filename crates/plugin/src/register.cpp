@@ -16,8 +16,7 @@
 extern "C" {
 // Instruments `module` (src/lib.rs); returns 1 when it changed it. On failure
 // sets `*error` to a message for pathprof_plugin_free_error.
-int pathprof_plugin_instrument(LLVMModuleRef module, unsigned speed, unsigned size,
-                               char **error);
+int pathprof_plugin_instrument(LLVMModuleRef module, char **error);
 // Releases a message pathprof_plugin_instrument returned.
 void pathprof_plugin_free_error(char *message);
 // The early simplification pathprof runs before planning (src/lib.rs).
@@ -27,12 +26,9 @@ const char *pathprof_plugin_early_pipeline(void);
 namespace {
 
 struct InstrumentPass : llvm::PassInfoMixin<InstrumentPass> {
-  llvm::OptimizationLevel level;
-
   llvm::PreservedAnalyses run(llvm::Module &module, llvm::ModuleAnalysisManager &) {
     char *error = nullptr;
-    int changed = pathprof_plugin_instrument(llvm::wrap(&module), level.getSpeedupLevel(),
-                                             level.getSizeLevel(), &error);
+    int changed = pathprof_plugin_instrument(llvm::wrap(&module), &error);
     if (error) {
       module.getContext().emitError(std::string("pathprof: ") + error);
       pathprof_plugin_free_error(error);
@@ -54,6 +50,6 @@ extern "C" void pathprof_plugin_register(llvm::PassBuilder *builder) {
             llvm::report_fatal_error(std::move(e));
           }
         }
-        passes.addPass(InstrumentPass{{}, level});
+        passes.addPass(InstrumentPass{});
       });
 }

@@ -27,11 +27,10 @@ pub(super) fn compile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
             Some((_, o)) => PathBuf::from(o),
             None => default_object(&input.path),
         };
-        let code = match input.kind {
-            InputKind::Source => compile_source(clang, &base, input, &object, inv)?,
-            InputKind::Assembly => clang_on(clang, &base, &[], input, &object)?,
-            InputKind::Linker => continue, // clang ignores them with -c too
-        };
+        if input.kind == InputKind::Linker {
+            continue; // clang ignores them with -c too
+        }
+        let code = compile_input(clang, &base, input, &object, inv)?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }
@@ -47,13 +46,28 @@ fn default_object(source: &str) -> PathBuf {
     PathBuf::from(format!("{stem}.o"))
 }
 
+/// Compiles one source (instrumented) or assembly file to `object`; `base`
+/// is the command line without inputs and output, plus `-c`.
+pub(super) fn compile_input(
+    clang: &Path,
+    base: &[String],
+    input: &Input,
+    object: &Path,
+    inv: &Invocation,
+) -> Result<ExitCode> {
+    match input.kind {
+        InputKind::Source => compile_source(clang, base, input, object, inv),
+        _ => clang_on(clang, base, &[], input, object),
+    }
+}
+
 /// Compiles one source to an instrumented native `object`; `base` is the
 /// command line without inputs and output, plus `-c`. clang does it all, with
 /// pathprof's pass plugin loaded: the plugin simplifies each function early,
 /// plans and instruments it and embeds the map fragment at the start of
 /// clang's pipeline, before inlining; clang then optimises at the command
 /// line's level and writes the object, with every flag it was given.
-pub(super) fn compile_source(
+fn compile_source(
     clang: &Path,
     base: &[String],
     input: &Input,

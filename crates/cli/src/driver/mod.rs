@@ -97,12 +97,11 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     let base = compile_flags(inv);
     let mut args = inv.args.clone();
     for (n, input) in inv.inputs.iter().enumerate() {
+        if input.kind == InputKind::Linker {
+            continue;
+        }
         let object = work.path().join(format!("{n}.o"));
-        let code = match input.kind {
-            InputKind::Source => compile::compile_source(clang, &base, input, &object, inv)?,
-            InputKind::Assembly => compile::clang_on(clang, &base, &[], input, &object)?,
-            InputKind::Linker => continue,
-        };
+        let code = compile::compile_input(clang, &base, input, &object, inv)?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }
@@ -216,6 +215,19 @@ fn write_map(inv: &Invocation) -> Result<()> {
         .with_context(|| format!("cannot write the map file {}", path.display()))
 }
 
+/// The file `OUTPUT<suffix>` beside a build's `output` (its map, a P3 copy).
+fn beside_output(output: &Path, suffix: &str) -> PathBuf {
+    let mut name = output.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The map a build of `output` writes unless `--map` says otherwise:
+/// `OUTPUT.ppmap`.
+pub fn default_map_path(output: &Path) -> PathBuf {
+    beside_output(output, ".ppmap")
+}
+
 /// Where the link's map goes: `--map`'s file, or `OUTPUT.ppmap`; none for a
 /// configure probe's `a.out` or `conftest` (the map travels in the file anyway).
 fn map_path(inv: &Invocation, output: &str) -> Option<PathBuf> {
@@ -227,7 +239,7 @@ fn map_path(inv: &Invocation, output: &str) -> Option<PathBuf> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let probe = name == "a.out" || name.starts_with("conftest");
-    (!probe).then(|| PathBuf::from(format!("{output}.ppmap")))
+    (!probe).then(|| default_map_path(Path::new(output)))
 }
 
 /// Says so when `--mode` or `--atomic` on a link line differ from how the

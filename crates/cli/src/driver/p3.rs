@@ -29,9 +29,7 @@ use std::process::ExitCode;
 
 /// The file of copy `copy` of the program `output`: `OUTPUT.p3.<copy>`.
 pub fn copy_name(output: &Path, copy: usize) -> PathBuf {
-    let mut name = output.as_os_str().to_owned();
-    name.push(format!(".p3.{copy}"));
-    PathBuf::from(name)
+    super::beside_output(output, &format!(".p3.{copy}"))
 }
 
 /// Builds the `copies` copies and the path-mode program from `module` (the

@@ -152,9 +152,7 @@ impl Refusal<'_> {
 
 /// `PROGRAM.ppmap` when it exists, else the program (its map travels in it).
 fn default_map(program: &Path) -> PathBuf {
-    let mut name = program.as_os_str().to_owned();
-    name.push(".ppmap");
-    let map = PathBuf::from(name);
+    let map = crate::driver::default_map_path(program);
     if map.exists() {
         map
     } else {
