@@ -55,6 +55,11 @@ pub struct InstrumentOptions {
     /// (default: the array limit; path mode's arrays count the others).
     #[arg(long, value_name = "N", env = "PATHPROF_PPP_MIN_PATHS", value_parser = parse_number)]
     pub ppp_min_paths: Option<u64>,
+    /// With --mode=ppp: the largest PPP interval a function's array may
+    /// have (default: the array limit); a function whose interesting paths
+    /// need more is profiled as in path mode.
+    #[arg(long, value_name = "N", env = "PATHPROF_PPP_INTERVAL_LIMIT", value_parser = parse_number)]
+    pub ppp_interval_limit: Option<u64>,
     /// Thread-safe (atomic) counter updates.
     #[arg(long, env = "PATHPROF_ATOMIC", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
@@ -84,6 +89,7 @@ impl InstrumentOptions {
             max_paths: self.max_paths,
             array_limit: self.array_limit,
             ppp_min_paths: self.ppp_min_paths,
+            ppp_interval_limit: self.ppp_interval_limit,
             early_exit: self.early_exit,
             atomic: self.atomic,
             verbose: self.verbose,

@@ -38,6 +38,18 @@ pub struct PathOptions {
     /// mode's array counts every path with one increment, which PPP's range
     /// check and compare cannot beat).
     pub ppp_min_paths: Option<u64>,
+    /// The largest PPP interval a numbered function may have (`None`:
+    /// `array_limit`): above it the interesting paths would need a table
+    /// too, and the function is profiled as in path mode (section 5's hash
+    /// table usage policy).
+    pub ppp_interval_limit: Option<u64>,
+}
+
+impl PathOptions {
+    /// The largest PPP interval that counts in an array.
+    pub fn interval_limit(&self) -> u64 {
+        self.ppp_interval_limit.unwrap_or(self.array_limit)
+    }
 }
 
 impl Default for PathOptions {
@@ -46,6 +58,7 @@ impl Default for PathOptions {
             dag: DagOptions::default(),
             array_limit: 1 << 17,
             ppp_min_paths: None,
+            ppp_interval_limit: None,
         }
     }
 }
@@ -87,7 +100,7 @@ pub fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Opt
 /// numbering of `interesting` (Ball-Larus ids) on the same chords. Returns
 /// the numbering too; the plan uses it only when `interesting` is not empty,
 /// the function has more than `options.ppp_min_paths` potential paths and
-/// the interval is at most `options.array_limit` (else it is path mode's
+/// the interval is at most [`PathOptions::interval_limit`] (else it is path mode's
 /// plan: the interesting paths would not fit an array either). The layout
 /// records the interesting paths either way.
 pub fn plan_ppp(
@@ -102,7 +115,7 @@ pub fn plan_ppp(
     let min_paths = options.ppp_min_paths.unwrap_or(options.array_limit);
     let fits = !numbering.is_empty()
         && dag.num_paths() > min_paths
-        && numbering.interval() <= options.array_limit;
+        && numbering.interval() <= options.interval_limit();
     let ppp_incs = fits.then(|| numbering.chord_increments(&dag, &incs));
     let ppp = ppp_incs.as_ref().map(|p| (&numbering, p));
     let (plan, mut layout) = transcribe_ppp(cfg, dag, &incs, ppp, options);

@@ -29,11 +29,13 @@ pub struct Settings {
     pub ppp: bool,
     /// The interesting-path list (`--interesting`).
     pub interesting: Option<PathBuf>,
-    /// `--max-paths`, `--array-limit`, `--ppp-min-paths` (`None`: the
-    /// planner's default).
+    /// `--max-paths`, `--array-limit`, `--ppp-min-paths`,
+    /// `--ppp-interval-limit` (`None`: the planner's default).
     pub max_paths: Option<u64>,
     pub array_limit: Option<u64>,
     pub ppp_min_paths: Option<u64>,
+    #[serde(default)]
+    pub ppp_interval_limit: Option<u64>,
     pub early_exit: bool,
     pub atomic: bool,
     pub verbose: bool,
@@ -50,6 +52,7 @@ impl Settings {
             plan.path.array_limit = a;
         }
         plan.path.ppp_min_paths = self.ppp_min_paths;
+        plan.path.ppp_interval_limit = self.ppp_interval_limit;
         plan
     }
 }
@@ -122,10 +125,11 @@ fn plan_ppp(
     } else if plan.ppp.is_none() {
         eprintln!(
             "pathprof: warning: {name}: the PPP interval of its {} interesting paths is {}, above \
-             the array limit {} (--array-limit); profiled as in path mode",
+             the limit {} (--ppp-interval-limit, default the array limit); profiled as in path \
+             mode (fewer interesting paths, or a larger limit, would number it)",
             numbering.len(),
             numbering.interval(),
-            plan_options.path.array_limit
+            plan_options.path.interval_limit()
         );
     } else if verbose {
         eprintln!(

@@ -12,8 +12,9 @@
 //! mode, and `pathprof verify` passes. And every function's entry count equals
 //! gcov's "called N times" (`gcc --coverage -O0`, same workload): exactly at
 //! -O0, and never more at -O2 (see `entry_counts_equal_gcov`).
-//! bzip2 is also profiled preferentially (`--mode=ppp`), trained on one text
-//! and run on another (see `bzip2_ppp_trained_on_one_text_counts_another_exactly`).
+//! All three are also profiled preferentially (`--mode=ppp`), trained on one
+//! input and run on another (`ppp_trained_on_another_input`; bzip2 in
+//! `bzip2_ppp_trained_on_one_text_counts_another_exactly`).
 //!
 //! xz 5.2 (`lzma-sys`) is built the way its users build it: its own autotools
 //! build with default options (libtool, a shared and a static liblzma, the
@@ -69,6 +70,7 @@ fn bench_file(path: &str) -> PathBuf {
 }
 
 /// A program: how to compile it and how to run it.
+#[derive(Clone)]
 pub(crate) struct Program {
     name: &'static str,
     pub(crate) sources: Vec<PathBuf>,
@@ -238,6 +240,9 @@ struct Checked {
     path: Counts,
     /// Entry counts in each mode.
     entries: BTreeMap<&'static str, Entries>,
+    /// The builds, kept for the tests that build on them: `<mode>/prog`,
+    /// `<mode>.ppmap` and `<mode>.pprof` (the program's runs) per mode.
+    dir: tempfile::TempDir,
 }
 
 /// Builds and runs `p` plain and in every mode at -O2 and checks that all agree.
@@ -329,6 +334,7 @@ fn check_all_modes(p: &Program) -> Checked {
         expected,
         path: all.pop().unwrap(),
         entries,
+        dir,
     }
 }
 
@@ -466,6 +472,25 @@ fn bzip2_checked() -> &'static Checked {
     BZIP2.get_or_init(|| check_all_modes(bzip2()))
 }
 
+/// Lua under PPP, every listed function numbered (`--ppp-min-paths=0`: path
+/// mode's arrays count all of Lua, so by default PPP would number nothing),
+/// trained on the workload at scale 1 and run at scale 2: the interpreter
+/// loop and the collector take paths at scale 2 the training never took.
+#[test]
+fn lua_ppp_trained_on_a_smaller_run_counts_the_workload_exactly() {
+    let lua = lua();
+    let mut train = lua.runs.clone();
+    train[0].0[1] = "1".into();
+    let train = Program {
+        runs: train,
+        ..lua.clone()
+    };
+    let (stats, kept, _) =
+        ppp_trained_on_another_input(lua, lua_checked(), &train, &["--ppp-min-paths=0"]);
+    assert!(kept > 1000, "{kept} interesting paths");
+    assert!(stats.contains(" luaV_execute\n"), "{stats}");
+}
+
 #[test]
 fn bzip2_compressor() {
     let counts = &bzip2_checked().path;
@@ -517,6 +542,141 @@ fn path_counts(p: &FunctionPaths) -> BTreeMap<&(String, String, u64), BTreeMap<u
     p.iter()
         .map(|(f, paths)| (f, paths.iter().map(|(&id, &(c, _))| (id, c)).collect()))
         .collect()
+}
+
+/// Checks a PPP build's profiles against path mode's, on the training
+/// input A and on another input B ([path map, PPP map], [path, PPP] profile
+/// of A, the same of B): the same path counts on both; on A every path
+/// interesting, on B exactly the paths A ran. Returns B's interesting and
+/// residual paths, and the functions the residual ones are in.
+fn ppp_counts_path_modes_paths(
+    [path_map, ppp_map]: [&Path; 2],
+    [path_a, ppp_a]: [&Path; 2],
+    [path_b, ppp_b]: [&Path; 2],
+) -> (usize, usize, std::collections::BTreeSet<String>) {
+    let path_a = function_paths(&json_report(path_map, path_a));
+    let path_b = function_paths(&json_report(path_map, path_b));
+    let ppp_a = function_paths(&json_report(ppp_map, ppp_a));
+    let ppp_b = function_paths(&json_report(ppp_map, ppp_b));
+    assert!(
+        path_counts(&ppp_a) == path_counts(&path_a),
+        "A: path mode's paths"
+    );
+    assert!(
+        path_counts(&ppp_b) == path_counts(&path_b),
+        "B: path mode's paths"
+    );
+    for (f, paths) in &ppp_a {
+        for (id, &(_, interesting)) in paths {
+            assert_eq!(interesting, Some(true), "{f:?} path {id} on A");
+        }
+    }
+    let (mut kept, mut residual) = (0, 0);
+    let mut residual_in = std::collections::BTreeSet::new();
+    for (f, paths) in &ppp_b {
+        for (id, &(_, interesting)) in paths {
+            let trained = path_a.get(f).is_some_and(|p| p.contains_key(id));
+            assert_eq!(interesting, Some(trained), "{f:?} path {id} on B");
+            if trained {
+                kept += 1;
+            } else {
+                residual += 1;
+                residual_in.insert(f.0.clone());
+            }
+        }
+    }
+    (kept, residual, residual_in)
+}
+
+/// `pathprof verify` of a path profile against an edge profile.
+fn verify(dir: &Path, [map, profile]: [&Path; 2], [edge_map, edge_profile]: [&Path; 2]) {
+    let verified = ok_in(
+        dir,
+        Command::new(PATHPROF)
+            .arg("verify")
+            .arg("--map")
+            .arg(map)
+            .arg(profile)
+            .arg("--edge-map")
+            .arg(edge_map)
+            .arg(edge_profile),
+        &[],
+    );
+    assert!(verified.contains("verified:"), "{verified}");
+}
+
+/// Preferential path profiling of a program `check_all_modes` built, as a
+/// user trains it: its path-mode build run on `train` (the same program on
+/// a smaller or other input, A), the interesting-path list of that run, and
+/// a `--mode=ppp` build with `flags` run on A and on the program's own runs
+/// (B). The PPP build prints what the plain build prints and counts path
+/// mode's paths exactly (see [`ppp_counts_path_modes_paths`]); its profile
+/// of B verifies against the edge build's. Returns `pathprof ppp-stats`,
+/// B's interesting and residual paths.
+fn ppp_trained_on_another_input(
+    p: &Program,
+    checked: &Checked,
+    train: &Program,
+    flags: &[&str],
+) -> (String, usize, usize) {
+    let d = checked.dir.path();
+    let at = |name: &str| d.join(name);
+    let path_exe = at("path").join("prog");
+    let path_out_a = run(train, &path_exe, &at("ppp_train.pprof"));
+    ok_in(
+        d,
+        Command::new(PATHPROF)
+            .args([
+                "interesting",
+                "--map",
+                "path.ppmap",
+                "ppp_train.pprof",
+                "-o",
+            ])
+            .arg(format!("{}.paths", p.name)),
+        &[],
+    );
+    std::fs::create_dir(at("ppp")).unwrap();
+    let ppp_exe = at("ppp").join("prog");
+    let list = format!(
+        "--interesting={}",
+        at(&format!("{}.paths", p.name)).display()
+    );
+    let map = format!("--map={}", at("ppp.ppmap").display());
+    let mut cc = vec![PATHPROF, "cc", "--mode=ppp", &list, &map];
+    cc.extend_from_slice(flags);
+    build(p, &cc, "-O2", &ppp_exe);
+    assert!(
+        run(train, &ppp_exe, &at("ppp_a.pprof")) == path_out_a,
+        "{}: the PPP build runs A as the path build does",
+        p.name
+    );
+    assert!(
+        run(p, &ppp_exe, &at("ppp_b.pprof")) == checked.expected,
+        "{}: the PPP build runs B as the plain build does",
+        p.name
+    );
+    let (kept, residual, residual_in) = ppp_counts_path_modes_paths(
+        [&at("path.ppmap"), &at("ppp.ppmap")],
+        [&at("ppp_train.pprof"), &at("ppp_a.pprof")],
+        [&at("path.pprof"), &at("ppp_b.pprof")],
+    );
+    verify(
+        d,
+        [&at("ppp.ppmap"), &at("ppp_b.pprof")],
+        [&at("edge.ppmap"), &at("edge.pprof")],
+    );
+    let stats = ok_in(
+        d,
+        Command::new(PATHPROF).args(["ppp-stats", "--map", "ppp.ppmap"]),
+        &[],
+    );
+    eprintln!(
+        "{} PPP: on B {kept} interesting paths, {residual} residual (in {} functions)\n{stats}",
+        p.name,
+        residual_in.len()
+    );
+    (stats, kept, residual)
 }
 
 /// Preferential path profiling on bzip2 (the workflow): a path-mode
@@ -591,56 +751,22 @@ fn bzip2_ppp_trained_on_one_text_counts_another_exactly() {
         "the PPP build compresses B as the path build does"
     );
 
-    let path_a = function_paths(&json_report(&path_map, &d.join("train.pprof")));
-    let path_b = function_paths(&json_report(&path_map, &d.join("path_b.pprof")));
-    let ppp_a = function_paths(&json_report(&ppp_map, &d.join("ppp_a.pprof")));
-    let ppp_b = function_paths(&json_report(&ppp_map, &d.join("ppp_b.pprof")));
-    assert!(
-        path_counts(&ppp_a) == path_counts(&path_a),
-        "A: path mode's paths"
+    let (kept, residual, residual_in) = ppp_counts_path_modes_paths(
+        [&path_map, &ppp_map],
+        [&d.join("train.pprof"), &d.join("ppp_a.pprof")],
+        [&d.join("path_b.pprof"), &d.join("ppp_b.pprof")],
     );
-    assert!(
-        path_counts(&ppp_b) == path_counts(&path_b),
-        "B: path mode's paths"
-    );
-    for (f, paths) in &ppp_a {
-        for (id, &(_, interesting)) in paths {
-            assert_eq!(interesting, Some(true), "{f:?} path {id} on A");
-        }
-    }
-    let (mut kept, mut residual) = (0, 0);
-    let mut residual_in = std::collections::BTreeSet::new();
-    for (f, paths) in &ppp_b {
-        for (id, &(_, interesting)) in paths {
-            let trained = path_a.get(f).is_some_and(|p| p.contains_key(id));
-            assert_eq!(interesting, Some(trained), "{f:?} path {id} on B");
-            if trained {
-                kept += 1;
-            } else {
-                residual += 1;
-                residual_in.insert(f.0.as_str());
-            }
-        }
-    }
     assert!(kept > 0 && residual > 0, "B runs paths A ran and others");
 
     // The edge counts PPP's paths imply are an edge profile's of B.
     let edge = exe("edge");
     build(&on_b, &[PATHPROF, "cc", "--mode=edge"], "-O2", &edge);
     compressed(&on_b, &edge, "edge_b.pprof");
-    let verified = ok_in(
+    verify(
         d,
-        Command::new(PATHPROF)
-            .arg("verify")
-            .arg("--map")
-            .arg(&ppp_map)
-            .arg("ppp_b.pprof")
-            .arg("--edge-map")
-            .arg(map_of(&edge))
-            .arg("edge_b.pprof"),
-        &[],
+        [&ppp_map, &d.join("ppp_b.pprof")],
+        [&map_of(&edge), &d.join("edge_b.pprof")],
     );
-    assert!(verified.contains("verified:"), "{verified}");
 
     let stats = ok_in(
         d,
@@ -684,6 +810,25 @@ fn sqlite() -> &'static Program {
 fn sqlite_checked() -> &'static Checked {
     static SQLITE: OnceLock<Checked> = OnceLock::new();
     SQLITE.get_or_init(|| check_all_modes(sqlite()))
+}
+
+/// SQLite under PPP with the default policy (PPP numbers the functions
+/// path mode would hash), trained on its workload at 200 rows and run at
+/// 3000, where the B-tree splits and sorts take paths the training never did.
+#[test]
+fn sqlite_ppp_trained_on_a_smaller_run_counts_the_workload_exactly() {
+    let sqlite = sqlite();
+    let train = Program {
+        runs: vec![(vec!["200".into()], Vec::new())],
+        ..sqlite.clone()
+    };
+    let (stats, kept, residual) =
+        ppp_trained_on_another_input(sqlite, sqlite_checked(), &train, &[]);
+    assert!(
+        kept > 1000 && residual > 0,
+        "{kept} interesting, {residual} residual paths"
+    );
+    assert!(stats.contains(" sqlite3VdbeExec\n"), "{stats}");
 }
 
 #[test]

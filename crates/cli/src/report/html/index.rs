@@ -3,6 +3,7 @@
 //! linking to its source page.
 
 use super::layout::{grid, page};
+use super::source_page::ppp_mark;
 use super::text::{bar, num, pct};
 use super::{Report, TOP_PATHS};
 use crate::report::paths::short_name;
@@ -96,6 +97,17 @@ impl Report<'_> {
                 detail: format!("{} path executions", num(total.path_executions)),
             });
         }
+        if let Some((paths, executions)) = self.residual {
+            cards.push(Card {
+                label: "residual paths",
+                value: num(paths.into()),
+                detail: format!(
+                    "executed, not interesting: {} executions ({})",
+                    num(executions),
+                    pct(executions, total.path_executions)
+                ),
+            });
+        }
         cards.push(Card {
             label: "instructions executed",
             value: num(total.instructions.executed),
@@ -143,7 +155,12 @@ impl Report<'_> {
                         td.n { (num(p.count.into())) }
                         td.n { (pct(p.count.into(), total)) }
                         td.n { (p.blocks) }
-                        td { (f.shown_name()) }
+                        td {
+                            (f.shown_name())
+                            @if let Some(interesting) = p.interesting {
+                                " " (ppp_mark(interesting))
+                            }
+                        }
                         td {
                             @match f.file {
                                 Some(file) if self.files.contains(&file) => {

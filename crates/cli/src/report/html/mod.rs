@@ -75,6 +75,9 @@ struct PathView {
     lines: BTreeMap<u32, BTreeSet<u32>>,
     ranges: String,
     title: String,
+    /// A PPP build: whether the path is one of its function's interesting
+    /// paths (else residual: the training never ran it).
+    interesting: Option<bool>,
 }
 
 impl PathView {
@@ -95,6 +98,9 @@ struct Report<'a> {
     paths: Vec<Vec<PathView>>,
     /// `(function, index into paths[function])`, hottest first, program-wide.
     hottest: Vec<(usize, usize)>,
+    /// A PPP build (`--mode=ppp`): its residual paths executed, and their
+    /// executions.
+    residual: Option<(u64, u128)>,
 }
 
 impl<'a> Report<'a> {
@@ -108,6 +114,11 @@ impl<'a> Report<'a> {
             .into_iter()
             .filter(|&f| (f as usize) < map.files.len())
             .collect();
+        let ppp = map
+            .functions
+            .iter()
+            .any(|f| !f.layout.interesting().is_empty());
+        let mut residual = ppp.then_some((0u64, 0u128));
         let mut paths = Vec::with_capacity(map.functions.len());
         for (i, (f, c)) in map.functions.iter().zip(&loaded.counts).enumerate() {
             let Layout::Path { dag, .. } = &f.layout else {
@@ -115,6 +126,13 @@ impl<'a> Report<'a> {
                 continue;
             };
             let total = summary.functions[i].path_executions;
+            let interesting = |id: u64| f.layout.interesting().binary_search(&id).is_ok();
+            if let Some((paths, executions)) = &mut residual {
+                for p in c.paths.iter().filter(|p| p.count > 0 && !interesting(p.id)) {
+                    *paths += 1;
+                    *executions += p.count as u128;
+                }
+            }
             let mut order: Vec<_> = c.paths.iter().filter(|p| p.count > 0).collect();
             order.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
             let views = order
@@ -148,6 +166,7 @@ impl<'a> Report<'a> {
                         lines,
                         ranges: source_ranges(map, f, dag, &p.path),
                         title: title.join("; "),
+                        interesting: ppp.then(|| interesting(p.id)),
                     }
                 })
                 .collect();
@@ -171,6 +190,7 @@ impl<'a> Report<'a> {
             files,
             paths,
             hottest,
+            residual,
         }
     }
 
@@ -237,6 +257,50 @@ mod tests {
         assert!(page.contains("<span class=\"pc\">7</span> <span class=\"ps\">77.8%</span>"));
         assert!(!page.contains("class=\"ln never"), "all blocks ran");
         assert!(!page.contains("http"), "no external resources");
+    }
+
+    /// A PPP build marks each path interesting or residual, on the source
+    /// page and in the index's hottest paths, and counts the residual ones.
+    #[test]
+    fn ppp_builds_mark_interesting_and_residual_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = loaded(
+            5,
+            &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4), (0, 4)],
+            &[(&[0, 1, 3, 4], 7), (&[0, 2, 3, 4], 2)],
+            &[],
+        );
+        l.map.files = vec!["/nonexistent/t.c".into()];
+        let ids: Vec<(u64, u64)> = l.counts[0].paths.iter().map(|p| (p.id, p.count)).collect();
+        let hot = ids.iter().find(|p| p.1 == 7).unwrap().0;
+        let cold = ids.iter().find(|p| p.1 == 2).unwrap().0;
+        let Layout::Path { interesting, .. } = &mut l.map.functions[0].layout else {
+            unreachable!()
+        };
+        *interesting = vec![hot];
+        write(&l, dir.path(), &SourceRoot(None)).unwrap();
+        let page = std::fs::read_to_string(dir.path().join("src-0-t.c.html")).unwrap();
+        let item = |id: u64| {
+            let start = page.find(&format!("id=\"path-f0p{id}\"")).unwrap();
+            page[start..start + page[start..].find("</li>").unwrap()].to_string()
+        };
+        assert!(item(hot).contains(">interesting</span>"), "{}", item(hot));
+        assert!(item(cold).contains(">residual</span>"), "{}", item(cold));
+        let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+        assert!(index.contains("residual paths"), "{index}");
+        assert!(
+            index.contains("executed, not interesting: 2 executions (22.2%)"),
+            "{index}"
+        );
+        // Not a PPP build: no marks.
+        let Layout::Path { interesting, .. } = &mut l.map.functions[0].layout else {
+            unreachable!()
+        };
+        interesting.clear();
+        let plain = dir.path().join("plain");
+        write(&l, &plain, &SourceRoot(None)).unwrap();
+        let page = std::fs::read_to_string(plain.join("src-0-t.c.html")).unwrap();
+        assert!(!page.contains("class=\"pi"), "{page}");
     }
 
     #[test]

@@ -73,6 +73,10 @@ impl Report<'_> {
                         @if path_mode {
                             "; click a path to mark its lines "
                             span.key.hot-path { "like this" } "."
+                            @if self.residual.is_some() {
+                                " Paths the training ran are " (ppp_mark(true))
+                                ", the others " (ppp_mark(false)) "."
+                            }
                         } @else {
                             ". Paths need a path profile (build with "
                             code { "pathprof cc --mode=path" } ")."
@@ -163,6 +167,9 @@ impl Report<'_> {
                                 span.pc { (num(p.count.into())) }
                                 " " span.ps { (format!("{:.1}%", 100.0 * p.share)) }
                                 " " span.pb { (plural(p.blocks as u128, "block")) }
+                                @if let Some(interesting) = p.interesting {
+                                    " " (ppp_mark(interesting))
+                                }
                                 br;
                                 span.pl { (p.ranges) }
                                 @if p.lines.keys().any(|&f| f != file) {
@@ -176,6 +183,17 @@ impl Report<'_> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A PPP build's mark of an interesting or a residual path.
+pub(super) fn ppp_mark(interesting: bool) -> Markup {
+    html! {
+        @if interesting {
+            span.pi title="one of the interesting paths the build numbered" { "interesting" }
+        } @else {
+            span.pi.residual title="a residual path: the training never ran it" { "residual" }
         }
     }
 }

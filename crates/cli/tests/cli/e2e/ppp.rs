@@ -4,7 +4,7 @@
 //! `residual`, `verify`), every count checked against path mode's profile of
 //! the same input.
 
-use crate::support::build::{cc, programs_dir};
+use crate::support::build::{cc, programs_dir, CLANG};
 use crate::support::command::{failure, pathprof};
 use crate::support::report::{report, Report};
 use crate::support::run::profiled;
@@ -316,6 +316,41 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
         std::fs::read(d.join("ppp.ppmap")).unwrap(),
         "the same build"
     );
+    // --ppp-interval-limit: classify (interval 3) and main (5) need more
+    // than 2 slots and are profiled as in path mode, after a warning; mix
+    // (2) is numbered; counts stay exact.
+    let stderr = check_ppp(
+        &s,
+        "prog.paths",
+        &["--ppp-min-paths=0", "--ppp-interval-limit=2"],
+        &[],
+    );
+    for (f, interval) in [("classify", 3), ("main", 5)] {
+        assert!(
+            stderr.contains(&format!(
+                "pathprof: warning: {f}: the PPP interval of its {interval} interesting paths is \
+                 {interval}, above the limit 2 (--ppp-interval-limit"
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(!stderr.contains("warning: mix"), "{stderr}");
+    let (stats, _) = ok(s.dir.path(), &["ppp-stats", "--map", "ppp.ppmap"]);
+    assert!(
+        stats.starts_with("3 of 4 functions have interesting paths, 1 numbered"),
+        "{stats}"
+    );
+    // The whole-program route numbers the same functions at the link.
+    let stderr = check_ppp(
+        &s,
+        "prog.paths",
+        &["--whole-program", "--ppp-min-paths=0", "--pathprof-verbose"],
+        &[],
+    );
+    assert!(
+        stderr.contains("pathprof: mix ppp: 2 interesting of 4096 paths, interval 2"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -363,4 +398,87 @@ fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
     let out = pathprof(d, &["cc", "--mode=ppp", "-O2", &s.source, "-o", "none"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mode=ppp needs the interesting paths"));
+}
+
+/// The step-by-step route of the LLVM notes: `pathprof instrument` of one
+/// bitcode file in path mode, trained on A, then in PPP mode with that
+/// training's list; linked with the runtime, the PPP program counts exactly
+/// path mode's paths on A (every one interesting) and on B.
+#[test]
+fn ppp_instrument_route_counts_path_modes_paths() {
+    let dir = tempfile::Builder::new()
+        .prefix("pathprof-ppp-inst-")
+        .tempdir()
+        .unwrap();
+    let d = dir.path();
+    std::fs::copy(programs_dir().join("ppp.c"), d.join("ppp.c")).unwrap();
+    let clang = |args: &[&str]| {
+        let out = std::process::Command::new(CLANG)
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", failure("clang", &out));
+    };
+    clang(&["-O2", "-g", "-c", "-emit-llvm", "ppp.c", "-o", "ppp.bc"]);
+    let rt = ok(d, &["rt-path"]).0;
+    let build = |name: &str, flags: &[&str]| {
+        let (bc, map) = (format!("{name}.bc"), format!("{name}.ppmap"));
+        ok(
+            d,
+            &[&["instrument", "ppp.bc", "-o", &bc, "--map", &map], flags].concat(),
+        );
+        clang(&[
+            "-O2",
+            &bc,
+            rt.trim(),
+            "-lpthread",
+            "-ldl",
+            "-lm",
+            "-o",
+            name,
+        ]);
+        (d.join(name), d.join(map))
+    };
+    let (path_exe, path_map) = build("path", &["--mode", "path"]);
+    let (train, out_a) = run_on(d, &path_exe, A, "train.pprof");
+    let (field, out_b) = run_on(d, &path_exe, B, "field.pprof");
+    ok(
+        d,
+        &[
+            "interesting",
+            "--map",
+            "path.ppmap",
+            "train.pprof",
+            "-o",
+            "inst.paths",
+        ],
+    );
+    let (ppp_exe, ppp_map) = build(
+        "ppp",
+        &[
+            "--mode",
+            "ppp",
+            "--interesting",
+            "inst.paths",
+            "--ppp-min-paths=0",
+        ],
+    );
+    let (ppp_a, ppp_out_a) = run_on(d, &ppp_exe, A, "ppp_a.pprof");
+    let (ppp_b, ppp_out_b) = run_on(d, &ppp_exe, B, "ppp_b.pprof");
+    assert_eq!((ppp_out_a, ppp_out_b), (out_a, out_b));
+    let (stats, _) = ok(d, &["ppp-stats", "--map", "ppp.ppmap"]);
+    assert!(stats.contains(" numbered by PPP"), "{stats}");
+    assert!(!stats.contains(", 0 numbered by PPP"), "{stats}");
+    for (ppp, path) in [(&ppp_a, &train), (&ppp_b, &field)] {
+        let got = paths_of(&report(&ppp_map, ppp).unwrap());
+        let want = paths_of(&report(&path_map, path).unwrap());
+        assert_eq!(counts(&got), counts(&want), "{}", ppp.display());
+        if ppp == &ppp_a {
+            assert!(got
+                .values()
+                .flat_map(|p| p.values())
+                .all(|&(_, interesting)| interesting == Some(true)));
+        }
+    }
 }
