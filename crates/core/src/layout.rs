@@ -45,7 +45,9 @@ pub enum Layout {
     /// build's function that is not numbered. `interesting`: in a PPP build,
     /// the function's interesting paths (sorted Ball-Larus ids), numbered or
     /// not (path mode's array already counts them cheaply, or their interval
-    /// was too large); empty elsewhere.
+    /// was too large); empty elsewhere. `hashed`: the paths counted by
+    /// Ball-Larus id (all of them, or a PPP function's residual ones) go to a
+    /// hash table, not an array (more potential paths than the array limit).
     Path {
         dag: Dag,
         self_loops: Vec<EdgeId>,
@@ -53,6 +55,7 @@ pub enum Layout {
         call_exits: Vec<BlockId>,
         ppp_owners: Vec<u64>,
         interesting: Vec<u64>,
+        hashed: bool,
     },
 }
 

@@ -303,6 +303,7 @@ pub fn transcribe_placed(
     });
     let num_slots = base + ppp_owners.len() as u32;
     let mut plan = FunctionPlan::from_ops(num_slots, storage, ops);
+    let hashed = matches!(storage, PathStorage::Hash { .. });
     if !ppp_owners.is_empty() {
         plan.ppp = Some(PppSlots {
             base,
@@ -318,6 +319,7 @@ pub fn transcribe_placed(
             call_exits,
             ppp_owners,
             interesting: Vec::new(),
+            hashed,
         },
     )
 }

@@ -275,6 +275,7 @@ mod tests {
             call_exits: vec![],
             ppp_owners: vec![],
             interesting: vec![],
+            hashed: false,
         };
         let counts = derive(&cfg, &layout, &[], &paths).unwrap();
         let blocks = (0..cfg.num_blocks() as u32)

@@ -137,6 +137,11 @@ pub enum Layout {
         /// mode.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         interesting: Vec<u64>,
+        /// The function's paths count in a hash table (more potential paths
+        /// than the array limit; in a PPP build, its residual paths);
+        /// absent when they count in an array.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        hashed: bool,
     },
 }
 

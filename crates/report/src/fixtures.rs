@@ -35,6 +35,7 @@ pub fn loaded(
         call_exits: vec![],
         ppp_owners: vec![],
         interesting: vec![],
+        hashed: false,
     };
     let counts = derive(&cfg, &layout, self_loop_counts, &paths).unwrap();
     let infos = (0..blocks as u32)

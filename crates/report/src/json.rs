@@ -52,6 +52,11 @@ pub struct Function {
     pub entry_count: u64,
     /// Path mode: acyclic paths of its DAG (after truncation); else `null`.
     pub potential_paths: Option<u64>,
+    /// Path mode: `true` when its paths count in a hash table (more
+    /// potential paths than the array limit; in a PPP build, its residual
+    /// paths), `false` in an array. Absent in other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hashed: Option<bool>,
     pub blocks: Vec<Block>,
     pub edges: Vec<Edge>,
     /// The demangled name, when it differs from `name`.
@@ -211,6 +216,10 @@ fn function(loaded: &Loaded, i: usize, ppp: bool) -> Function {
         entry_count: c.entry,
         potential_paths: match &f.layout {
             Layout::Path { dag, .. } => Some(dag.num_paths()),
+            _ => None,
+        },
+        hashed: match &f.layout {
+            Layout::Path { hashed, .. } => Some(*hashed),
             _ => None,
         },
         blocks,

@@ -93,6 +93,11 @@ pub struct FunctionSummary {
     pub paths: Option<Ratio>,
     /// Path mode: executions of all its paths.
     pub path_executions: u128,
+    /// Path mode, a function whose paths count in a hash table (more
+    /// potential paths than the array limit): the executions counted there
+    /// (all of them; in a PPP build, its residual paths'). `None`: an array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hashed_executions: Option<u128>,
     /// Lines of its reachable blocks that never ran, ascending.
     pub never_executed_lines: Vec<u32>,
 }
@@ -124,6 +129,12 @@ pub struct ProgramSummary {
     pub edges: Option<Ratio>,
     pub paths: Option<Ratio>,
     pub path_executions: u128,
+    /// Path mode: functions whose paths count in hash tables, and the path
+    /// executions counted there.
+    #[serde(default)]
+    pub hashed_functions: u64,
+    #[serde(default)]
+    pub hashed_executions: u128,
 }
 
 /// Every total of one loaded profile.
@@ -182,6 +193,10 @@ impl Summary {
                 t.add(p);
             }
             program.path_executions = program.path_executions.saturating_add(f.path_executions);
+            if let Some(n) = f.hashed_executions {
+                program.hashed_functions += 1;
+                program.hashed_executions = program.hashed_executions.saturating_add(n);
+            }
         }
         for (name, lines) in line_sets {
             let file = files.entry(name.clone()).or_insert_with(|| FileSummary {
@@ -254,6 +269,21 @@ fn function_summary(loaded: &Loaded, per_line: &FileLines, i: usize) -> Function
         Layout::Path { dag, .. } => Some(Ratio::new(c.paths.len() as u64, dag.num_paths())),
         _ => None,
     };
+    let hashed_executions = match &f.layout {
+        Layout::Path {
+            hashed: true,
+            ppp_owners,
+            interesting,
+            ..
+        } => Some(
+            c.paths
+                .iter()
+                .filter(|p| ppp_owners.is_empty() || interesting.binary_search(&p.id).is_err())
+                .map(|p| u128::from(p.count))
+                .sum(),
+        ),
+        _ => None,
+    };
     FunctionSummary {
         index: i,
         name: loaded.name(i).to_string(),
@@ -269,6 +299,7 @@ fn function_summary(loaded: &Loaded, per_line: &FileLines, i: usize) -> Function
         edges,
         paths,
         path_executions: c.paths.iter().map(|p| u128::from(p.count)).sum(),
+        hashed_executions,
         never_executed_lines: lines.iter().filter(|l| !line_hit(l)).map(|l| l.1).collect(),
     }
 }

@@ -428,7 +428,7 @@ fn functions_with_more_than_2_64_paths_are_truncated_and_exact() {
     let expected = Command::new(d.join("plain")).output().unwrap().stdout;
     let mut per_mode = Vec::new();
     for mode in ["block", "path"] {
-        ok(pathprof(
+        let built = pathprof(
             d,
             &[
                 "cc",
@@ -439,7 +439,16 @@ fn functions_with_more_than_2_64_paths_are_truncated_and_exact() {
                 "-o",
                 mode,
             ],
-        ));
+        );
+        let said = String::from_utf8_lossy(&built.stderr).into_owned();
+        ok(built);
+        // Its paths count in a hash table, and the build says so.
+        assert_eq!(
+            said.contains("pathprof: note: 1 function has more than 131072 potential paths")
+                && said.contains(": many ("),
+            mode == "path",
+            "{said}"
+        );
         let run = run_profiled(&d.join(mode), &d.join(format!("{mode}.pprof")));
         assert_eq!(run.stdout, expected);
         let r = json_report_in(d, format!("{mode}.pprof"), &[&format!("{mode}.ppmap")]);
@@ -470,6 +479,39 @@ fn functions_with_more_than_2_64_paths_are_truncated_and_exact() {
         .filter(|p| !p["exit"].is_null())
         .count();
     assert!(cut_paths > 0, "some paths end at a truncation cut");
+    // The report says which function hashed and how many path executions
+    // were table lookups.
+    let r = json_report_in(d, "path.pprof", &["path.ppmap"]);
+    let executions = |f: &serde_json::Value| -> u64 {
+        f["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["count"].as_u64().unwrap())
+            .sum()
+    };
+    let (many, main) = (function(&r, "many"), function(&r, "main"));
+    assert_eq!(
+        (&many["hashed"], &main["hashed"]),
+        (&true.into(), &false.into())
+    );
+    let text = ok(pathprof(
+        d,
+        &["report", "--map", "path.ppmap", "path.pprof"],
+    ));
+    let hashed = executions(many);
+    let all = hashed + executions(main);
+    assert!(
+        text.contains(&format!(
+            "1 function counted paths in hash tables (more potential paths than the array limit): \
+             {hashed} of {all} path executions"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{hashed:>15} {potential:>22}  many\n")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -511,6 +511,7 @@ fn check_layout(cfg: &Cfg, layout: &Layout) -> Result<(), String> {
             call_exits,
             ppp_owners,
             interesting,
+            ..
         } => {
             let hole = crate::ppp::classify::HOLE;
             let mut owners: Vec<u64> = ppp_owners.iter().copied().filter(|&o| o != hole).collect();

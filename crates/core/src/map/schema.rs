@@ -145,6 +145,7 @@ impl From<&layout::Layout> for Layout {
                 call_exits,
                 ppp_owners,
                 interesting,
+                hashed,
             } => Layout::Path {
                 dag: dag.into(),
                 self_loops: ids(self_loops),
@@ -152,6 +153,7 @@ impl From<&layout::Layout> for Layout {
                 call_exits: call_exits.iter().map(|b| b.0).collect(),
                 ppp_owners: ppp_owners.clone(),
                 interesting: interesting.clone(),
+                hashed: *hashed,
             },
         }
     }
@@ -340,6 +342,7 @@ impl TryFrom<Layout> for layout::Layout {
                 call_exits,
                 ppp_owners,
                 interesting,
+                hashed,
             } => layout::Layout::Path {
                 dag: dag.try_into()?,
                 self_loops: ids(self_loops),
@@ -347,6 +350,7 @@ impl TryFrom<Layout> for layout::Layout {
                 call_exits: call_exits.into_iter().map(BlockId).collect(),
                 ppp_owners,
                 interesting,
+                hashed,
             },
         })
     }
