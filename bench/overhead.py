@@ -59,7 +59,9 @@ def lua_program():
     return {
         "name": "lua",
         "sources": [str(ROOT / "bench/lua/driver.c")] + files,
-        "cflags": ["-DLUA_USE_LINUX", f"-I{src}"],
+        # A fixed string-hash seed (Lua seeds from the time and addresses):
+        # runs, and P3's copies, then take the same paths.
+        "cflags": ["-DLUA_USE_LINUX", "-Dluai_makeseed(L)=12345u", f"-I{src}"],
         "libs": ["-lm", "-ldl"],
         "run": lambda exe, scale, tmp: ([exe, str(ROOT / "bench/lua/workload.lua"), str(scale)], None),
     }
@@ -117,6 +119,9 @@ PPP_VARIANTS = {
     "pathprof-ppp": ("workload", []),
     "pathprof-ppp-small": ("small", []),
     "pathprof-ppp-all": ("workload", ["--ppp-min-paths=0"]),
+    # Numbering functions of more than 1024 potential paths: their arrays
+    # shrink from up to 2^17 slots to the interesting paths.
+    "pathprof-ppp-1k": ("workload", ["--ppp-min-paths=1024"]),
 }
 
 VARIANTS = ["plain", "clang-instr", "gcc-coverage"] + list(PATHPROF_VARIANTS) + list(PPP_VARIANTS)
@@ -154,11 +159,17 @@ def interesting_list(prog, training, out, pathprof, scale, path_exe):
     return paths, f"Training `{training}`: `{shown}`, {count} interesting paths listed."
 
 
+def compile_args(prog, exe):
+    """The compiler arguments (after the compiler and its mode flags) that
+    build `prog` as `exe`: every variant's, so they differ in the flags alone."""
+    return ["-O2", "-g"] + prog["cflags"] + prog["sources"] + ["-o", exe] + prog["libs"]
+
+
 def build(variant, prog, out, pathprof, baseline, interesting):
     """Builds `variant` of `prog`; `interesting(training)` gives a PPP
     variant's interesting-path list."""
     exe = str(out / f"{prog['name']}-{variant.replace(':', '-')}")
-    common = ["-O2", "-g"] + prog["cflags"] + prog["sources"] + ["-o", exe] + prog["libs"]
+    common = compile_args(prog, exe)
     if variant == "plain":
         cmd = [CLANG] + common
     elif variant == "clang-instr":
@@ -176,11 +187,21 @@ def build(variant, prog, out, pathprof, baseline, interesting):
     return exe
 
 
-def cpu_time(cmd, env):
+def cpu_time(cmd, env, stdin=None):
+    """CPU time (user + system) of running `cmd` to its end, its standard
+    output discarded; `stdin`: bytes fed to its standard input, if any."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, input=stdin, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def build_pathprof():
+    """Builds this checkout's pathprof, runtime and pass plugin (release);
+    returns the pathprof binary."""
+    subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt", "-p", "pathprof-plugin"],
+                   check=True, cwd=ROOT)
+    return str(ROOT / "target/release/pathprof")
 
 
 def main():
@@ -206,9 +227,7 @@ def main():
         baseline = str(args.baseline.resolve() / "target/release/pathprof")
         if not os.access(baseline, os.X_OK):
             sys.exit(f"no {baseline}: run `cargo build --release -p pathprof -p pathprof-rt` there")
-    subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt", "-p", "pathprof-plugin"],
-                   check=True, cwd=ROOT)
-    pathprof = str(ROOT / "target/release/pathprof")
+    pathprof = build_pathprof()
     variants = [v for v in VARIANTS if v == "plain" or not args.variants or v in args.variants]
     if baseline:
         variants += [BEFORE + v for v in PATHPROF_VARIANTS if v in variants]
