@@ -80,21 +80,9 @@ fn setup() -> Setup {
     let source = source.display().to_string();
     let path_exe = d.join("path");
     let path_map = cc(d, "path", &["-O2", "-g", &source], &path_exe);
-    let (train, out_a) = run_on(d, &path_exe, A, "train.pprof");
-    let (field, out_b) = run_on(d, &path_exe, B, "path_b.pprof");
+    let [(train, out_a), (field, out_b)] = train(d, &path_exe, "prog.paths");
     let path_a = paths_of(&report(&path_map, &train).unwrap());
     let path_b = paths_of(&report(&path_map, &field).unwrap());
-    ok(
-        d,
-        &[
-            "interesting",
-            "--map",
-            "path.ppmap",
-            "train.pprof",
-            "-o",
-            "prog.paths",
-        ],
-    );
     let edge_exe = d.join("edge");
     let edge_map = cc(d, "edge", &["-O2", "-g", &source], &edge_exe);
     let (edge_b, _) = run_on(d, &edge_exe, B, "edge_b.pprof");
@@ -107,6 +95,34 @@ fn setup() -> Setup {
         out_b,
         edge: (edge_exe, edge_map, edge_b),
     }
+}
+
+/// Runs path mode's `exe` (map `path.ppmap`) in `dir` on A (`train.pprof`)
+/// and B (`path_b.pprof`) and writes A's interesting paths to `list`:
+/// each run's profile and output.
+fn train(dir: &Path, exe: &Path, list: &str) -> [(PathBuf, String); 2] {
+    let runs = [
+        run_on(dir, exe, A, "train.pprof"),
+        run_on(dir, exe, B, "path_b.pprof"),
+    ];
+    let args = [
+        "interesting",
+        "--map",
+        "path.ppmap",
+        "train.pprof",
+        "-o",
+        list,
+    ];
+    ok(dir, &args);
+    runs
+}
+
+/// `pathprof ppp-stats` of `ppp.ppmap` in `dir`, checked to start with
+/// `head` (how many functions have interesting paths, how many are numbered).
+fn ppp_stats(dir: &Path, head: &str) -> String {
+    let (stats, _) = ok(dir, &["ppp-stats", "--map", "ppp.ppmap"]);
+    assert!(stats.starts_with(head), "{stats}");
+    stats
 }
 
 /// Counts without the interesting marks.
@@ -250,10 +266,9 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
         "{stderr}"
     );
     assert!(!stderr.contains("warning"), "{stderr}");
-    let (stats, _) = ok(s.dir.path(), &["ppp-stats", "--map", "ppp.ppmap"]);
-    assert!(
-        stats.starts_with("3 of 4 functions have interesting paths, 3 numbered by PPP"),
-        "{stats}"
+    let stats = ppp_stats(
+        s.dir.path(),
+        "3 of 4 functions have interesting paths, 3 numbered by PPP",
     );
     assert!(
         stats.contains("4096        2         2   1.000  mix\n"),
@@ -287,10 +302,9 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
         ),
         "{stderr}"
     );
-    let (stats, _) = ok(s.dir.path(), &["ppp-stats", "--map", "ppp.ppmap"]);
-    assert!(
-        stats.starts_with("3 of 4 functions have interesting paths, 1 numbered"),
-        "{stats}"
+    ppp_stats(
+        s.dir.path(),
+        "3 of 4 functions have interesting paths, 1 numbered",
     );
     // PATHPROF_INTERESTING instead of the flag; a list the tool wrote reads back.
     let d = s.dir.path();
@@ -335,10 +349,9 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
         );
     }
     assert!(!stderr.contains("warning: mix"), "{stderr}");
-    let (stats, _) = ok(s.dir.path(), &["ppp-stats", "--map", "ppp.ppmap"]);
-    assert!(
-        stats.starts_with("3 of 4 functions have interesting paths, 1 numbered"),
-        "{stats}"
+    ppp_stats(
+        s.dir.path(),
+        "3 of 4 functions have interesting paths, 1 numbered",
     );
     // The whole-program route numbers the same functions at the link.
     let stderr = check_ppp(
@@ -441,19 +454,7 @@ fn ppp_instrument_route_counts_path_modes_paths() {
         (d.join(name), d.join(map))
     };
     let (path_exe, path_map) = build("path", &["--mode", "path"]);
-    let (train, out_a) = run_on(d, &path_exe, A, "train.pprof");
-    let (field, out_b) = run_on(d, &path_exe, B, "field.pprof");
-    ok(
-        d,
-        &[
-            "interesting",
-            "--map",
-            "path.ppmap",
-            "train.pprof",
-            "-o",
-            "inst.paths",
-        ],
-    );
+    let [(train, out_a), (field, out_b)] = train(d, &path_exe, "inst.paths");
     let (ppp_exe, ppp_map) = build(
         "ppp",
         &[
