@@ -69,6 +69,12 @@ impl Layout {
         }
     }
 
+    /// Whether Ball-Larus path `id` is one of the function's interesting
+    /// paths (in a PPP build; else a residual path).
+    pub fn is_interesting(&self, id: u64) -> bool {
+        self.interesting().binary_search(&id).is_ok()
+    }
+
     /// A hash identifying the layout, folded into the build id: the FNV-1a of
     /// its JSON in the map ([`crate::map::schema::Layout`]), so that build ids
     /// stay those of the maps already written.

@@ -137,10 +137,7 @@ impl Report {
     pub fn of(loaded: &Loaded) -> Report {
         let map = &loaded.map;
         let facts = &loaded.facts;
-        let ppp = map.functions.iter().any(|f| match &f.layout {
-            Layout::Path { interesting, .. } => !interesting.is_empty(),
-            _ => false,
-        });
+        let ppp = map.is_ppp();
         Report {
             format: FORMAT.into(),
             version: VERSION,
@@ -198,12 +195,11 @@ fn function(loaded: &Loaded, i: usize, ppp: bool) -> Function {
             resume: e.resume,
         })
         .collect();
-    let interesting = f.layout.interesting();
     let listed = |paths: &[CorePathCount]| {
         paths
             .iter()
             .map(|p| PathCount {
-                interesting: ppp.then(|| interesting.binary_search(&p.id).is_ok()),
+                interesting: ppp.then(|| f.layout.is_interesting(p.id)),
                 ..path(f, p)
             })
             .collect()

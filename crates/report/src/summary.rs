@@ -98,6 +98,10 @@ pub struct FunctionSummary {
     /// (all of them; in a PPP build, its residual paths'). `None`: an array.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hashed_executions: Option<u128>,
+    /// A PPP build: its residual paths executed (not interesting), and
+    /// their executions.
+    #[serde(default)]
+    pub residual: Residual,
     /// Lines of its reachable blocks that never ran, ascending.
     pub never_executed_lines: Vec<u32>,
 }
@@ -135,6 +139,25 @@ pub struct ProgramSummary {
     pub hashed_functions: u64,
     #[serde(default)]
     pub hashed_executions: u128,
+    /// A PPP build (`--mode=ppp`): its residual paths; `None` elsewhere.
+    #[serde(default)]
+    pub residual: Option<Residual>,
+}
+
+/// Residual paths (executed, not interesting) of a PPP build.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Residual {
+    /// Distinct residual paths executed.
+    pub paths: u64,
+    /// Their executions.
+    pub executions: u128,
+}
+
+impl Residual {
+    fn add(&mut self, o: Residual) {
+        self.paths = self.paths.saturating_add(o.paths);
+        self.executions = self.executions.saturating_add(o.executions);
+    }
 }
 
 /// Every total of one loaded profile.
@@ -167,6 +190,7 @@ impl Summary {
         let mut program = ProgramSummary {
             edges: (mode != Mode::Block).then(Ratio::default),
             paths: (mode == Mode::Path).then(Ratio::default),
+            residual: loaded.map.is_ppp().then(Residual::default),
             ..ProgramSummary::default()
         };
         for f in &functions {
@@ -193,6 +217,9 @@ impl Summary {
                 t.add(p);
             }
             program.path_executions = program.path_executions.saturating_add(f.path_executions);
+            if let Some(r) = &mut program.residual {
+                r.add(f.residual);
+            }
             if let Some(n) = f.hashed_executions {
                 program.hashed_functions += 1;
                 program.hashed_executions = program.hashed_executions.saturating_add(n);
@@ -269,19 +296,27 @@ fn function_summary(loaded: &Loaded, per_line: &FileLines, i: usize) -> Function
         Layout::Path { dag, .. } => Some(Ratio::new(c.paths.len() as u64, dag.num_paths())),
         _ => None,
     };
+    let residual = c
+        .paths
+        .iter()
+        .filter(|p| p.count > 0 && !f.layout.is_interesting(p.id))
+        .fold(Residual::default(), |mut r, p| {
+            r.add(Residual {
+                paths: 1,
+                executions: u128::from(p.count),
+            });
+            r
+        });
     let hashed_executions = match &f.layout {
+        // A numbered PPP function's interesting paths count in its array.
         Layout::Path {
             hashed: true,
             ppp_owners,
-            interesting,
             ..
-        } => Some(
-            c.paths
-                .iter()
-                .filter(|p| ppp_owners.is_empty() || interesting.binary_search(&p.id).is_err())
-                .map(|p| u128::from(p.count))
-                .sum(),
-        ),
+        } if !ppp_owners.is_empty() => Some(residual.executions),
+        Layout::Path { hashed: true, .. } => {
+            Some(c.paths.iter().map(|p| u128::from(p.count)).sum())
+        }
         _ => None,
     };
     FunctionSummary {
@@ -300,6 +335,7 @@ fn function_summary(loaded: &Loaded, per_line: &FileLines, i: usize) -> Function
         paths,
         path_executions: c.paths.iter().map(|p| u128::from(p.count)).sum(),
         hashed_executions,
+        residual,
         never_executed_lines: lines.iter().filter(|l| !line_hit(l)).map(|l| l.1).collect(),
     }
 }

@@ -74,11 +74,7 @@ pub fn warn_unknown(list: &InterestingList, list_path: &Path, maps: &[&MapFile])
 /// `pathprof residual`: the executed paths that are not interesting.
 pub fn residual(loaded: &Loaded, function: Option<&str>, top: usize) -> Result<String> {
     let map = &loaded.map;
-    let ppp = map
-        .functions
-        .iter()
-        .any(|f| !f.layout.interesting().is_empty());
-    if !ppp {
+    if !map.is_ppp() {
         bail!(
             "{} is not a PPP build: build with `pathprof cc --mode=ppp --interesting=FILE`",
             loaded.map_path.display()
@@ -88,13 +84,7 @@ pub fn residual(loaded: &Loaded, function: Option<&str>, top: usize) -> Result<S
     let total: u128 = paths.iter().map(|p| p.count as u128).sum();
     let residual: Vec<_> = paths
         .iter()
-        .filter(|p| {
-            p.function
-                .layout
-                .interesting()
-                .binary_search(&p.id)
-                .is_err()
-        })
+        .filter(|p| !p.function.layout.is_interesting(p.id))
         .collect();
     let executions: u128 = residual.iter().map(|p| p.count as u128).sum();
     let mut out = String::new();

@@ -376,6 +376,14 @@ impl MapFile {
         std::fs::write(path, self.to_bytes())
     }
 
+    /// Whether this is a PPP build's map (`--mode=ppp`): some function has
+    /// interesting paths.
+    pub fn is_ppp(&self) -> bool {
+        self.functions
+            .iter()
+            .any(|f| !f.layout.interesting().is_empty())
+    }
+
     /// The name of a file index, or `None`.
     pub fn file_name(&self, file: Option<u32>) -> Option<&str> {
         file.and_then(|f| self.files.get(f as usize))

@@ -97,14 +97,14 @@ impl Report<'_> {
                 detail: format!("{} path executions", num(total.path_executions)),
             });
         }
-        if let Some((paths, executions)) = self.residual {
+        if let Some(r) = total.residual {
             cards.push(Card {
                 label: "residual paths",
-                value: num(paths.into()),
+                value: num(r.paths.into()),
                 detail: format!(
                     "executed, not interesting: {} executions ({})",
-                    num(executions),
-                    pct(executions, total.path_executions)
+                    num(r.executions),
+                    pct(r.executions, total.path_executions)
                 ),
             });
         }

@@ -98,9 +98,6 @@ struct Report<'a> {
     paths: Vec<Vec<PathView>>,
     /// `(function, index into paths[function])`, hottest first, program-wide.
     hottest: Vec<(usize, usize)>,
-    /// A PPP build (`--mode=ppp`): its residual paths executed, and their
-    /// executions.
-    residual: Option<(u64, u128)>,
 }
 
 impl<'a> Report<'a> {
@@ -114,11 +111,7 @@ impl<'a> Report<'a> {
             .into_iter()
             .filter(|&f| (f as usize) < map.files.len())
             .collect();
-        let ppp = map
-            .functions
-            .iter()
-            .any(|f| !f.layout.interesting().is_empty());
-        let mut residual = ppp.then_some((0u64, 0u128));
+        let ppp = map.is_ppp();
         let mut paths = Vec::with_capacity(map.functions.len());
         for (i, (f, c)) in map.functions.iter().zip(&loaded.counts).enumerate() {
             let Layout::Path { dag, .. } = &f.layout else {
@@ -126,13 +119,6 @@ impl<'a> Report<'a> {
                 continue;
             };
             let total = summary.functions[i].path_executions;
-            let interesting = |id: u64| f.layout.interesting().binary_search(&id).is_ok();
-            if let Some((paths, executions)) = &mut residual {
-                for p in c.paths.iter().filter(|p| p.count > 0 && !interesting(p.id)) {
-                    *paths += 1;
-                    *executions += p.count as u128;
-                }
-            }
             let mut order: Vec<_> = c.paths.iter().filter(|p| p.count > 0).collect();
             order.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
             let views = order
@@ -166,7 +152,7 @@ impl<'a> Report<'a> {
                         lines,
                         ranges: source_ranges(map, f, dag, &p.path),
                         title: title.join("; "),
-                        interesting: ppp.then(|| interesting(p.id)),
+                        interesting: ppp.then(|| f.layout.is_interesting(p.id)),
                     }
                 })
                 .collect();
@@ -190,7 +176,6 @@ impl<'a> Report<'a> {
             files,
             paths,
             hottest,
-            residual,
         }
     }
 

@@ -73,7 +73,7 @@ impl Report<'_> {
                         @if path_mode {
                             "; click a path to mark its lines "
                             span.key.hot-path { "like this" } "."
-                            @if self.residual.is_some() {
+                            @if self.summary.program.residual.is_some() {
                                 " Paths the training ran are " (ppp_mark(true))
                                 ", the others " (ppp_mark(false)) "."
                             }
