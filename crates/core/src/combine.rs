@@ -75,6 +75,7 @@ pub fn combine(
         file_digests: Vec::new(),
         functions: Vec::new(),
         atomic: fragments.iter().all(|f| f.atomic),
+        per_thread: fragments.iter().all(|f| f.per_thread),
         // One build's P3 record; a combination of builds is no P3 build.
         p3: match fragments {
             [one] => one.p3.clone(),

@@ -53,6 +53,7 @@ fn map(mode: Mode, functions: Vec<MapFunction>) -> MapFile {
         file_digests: vec![Some(0x1234), None],
         functions,
         atomic: mode == Mode::Edge,
+        per_thread: mode != Mode::Block,
         p3: None,
     }
 }

@@ -351,6 +351,7 @@ fn map_of(p: &Program, copies: u32) -> MapFile {
         file_digests: Vec::new(),
         functions,
         atomic: false,
+        per_thread: true,
         p3: Some(P3Build {
             copies,
             call_sites: p.call_sites.clone(),

@@ -6,8 +6,12 @@
 
 /// `PpModule::abi_version`: the layout of `PpModule`, `PpFunction` and
 /// `PpHashState` and the meaning of their fields. A runtime ignores a module
-/// of another version.
-pub const ABI_VERSION: u32 = 1;
+/// of another version. Version 2 added per-thread counters: instrumented
+/// code counts every counter at its address plus the calling thread's
+/// delta (`PpModule::thread_delta`), which the runtime points at a copy of
+/// the object's writable data of the thread's own (0: the counters
+/// themselves).
+pub const ABI_VERSION: u32 = 2;
 
 /// `PpModule::mode` and a profile section's mode: block counts.
 pub const MODE_BLOCK: u32 = 0;

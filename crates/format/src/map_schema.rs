@@ -29,6 +29,11 @@ pub struct Fragment {
     /// Absent (false) in maps written before it was recorded.
     #[serde(default)]
     pub atomic: bool,
+    /// Every thread the runtime starts counts into counters of its own
+    /// (runtime ABI 2): counts are exact whatever the threads do. Absent
+    /// (false) in maps of older builds, whose threads shared counters.
+    #[serde(default)]
+    pub per_thread: bool,
     /// A `--mode=p3` build: what a reader needs to plan its copies again.
     /// Left out of every other map, whose bytes stay as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]

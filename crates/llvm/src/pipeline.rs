@@ -240,6 +240,7 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
         file_digests,
         functions,
         atomic: settings.atomic,
+        per_thread: true,
         p3: None,
     };
     Ok(Planned { map, plans })

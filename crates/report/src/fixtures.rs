@@ -67,6 +67,7 @@ pub fn loaded(
         file_digests: vec![None],
         functions,
         atomic: false,
+        per_thread: true,
         p3: None,
     };
     Loaded {

@@ -32,6 +32,9 @@ pub struct Facts {
     pub threads: u64,
     /// Whether the build counted with atomic updates (exact across threads).
     pub atomic: bool,
+    /// Whether each thread counted into counters of its own (exact across
+    /// threads).
+    pub per_thread: bool,
     /// Path and edge modes: processes that entered `main` but whose call of it
     /// was never counted (they ended inside a call from it), added to `main`'s
     /// lost paths; with how many entered it.
@@ -51,9 +54,10 @@ impl Facts {
         !self.threads_raced() && self.returned_in_children.is_none()
     }
 
-    /// Threads ran in a build without atomic updates: increments may be lost.
+    /// Threads ran in a build whose threads shared counters without atomic
+    /// updates (built before per-thread counters): increments may be lost.
     pub fn threads_raced(&self) -> bool {
-        self.threads > 0 && !self.atomic
+        self.threads > 0 && !self.atomic && !self.per_thread
     }
 }
 
@@ -85,6 +89,7 @@ pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
             forked: raw.forked,
             threads: raw.threads,
             atomic: map.atomic,
+            per_thread: map.per_thread,
             ended_in_calls: None,
             returned_in_children: None,
         },
@@ -194,9 +199,10 @@ impl Loaded {
         }
         if self.facts.threads_raced() {
             notes.push(format!(
-                "pathprof: warning: {} thread(s) ran in a build without atomic updates: where threads \
-                 ran the same code at once, counts may have lost increments (and may not balance). \
-                 Build with --atomic for exact counts in threaded programs.",
+                "pathprof: warning: {} thread(s) ran in a build whose threads shared counters \
+                 (made by a pathprof older than per-thread counters, without --atomic): where \
+                 threads ran the same code at once, counts may have lost increments (and may not \
+                 balance). Rebuild with this pathprof for exact counts in threaded programs.",
                 self.facts.threads
             ));
         }
@@ -225,11 +231,11 @@ impl Loaded {
             let s = if unbalanced.len() == 1 { "" } else { "s" };
             notes.push(format!(
                 "pathprof: warning: counts do not balance in {} function{s} ({}): more executions \
-                 left some blocks than entered them, which no complete run does. Threads updating \
-                 the same counters without --atomic, a process killed in the middle of a path, or \
-                 a damaged profile do this; the reports show the counts as recorded (a count that \
-                 would be negative is 0). Build with --atomic for threaded programs; \
-                 `pathprof verify` names the blocks.",
+                 left some blocks than entered them, which no complete run does. Threads sharing \
+                 counters (threads the runtime did not start, or a build older than per-thread \
+                 counters), a process killed in the middle of a path, or a damaged profile do \
+                 this; the reports show the counts as recorded (a count that would be negative \
+                 is 0). `pathprof verify` names the blocks.",
                 unbalanced.len(),
                 names.join(", ")
             ));

@@ -39,7 +39,13 @@ pub struct PpHashState {
     pub words: [u64; HASH_STATE_WORDS],
 }
 
-/// One instrumented module (a program or a shared library).
+/// Returns the calling thread's counter delta variable (a thread-local
+/// `int64_t` of the module's linked object, 0 in every thread until the
+/// runtime gives it a block).
+pub type ThreadDeltaFn = unsafe extern "C" fn() -> *mut i64;
+
+/// One instrumented module (a program, a shared library, or one translation
+/// unit of either).
 #[repr(C)]
 #[derive(Debug)]
 pub struct PpModule {
@@ -53,11 +59,15 @@ pub struct PpModule {
     pub num_functions: u64,
     /// The functions.
     pub functions: *const PpFunction,
+    /// The calling thread's delta variable (the module counts every counter
+    /// at its address plus the delta); null when the module's counters are
+    /// shared by all threads (no per-thread copies).
+    pub thread_delta: Option<ThreadDeltaFn>,
 }
 
 const _: () = assert!(std::mem::size_of::<PpFunction>() == 48);
 const _: () = assert!(std::mem::size_of::<PpHashState>() == 64);
-const _: () = assert!(std::mem::size_of::<PpModule>() == 32);
+const _: () = assert!(std::mem::size_of::<PpModule>() == 40);
 
 fn counters_ok(p: *mut u64, n: u64) -> bool {
     n == 0
@@ -125,10 +135,12 @@ unsafe fn atomic_slice<'a>(p: *mut u64, n: u64) -> &'a [AtomicU64] {
 }
 
 impl PpModule {
+
     /// Whether the module speaks this ABI and its function table is usable.
     pub fn is_valid(&self) -> bool {
         self.abi_version == ABI_VERSION
             && (self.num_functions == 0 || !self.functions.is_null())
+
             && self.functions.is_aligned()
             && usize::try_from(self.num_functions).is_ok_and(|n| n <= isize::MAX as usize / 48)
     }

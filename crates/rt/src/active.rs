@@ -20,7 +20,8 @@
 //!   `__pathprof_register`, `__pathprof_fini` and `__pathprof_dump`, and the
 //!   final write of its own interposed `_exit`/`_Exit`/`exec*`/`abort`/`daemon`
 //!   (calls from the library's own code bind to its hidden copy of those) and
-//!   the thread count of its `pthread_create`, go to the active runtime; it
+//!   its `pthread_create` (the new thread's counter blocks and count), go to
+//!   the active runtime; it
 //!   installs no hooks, exit or fork handlers or signal handlers and starts no
 //!   thread. The module code keeps calling its own copy's
 //!   `__pathprof_hash_count*`/`uncount`: the tables they make live in the
@@ -48,7 +49,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::*};
 /// The layout of [`Runtime`]: its first three fields (`abi`, `size`,
 /// `fingerprint`) stay where they are in every layout; the rest may change
 /// with this number.
-pub const RUNTIME_ABI: u32 = 1;
+pub const RUNTIME_ABI: u32 = 2;
 
 /// This build's fingerprint (`build.rs`): copies hand over only to a runtime
 /// of the same fingerprint.
@@ -73,8 +74,9 @@ pub struct Runtime {
     pub fini: unsafe extern "C" fn(*const PpModule),
     /// A dump of every module of this runtime: [`DUMP_CALL`] or [`DUMP_FINAL`].
     pub dump: extern "C" fn(u32),
-    /// The program started a thread (counted in the profile's facts).
-    pub note_thread: extern "C" fn(),
+    /// `pthread_create` for the program: the new thread gets its counter
+    /// blocks (`threads`) and counts in the profile's facts.
+    pub pthread_create: crate::interpose::CreateFn,
 }
 
 const _: () = assert!(std::mem::size_of::<Runtime>() == 48);
@@ -95,7 +97,7 @@ pub static __pathprof_runtime_v1: Runtime = Runtime {
     register: crate::register_here,
     fini: crate::fini_here,
     dump: dump_here,
-    note_thread: note_thread_here,
+    pthread_create: crate::interpose::create_program_thread,
 };
 
 extern "C" fn dump_here(how: u32) {
@@ -106,10 +108,6 @@ extern "C" fn dump_here(how: u32) {
         crate::dump::Trigger::Call
     };
     let _ = std::panic::catch_unwind(|| crate::dump::dump(trigger));
-}
-
-extern "C" fn note_thread_here() {
-    crate::process::note_thread();
 }
 
 /// Not decided yet.
@@ -236,7 +234,7 @@ mod tests {
             register: crate::register_here,
             fini: crate::fini_here,
             dump: dump_here,
-            note_thread: note_thread_here,
+            pthread_create: crate::interpose::create_program_thread,
         }
     }
     const SIZE: u32 = std::mem::size_of::<Runtime>() as u32;

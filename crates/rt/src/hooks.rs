@@ -166,6 +166,7 @@ extern "C" fn on_sigusr1(_sig: libc::c_int) {
 extern "C" fn on_fork_child() {
     let _ = catch_unwind(|| {
         process::on_fork_child();
+        crate::threads::after_fork_in_child();
         registry::forget_all_writes();
         for node in registry::nodes() {
             if !snapshot::mark_all_written(node) {

@@ -3,7 +3,8 @@
 //! `_exit`, `_Exit`, `execve`, `execv`, `execvp`, `execvpe`, `execl`,
 //! `execle`, `execlp`, `fexecve`, `abort` write the profile first (a final
 //! dump, see `dump`), then do what the C library does; `pthread_create`
-//! counts the threads the program starts; `daemon` is done here (see
+//! gives each thread the program starts its counter blocks (`threads`) and
+//! counts it; `daemon` is done here (see
 //! [`hook_daemon`]) so that its parent's counts are written.
 //!
 //! # How
@@ -124,7 +125,10 @@ type ExecvFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_in
 type FexecveFn = unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
 type AbortFn = unsafe extern "C" fn() -> !;
 type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
-type CreateFn = unsafe extern "C" fn(
+/// A thread's start routine as it may end: by returning or by unwinding
+/// (`pthread_exit` and cancellation unwind it, forced).
+type StartUnwindFn = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
+pub(crate) type CreateFn = unsafe extern "C" fn(
     *mut libc::pthread_t,
     *const libc::pthread_attr_t,
     StartFn,
@@ -278,15 +282,64 @@ unsafe extern "C" fn hook_pthread_create(
     start: StartFn,
     arg: *mut c_void,
 ) -> c_int {
-    // Safety: the caller's arguments, passed on unchanged.
-    let r = unsafe { create_thread(thread, attr, start, arg) };
+    match active::forwarded() {
+        // Safety: the active runtime's `pthread_create`, with our caller's
+        // arguments.
+        Some(rt) => unsafe { (rt.pthread_create)(thread, attr, start, arg) },
+        // Safety: as for `pthread_create`.
+        None => unsafe { create_program_thread(thread, attr, start, arg) },
+    }
+}
+
+/// What a thread of the program runs before its own start routine.
+struct Start {
+    start: StartFn,
+    arg: *mut c_void,
+}
+
+/// Starts a thread of the program (the runtime's `pthread_create`, also
+/// the entry point of our `active::Runtime` table): it first takes its
+/// counter blocks (`threads`), then runs `start(arg)`; the thread is
+/// counted in the profile's facts.
+///
+/// # Safety
+/// As for `pthread_create`.
+pub(crate) unsafe extern "C" fn create_program_thread(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: StartFn,
+    arg: *mut c_void,
+) -> c_int {
+    let boxed = Box::into_raw(Box::new(Start { start, arg }));
+    // Safety: `thread_main` has the start routine's ABI (it may also
+    // unwind, which the C library's thread start allows: `pthread_exit`).
+    let main = unsafe {
+        std::mem::transmute::<unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void, StartFn>(
+            thread_main,
+        )
+    };
+    // Safety: the caller's arguments, our start routine and its argument.
+    let r = unsafe { create_thread(thread, attr, main, boxed.cast()) };
     if r == 0 {
-        match active::forwarded() {
-            Some(rt) => (rt.note_thread)(),
-            None => process::note_thread(),
-        }
+        process::note_thread();
+    } else {
+        // Safety: the thread was not started; the box is still ours.
+        drop(unsafe { Box::from_raw(boxed) });
     }
     r
+}
+
+/// A program's thread: its counter blocks, then its start routine. Nothing
+/// of ours is live across the call, so `pthread_exit` and cancellation
+/// unwind through this frame untouched.
+unsafe extern "C-unwind" fn thread_main(p: *mut c_void) -> *mut c_void {
+    // Safety: the box `create_program_thread` made for this thread.
+    let Start { start, arg } = *unsafe { Box::from_raw(p.cast::<Start>()) };
+    let _ = catch_unwind(crate::threads::start_thread);
+    // Safety: the program's start routine, which may unwind (forced).
+    let start = unsafe { std::mem::transmute::<StartFn, StartUnwindFn>(start) };
+    // Safety: the program's start routine with its argument.
+    unsafe { start(arg) }
 }
 
 /// Starts a thread with the C library's `pthread_create`, uncounted (the

@@ -212,6 +212,8 @@ mod output;
 mod process;
 mod registry;
 mod snapshot;
+mod sums;
+mod threads;
 
 use abi::PpModule;
 use msg::Line;
@@ -280,6 +282,7 @@ pub(crate) unsafe extern "C" fn register_here(m: *const PpModule) {
         if registry::add(m, registry::object_of(m)) {
             hooks::install();
         }
+        threads::add_module(module);
     });
 }
 
@@ -311,6 +314,7 @@ pub(crate) unsafe extern "C" fn fini_here(m: *const PpModule) {
     let _ = catch_unwind(|| {
         if let Some(node) = registry::find(m) {
             dump::retire(node);
+            threads::retire_module(node.module());
         }
     });
 }

@@ -8,6 +8,17 @@ use std::ptr;
 
 /// Maps `bytes` (rounded up to pages) of zeroed, private, anonymous memory.
 pub(crate) fn map_zeroed(bytes: usize) -> Option<*mut u8> {
+    map(bytes, 0)
+}
+
+/// Maps `bytes` (rounded up to pages) of zeroed memory like [`map_zeroed`],
+/// without reserving swap for it: pages are backed when first written, and
+/// a mapping far bigger than what gets written costs nothing.
+pub(crate) fn map_lazily(bytes: usize) -> Option<*mut u8> {
+    map(bytes, libc::MAP_NORESERVE)
+}
+
+fn map(bytes: usize, flags: libc::c_int) -> Option<*mut u8> {
     if bytes == 0 {
         return None;
     }
@@ -18,7 +29,7 @@ pub(crate) fn map_zeroed(bytes: usize) -> Option<*mut u8> {
             ptr::null_mut(),
             bytes,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
             -1,
             0,
         )

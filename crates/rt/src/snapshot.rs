@@ -32,6 +32,7 @@ use crate::abi::PATHS_ARRAY;
 use crate::hash;
 use crate::mem::MapVec;
 use crate::registry::Node;
+use crate::sums::Copies;
 use pathprof_format::{Encoder, FormatError, Sink};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -125,23 +126,34 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
         return false;
     };
     let pagemap = crate::os::open_pagemap();
+    let mut copies = Copies::new();
     for &(_, pos) in order.as_slice() {
         let f = &funcs[pos as usize];
         let base = offsets.as_slice()[pos as usize];
         // Safety: `f` is valid (only valid functions are in `order`).
         let (slots, array, state) =
             unsafe { (f.slot_counters(), f.array_counters(), f.hash_state()) };
+        if !copies.of(slots) {
+            return false;
+        }
         for (k, c) in slots.iter().enumerate() {
-            shadow[base + k].store(c.load(Relaxed), Relaxed);
+            shadow[base + k].store(copies.sum(c), Relaxed);
         }
         let base = base + slots.len();
-        for range in touched_ranges(array, pagemap.as_ref()) {
-            for id in range {
-                shadow[base + id].store(array[id].load(Relaxed), Relaxed);
-            }
+        if !copies.of(array)
+            || !copies.for_each_touched(array, pagemap.as_ref(), |id, count| {
+                shadow[base + id].store(count, Relaxed)
+            })
+        {
+            return false;
         }
         if let Some(state) = state {
-            hash::for_each(state, |_, count, w| w.store(count, Relaxed));
+            if !copies.of(&state[..]) {
+                return false;
+            }
+            for copy in copies.states(state) {
+                hash::for_each(copy, |_, count, w| w.store(count, Relaxed));
+            }
         }
     }
     true
@@ -167,6 +179,7 @@ pub(crate) fn take<S: Sink>(
     let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
 
     let pagemap = crate::os::open_pagemap();
+    let mut copies = Copies::new();
     let mut items: MapVec<Item> = MapVec::new();
     let mut slot_resumes: MapVec<(u64, u64)> = MapVec::new();
     let mut path_resumes: MapVec<(u64, u64)> = MapVec::new();
@@ -193,8 +206,11 @@ pub(crate) fn take<S: Sink>(
         e.begin_function(index, f.hash, slots.len() as u64);
         slot_resumes.clear();
         path_resumes.clear();
+        if !copies.of(slots) {
+            return Err(SnapshotError::Memory);
+        }
         for (k, c) in slots.iter().enumerate() {
-            let (count, w) = (c.load(Relaxed), &shadow[base + k]);
+            let (count, w) = (copies.sum(c), &shadow[base + k]);
             let (d, r) = news(count, w.load(Relaxed));
             e.slot(d);
             if d != 0 || r != 0 {
@@ -206,9 +222,10 @@ pub(crate) fn take<S: Sink>(
         }
         if f.path_kind == PATHS_ARRAY {
             let base = base + slots.len();
-            for range in touched_ranges(array, pagemap.as_ref()) {
-                for id in range {
-                    let (count, w) = (array[id].load(Relaxed), &shadow[base + id]);
+            let mut read = copies.of(array);
+            read = read
+                && copies.for_each_touched(array, pagemap.as_ref(), |id, count| {
+                    let w = &shadow[base + id];
                     let (d, r) = news(count, w.load(Relaxed));
                     if d != 0 {
                         e.path(id as u64, d);
@@ -219,33 +236,47 @@ pub(crate) fn take<S: Sink>(
                     if r != 0 {
                         ok &= path_resumes.push((id as u64, r));
                     }
-                }
-            }
+                });
+            ok &= read;
         }
         if let Some(state) = state {
             items.clear();
-            hash::for_each(state, |id, count, w| {
-                let (delta, resumes) = news(count, w.load(Relaxed));
-                if delta != 0 || resumes != 0 {
-                    let commit = Commit {
-                        written: w,
-                        value: count,
-                    };
-                    ok &= items.push(Item {
-                        id,
-                        delta,
-                        resumes,
-                        commit,
-                    });
-                }
-            });
+            ok &= copies.of(&state[..]);
+            for copy in copies.states(state) {
+                hash::for_each(copy, |id, count, w| {
+                    let (delta, resumes) = news(count, w.load(Relaxed));
+                    if delta != 0 || resumes != 0 {
+                        let commit = Commit {
+                            written: w,
+                            value: count,
+                        };
+                        ok &= items.push(Item {
+                            id,
+                            delta,
+                            resumes,
+                            commit,
+                        });
+                    }
+                });
+            }
+            // The copies' entries of one id add up (each keeps its mark).
             items.as_mut_slice().sort_unstable_by_key(|i| i.id);
-            for i in items.as_slice() {
-                e.path(i.id, i.delta);
+            let mut rest = items.as_slice();
+            while let Some(first) = rest.first() {
+                let n = rest.iter().take_while(|i| i.id == first.id).count();
+                let (same, more) = rest.split_at(n);
+                rest = more;
+                let sum = |f: fn(&Item) -> u64| same.iter().map(f).fold(0, u64::saturating_add);
+                let (delta, resumes) = (sum(|i| i.delta), sum(|i| i.resumes));
+                if delta != 0 {
+                    e.path(first.id, delta);
+                }
                 any = true;
-                ok &= log.push(i.commit);
-                if i.resumes != 0 {
-                    ok &= path_resumes.push((i.id, i.resumes));
+                for i in same {
+                    ok &= log.push(i.commit);
+                }
+                if resumes != 0 {
+                    ok &= path_resumes.push((first.id, resumes));
                 }
             }
         }
@@ -263,16 +294,18 @@ pub(crate) fn take<S: Sink>(
     Ok(())
 }
 
-/// Counts dropped by `node`'s hash tables for lack of memory.
+/// Counts dropped by `node`'s hash tables (all their copies) for lack of
+/// memory.
 pub(crate) fn lost(node: &Node) -> u64 {
     // Safety: registered modules are valid, and mapped until retired.
     let funcs = unsafe { node.module().functions() };
+    let mut copies = Copies::new();
     funcs
         .iter()
         .filter(|f| f.is_valid())
         // Safety: `f` is valid.
         .filter_map(|f| unsafe { f.hash_state() })
-        .map(hash::lost)
+        .map(|state| if copies.of(&state[..]) { copies.lost(state) } else { 0 })
         .fold(0u64, u64::saturating_add)
 }
 
@@ -286,42 +319,4 @@ pub(crate) fn commit(log: &[Commit]) {
         // log taken before the fork (the lock is reset there).
         unsafe { (*c.written).store(c.value, Relaxed) };
     }
-}
-
-/// The index ranges of `array` that lie on pages the program has touched.
-/// Path arrays are zero-initialised and mostly never touched (a function with
-/// 2^17 potential paths runs a few), so a dump reads only pages that were ever
-/// touched (present or swapped out, by the kernel's page map): the others hold
-/// zeros, and so does their part of the shadow (a count written earlier was on
-/// a touched page). Allocation-free.
-fn touched_ranges<'a>(
-    array: &'a [AtomicU64],
-    pagemap: Option<&'a crate::os::Fd>,
-) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
-    const CHUNK: usize = 64;
-    let counter = std::mem::size_of::<AtomicU64>();
-    let page = crate::os::page_size();
-    let start = array.as_ptr() as usize;
-    let first_page = start - start % page;
-    let end = start + std::mem::size_of_val(array);
-    let pages = (end - first_page).div_ceil(page);
-    let mut touched = [true; CHUNK];
-    let mut next = 0usize;
-    std::iter::from_fn(move || loop {
-        if next >= pages {
-            return None;
-        }
-        if next.is_multiple_of(CHUNK) {
-            let n = (pages - next).min(CHUNK);
-            crate::os::touched_pages(pagemap, first_page + next * page, &mut touched, n);
-        }
-        let i = next;
-        next += 1;
-        if !touched[i % CHUNK] {
-            continue;
-        }
-        let lo = (first_page + i * page).max(start);
-        let hi = (first_page + (i + 1) * page).min(end);
-        return Some((lo - start) / counter..(hi - start).div_ceil(counter));
-    })
 }

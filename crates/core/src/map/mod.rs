@@ -110,6 +110,10 @@ pub struct MapFile {
     /// counts exact when threads run the same code at once. Absent (false) in
     /// maps written before it was recorded.
     pub atomic: bool,
+    /// Whether each thread counted into counters of its own (every build
+    /// since runtime ABI 2): then counts are exact whatever the threads did.
+    /// False in maps of older builds.
+    pub per_thread: bool,
     /// A `--mode=p3` build (partitioned path profiling): what a reader needs
     /// to plan its copies again ([`crate::p3::MapProgram::recorded`]). `None` in every
     /// other map. Not part of the build id: the build is path mode's.

@@ -43,6 +43,7 @@ impl From<&MapFile> for Fragment {
             file_digests: m.file_digests.clone(),
             functions: m.functions.iter().map(Function::from).collect(),
             atomic: m.atomic,
+            per_thread: m.per_thread,
             p3: m.p3.as_ref().map(|p| P3 {
                 copies: p.copies,
                 call_sites: p.call_sites.clone(),
@@ -240,6 +241,7 @@ impl TryFrom<Fragment> for MapFile {
             file_digests: f.file_digests,
             functions,
             atomic: f.atomic,
+            per_thread: f.per_thread,
             p3: f.p3.map(|p| super::P3Build {
                 copies: p.copies,
                 call_sites: p.call_sites,

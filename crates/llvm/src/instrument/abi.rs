@@ -4,8 +4,11 @@
 //! that hands it to `__pathprof_fini` from `llvm.global_dtors`.
 //!
 //! Counters are internal, zero-initialised, 8-byte aligned globals named
-//! `__pathprof_slots.<i>` / `__pathprof_paths.<i>` (`i` = the function's index);
-//! the descriptors are private constants. The constructor runs at priority 0,
+//! `__pathprof_slots.<i>` / `__pathprof_paths.<i>` / `__pathprof_hash.<i>`
+//! (`i` = the function's index), in the object's zero-initialised data
+//! (`.bss`): per thread, instrumented code counts them at their address
+//! plus its thread's delta ([`ThreadDelta`]); the descriptors are private
+//! constants. The constructor runs at priority 0,
 //! before ordinary constructors, so the runtime's `atexit` handler is registered
 //! early and runs after the program's own; the destructor, also at priority 0,
 //! runs after the module's other destructors (`.fini_array`), which run after
@@ -23,6 +26,10 @@ use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, GlobalValue};
 use inkwell::AddressSpace;
 use pathprof_core::plan::{FunctionPlan, PathStorage};
 use pathprof_core::profile::mode_number;
+use inkwell::comdat::ComdatSelectionKind;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::values::FunctionValue;
+use inkwell::{GlobalVisibility, ThreadLocalMode};
 use pathprof_format::abi::{ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE};
 
 /// Name of the `PpModule` global; its presence means "already instrumented".
@@ -38,6 +45,14 @@ pub(crate) struct Counters<'ctx> {
     pub paths: PathCounters<'ctx>,
     /// A PPP function's interesting-path counters.
     pub ppp: Option<PppCounters<'ctx>>,
+}
+
+impl Counters<'_> {
+    /// Whether the function has any counter (then its probes read the
+    /// thread delta).
+    pub(crate) fn any(&self) -> bool {
+        self.slots.is_some() || !matches!(self.paths, PathCounters::None)
+    }
 }
 
 /// Where a PPP function counts its interesting paths: `slots[base + p]` for
@@ -112,12 +127,73 @@ pub(crate) fn counters<'ctx>(
     Counters { slots, paths, ppp }
 }
 
+/// The calling thread's counter delta: a thread-local `i64` of the linked
+/// object (`linkonce_odr`, hidden, in a comdat: one per executable or
+/// shared library, whichever of its modules define it), initial-exec, so
+/// reading it is one load at a constant offset from the thread pointer (one
+/// more through the GOT in a shared library); 0 until the runtime gives the
+/// thread a block. The runtime reaches it through `accessor`, a function of
+/// the same object that returns its address in the calling thread.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ThreadDelta<'ctx> {
+    pub variable: GlobalValue<'ctx>,
+    pub accessor: FunctionValue<'ctx>,
+    /// `llvm.threadlocal.address.p0`.
+    pub address: FunctionValue<'ctx>,
+}
+
+impl<'ctx> ThreadDelta<'ctx> {
+    /// Defines the variable and its accessor in `module`.
+    pub(crate) fn define(module: &Module<'ctx>) -> Self {
+        let context = module.get_context();
+        let i64_type = context.i64_type();
+        let ptr_type = context.ptr_type(AddressSpace::default());
+        let shared = |name: &str, g: GlobalValue<'ctx>| {
+            g.set_linkage(Linkage::LinkOnceODR);
+            g.set_visibility(GlobalVisibility::Hidden);
+            let comdat = module.get_or_insert_comdat(name);
+            comdat.set_selection_kind(ComdatSelectionKind::Any);
+            g.set_comdat(comdat);
+        };
+        let name = format!("{RESERVED_PREFIX}_thread_delta_variable");
+        let variable = module.add_global(i64_type, None, &name);
+        variable.set_initializer(&i64_type.const_zero());
+        variable.set_alignment(8);
+        variable.set_thread_local_mode(Some(ThreadLocalMode::InitialExecTLSModel));
+        shared(&name, variable);
+        let address = Intrinsic::find("llvm.threadlocal.address")
+            .and_then(|i| i.get_declaration(module, &[ptr_type.into()]))
+            .expect("LLVM 22 has llvm.threadlocal.address");
+        let name = format!("{RESERVED_PREFIX}_thread_delta");
+        let accessor = module.add_function(&name, ptr_type.fn_type(&[], false), None);
+        accessor.add_attribute(AttributeLoc::Function, nounwind(&context));
+        shared(&name, accessor.as_global_value());
+        let builder = context.create_builder();
+        builder.position_at_end(context.append_basic_block(accessor, "entry"));
+        let this_thread = builder
+            .build_call(address, &[variable.as_pointer_value().into()], "delta")
+            .expect("the builder is positioned")
+            .try_as_basic_value()
+            .expect_basic("llvm.threadlocal.address returns a pointer");
+        builder
+            .build_return(Some(&this_thread))
+            .expect("the builder is positioned");
+        ThreadDelta {
+            variable,
+            accessor,
+            address,
+        }
+    }
+}
+
 /// Emits the `PpFunction` table, the `PpModule` and the registering constructor.
 /// `functions[i]` is function `i`'s plan and counters.
+/// `delta` is the module's [`ThreadDelta`], absent when it has no counters.
 pub(crate) fn register<'ctx>(
     module: &Module<'ctx>,
     info: &ModuleInfo,
     functions: &[(&FunctionPlan, Counters<'ctx>)],
+    delta: Option<ThreadDelta<'ctx>>,
 ) {
     let context = module.get_context();
     let i32_type = context.i32_type();
@@ -175,7 +251,8 @@ pub(crate) fn register<'ctx>(
     });
 
     // struct PpModule { u32 abi_version, mode; u64 build_id, num_functions;
-    //                   const PpFunction *functions; }
+    //                   const PpFunction *functions;
+    //                   int64_t *(*thread_delta)(void); }
     let module_type = context.struct_type(
         &[
             i32_type.into(),
@@ -183,9 +260,11 @@ pub(crate) fn register<'ctx>(
             i64_type.into(),
             i64_type.into(),
             ptr_type.into(),
+            ptr_type.into(),
         ],
         false,
     );
+    let accessor = delta.map_or(null, |d| d.accessor.as_global_value().as_pointer_value());
     let descriptor = module_type.const_named_struct(&[
         i32_type.const_int(ABI_VERSION.into(), false).into(),
         i32_type
@@ -194,6 +273,7 @@ pub(crate) fn register<'ctx>(
         i64_type.const_int(info.build_id, false).into(),
         i64_type.const_int(functions.len() as u64, false).into(),
         ptr_or_null(table).into(),
+        accessor.into(),
     ]);
     let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());
 

@@ -9,6 +9,10 @@
 //! - `CountPath(c)`: increments `paths[r + c]` (array) or calls
 //!   `__pathprof_hash_count(state, r + c)` (hash; `_atomic` with atomic updates).
 //! - `CountSlot(k)`: increments `slots[k]`.
+//! - Every counter is counted in the calling thread's copy: a function with
+//!   counters loads the thread's delta (`abi::ThreadDelta`) once, in its
+//!   entry block, and each probe addresses `global + delta` (an integer turned
+//!   pointer: the copy is memory LLVM knows nothing of).
 //! - A PPP function (preferential path profiling) has a second register `q`,
 //!   an `i64` alloca beside `r`: `SetPpp(c)` / `AddPpp(c)` as above;
 //!   `CountPpp { bl, ppp }` calls an internal helper,
@@ -56,7 +60,7 @@
 //! once (`fork`, `setjmp`: a resume edge follows) it is before that call too.
 //! A block that is only a `catchswitch` has neither.
 
-use super::abi::{Counters, PathCounters};
+use super::abi::{Counters, PathCounters, ThreadDelta};
 use super::place::Placement;
 use super::split;
 use super::unwind::Unwinds;
@@ -85,6 +89,8 @@ pub(crate) struct Emitter<'ctx> {
     /// The PPP helpers, indexed by `2 * uncount + hash`; defined on first use.
     ppp_fns: [Option<FunctionValue<'ctx>>; 4],
     atomic: bool,
+    /// The module's thread delta, when it has counters.
+    delta: Option<ThreadDelta<'ctx>>,
 }
 
 pub(super) const POSITIONED: &str = "the builder is positioned";
@@ -121,7 +127,7 @@ enum Counted<'ctx> {
 }
 
 impl<'ctx> Emitter<'ctx> {
-    pub fn new(module: &Module<'ctx>, atomic: bool) -> Self {
+    pub fn new(module: &Module<'ctx>, atomic: bool, delta: Option<ThreadDelta<'ctx>>) -> Self {
         let context = module.get_context();
         let i64_type = context.i64_type();
         Emitter {
@@ -130,6 +136,7 @@ impl<'ctx> Emitter<'ctx> {
             hash_fns: [None; 3],
             ppp_fns: [None; 4],
             atomic,
+            delta,
         }
     }
 
@@ -171,6 +178,7 @@ impl<'ctx> Emitter<'ctx> {
             function: body.function,
             r: None,
             q: None,
+            delta: None,
         };
         // Entry: the path register first of all, then (after the block's leading
         // allocas) r = 0, the FunctionEntry ops and the entry block's start ops.
@@ -203,6 +211,9 @@ impl<'ctx> Emitter<'ctx> {
                 .builder
                 .build_store(reg, zero)
                 .expect(POSITIONED);
+        }
+        if counters.any() {
+            site.delta = Some(site.load_delta());
         }
         site.ops(&placement.entry);
         site.ops(&placement.start[0]);
@@ -300,15 +311,16 @@ impl<'ctx> Emitter<'ctx> {
         }
     }
 
-    /// `&array[index]` for an `i64` array global.
+    /// `&array[index]` for an `i64` array: a thread's copy of counter
+    /// global (see [`Site::counters_at`]), or the PPP owners table.
     fn element(&self, array: PointerValue<'ctx>, index: IntValue<'ctx>) -> PointerValue<'ctx> {
-        // Safety: `array` is a counter global of `len` i64s and `index` is a slot
-        // number checked against `num_slots`, or a path id the planner guarantees
-        // is below the array's length (CONTRACTS.md §1), so the address is in
-        // bounds, as `inbounds` promises.
+        // Safety: `array` is an array of `len` i64s and `index` is a slot
+        // number checked against `num_slots`, or a path id the planner
+        // guarantees is below the array's length (CONTRACTS.md §1). Not
+        // `inbounds`: a thread's copy is no object LLVM knows of.
         unsafe {
             self.builder
-                .build_in_bounds_gep(self.i64_type, array, &[index], "pp.counter")
+                .build_gep(self.i64_type, array, &[index], "pp.counter")
                 .expect(POSITIONED)
         }
     }
@@ -325,6 +337,9 @@ struct Site<'e, 'ctx> {
     r: Option<PointerValue<'ctx>>,
     /// The PPP register, when the function uses one.
     q: Option<PointerValue<'ctx>>,
+    /// The thread's counter delta, loaded once in the entry block, when the
+    /// function has counters.
+    delta: Option<IntValue<'ctx>>,
 }
 
 impl<'ctx> Site<'_, 'ctx> {
@@ -372,6 +387,43 @@ impl<'ctx> Site<'_, 'ctx> {
                 self.count_ppp(p, id);
             }
         }
+    }
+
+    /// `*__pathprof_thread_delta_variable` of the calling thread, at the
+    /// builder's position.
+    fn load_delta(&self) -> IntValue<'ctx> {
+        let delta = self
+            .emitter
+            .delta
+            .expect("a module with counters defines the thread delta");
+        let b = &self.emitter.builder;
+        let address = b
+            .build_call(
+                delta.address,
+                &[delta.variable.as_pointer_value().into()],
+                "pp.delta.addr",
+            )
+            .expect(POSITIONED)
+            .try_as_basic_value()
+            .expect_basic("llvm.threadlocal.address returns a pointer")
+            .into_pointer_value();
+        b.build_load(self.emitter.i64_type, address, "pp.delta")
+            .expect(POSITIONED)
+            .into_int_value()
+    }
+
+    /// Where the calling thread counts counter global `g`: its address plus
+    /// the thread's delta, as an integer turned pointer (the thread's block
+    /// is memory LLVM knows nothing of, so the pointer may not be `g`'s).
+    fn counters_at(&self, g: inkwell::values::GlobalValue<'ctx>) -> PointerValue<'ctx> {
+        let delta = self.delta.expect("a function with counters loads the delta");
+        let b = &self.emitter.builder;
+        let at = b
+            .build_ptr_to_int(g.as_pointer_value(), self.emitter.i64_type, "pp.global")
+            .expect(POSITIONED);
+        let at = b.build_int_add(at, delta, "pp.mine").expect(POSITIONED);
+        b.build_int_to_ptr(at, g.as_pointer_value().get_type(), "pp.counters")
+            .expect(POSITIONED)
     }
 
     fn path_register(&self) -> PointerValue<'ctx> {
@@ -470,16 +522,12 @@ impl<'ctx> Site<'_, 'ctx> {
             .counters
             .ppp
             .expect("placement checked CountPpp has PPP slots");
-        let slots = self
-            .counters
-            .slots
-            .expect("PPP slots are slots")
-            .as_pointer_value();
+        let slots = self.counters_at(self.counters.slots.expect("PPP slots are slots"));
         let base = self.emitter.i64_type.const_int(ppp.base.into(), false);
         let first = self.emitter.element(slots, base);
         let (residual, hash) = match self.counters.paths {
-            PathCounters::Array(g) => (g.as_pointer_value(), false),
-            PathCounters::Hash(state) => (state.as_pointer_value(), true),
+            PathCounters::Array(g) => (self.counters_at(g), false),
+            PathCounters::Hash(state) => (self.counters_at(state), true),
             PathCounters::None => unreachable!("placement checked CountPpp has storage"),
         };
         let interval = self.emitter.i64_type.const_int(ppp.interval, false);
@@ -616,12 +664,12 @@ impl<'ctx> Site<'_, 'ctx> {
     fn count_path(&mut self, id: IntValue<'ctx>) -> Counted<'ctx> {
         match self.counters.paths {
             PathCounters::Array(g) => {
-                let p = self.emitter.element(g.as_pointer_value(), id);
+                let p = self.emitter.element(self.counters_at(g), id);
                 self.emitter.increment(p);
                 Counted::Counter(p)
             }
             PathCounters::Hash(state) => {
-                let state = state.as_pointer_value();
+                let state = self.counters_at(state);
                 let count = if self.emitter.atomic {
                     HashFn::CountAtomic
                 } else {
@@ -641,7 +689,7 @@ impl<'ctx> Site<'_, 'ctx> {
             .slots
             .expect("placement checked the slot number");
         let index = self.emitter.i64_type.const_int(k.into(), false);
-        let p = self.emitter.element(g.as_pointer_value(), index);
+        let p = self.emitter.element(self.counters_at(g), index);
         self.emitter.increment(p);
         Counted::Counter(p)
     }

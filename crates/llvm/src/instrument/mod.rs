@@ -6,7 +6,8 @@
 //!    and checks it against the plan's hash; [`place`] decides where every op goes.
 //!    Nothing is edited until every function has been read and placed.
 //! 2. [`attrs`] drops the attributes the probes make untrue (`memory(none)`,
-//!    `nosync`...); [`abi::counters`] creates each function's counter globals;
+//!    `nosync`...); [`abi::counters`] creates each function's counter globals
+//!    and [`abi::ThreadDelta`] the per-thread delta they are counted at;
 //!    [`emit`] splits the edges that need it ([`split`]) and emits the ops
 //!    ([`unwind`] undoes counts around `invoke`s).
 //! 3. [`abi::register`] emits the descriptors and the constructor, and LLVM's
@@ -85,16 +86,21 @@ pub fn instrument(
 
     // 2. Attributes, counters and probes.
     attrs::drop_untrue_attributes(module, &bodies);
-    let mut emitter = emit::Emitter::new(module, info.atomic);
     let mut registered = Vec::with_capacity(bodies.len());
-    for (i, ((body, plan), (cfg, placement))) in bodies.iter().zip(plans).zip(&placed).enumerate() {
-        let counters = abi::counters(module, i, plan);
-        emitter.function(module, body, cfg, placement, counters)?;
-        registered.push((plan, counters));
+    for (i, plan) in plans.iter().enumerate() {
+        registered.push((plan, abi::counters(module, i, plan)));
+    }
+    let delta = registered
+        .iter()
+        .any(|(_, c)| c.any())
+        .then(|| abi::ThreadDelta::define(module));
+    let mut emitter = emit::Emitter::new(module, info.atomic, delta);
+    for ((body, (cfg, placement)), (_, counters)) in bodies.iter().zip(&placed).zip(&registered) {
+        emitter.function(module, body, cfg, placement, *counters)?;
     }
 
     // 3. Registration, then check the whole module.
-    abi::register(module, info, &registered);
+    abi::register(module, info, &registered, delta);
     module.verify().map_err(|message| LlvmError::Verify {
         message: message.to_string(),
     })

@@ -31,9 +31,10 @@ struct PpModule {
   uint64_t build_id;
   uint64_t num_functions;
   const struct PpFunction *functions;
-};
+  int64_t *(*thread_delta)(void); /* a single-threaded test program counts */
+};                                 /* at the counters themselves (delta 0) */
 _Static_assert(sizeof(struct PpFunction) == 48, "PpFunction is 48 bytes");
-_Static_assert(sizeof(struct PpModule) == 32, "PpModule is 32 bytes");
+_Static_assert(sizeof(struct PpModule) == 40, "PpModule is 40 bytes");
 
 #define MAX_MODULES 8
 #define MAX_HASHED 65536
