@@ -53,7 +53,7 @@ fn map(mode: Mode, functions: Vec<MapFunction>) -> MapFile {
         file_digests: vec![Some(0x1234), None],
         functions,
         atomic: mode == Mode::Edge,
-        per_thread: mode != Mode::Block,
+        per_thread: false,
         p3: None,
     }
 }
@@ -308,6 +308,23 @@ fn the_pinned_json_reads_back_in_every_version() {
 /// A `--mode=p3` build's map is path mode's plus one field at the end,
 /// which older maps lack (and read as no P3 build); a record that does not
 /// fit the map is refused.
+/// Builds with per-thread counters say so in one field more; maps without it
+/// (older builds, whose threads shared counters) read as such.
+#[test]
+fn per_thread_counters_are_one_field_more() {
+    let mut map = path_map();
+    map.per_thread = true;
+    let json = serde_json::to_string(&map).unwrap();
+    let want = format!("{},\"per_thread\":true}}", PATH.strip_suffix('}').unwrap());
+    assert_eq!(json, want);
+    assert_eq!(MapFile::from_bytes(&version_3(&json), "new").unwrap(), map);
+    assert!(
+        !MapFile::from_bytes(&version_3(PATH), "old")
+            .unwrap()
+            .per_thread
+    );
+}
+
 #[test]
 fn a_p3_record_is_one_field_more() {
     let mut map = path_map();

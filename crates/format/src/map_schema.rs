@@ -31,8 +31,9 @@ pub struct Fragment {
     pub atomic: bool,
     /// Every thread the runtime starts counts into counters of its own
     /// (runtime ABI 2): counts are exact whatever the threads do. Absent
-    /// (false) in maps of older builds, whose threads shared counters.
-    #[serde(default)]
+    /// (false) in maps of older builds, whose threads shared counters; left
+    /// out when false, so their bytes stay as they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_thread: bool,
     /// A `--mode=p3` build: what a reader needs to plan its copies again.
     /// Left out of every other map, whose bytes stay as they were.

@@ -135,12 +135,10 @@ unsafe fn atomic_slice<'a>(p: *mut u64, n: u64) -> &'a [AtomicU64] {
 }
 
 impl PpModule {
-
     /// Whether the module speaks this ABI and its function table is usable.
     pub fn is_valid(&self) -> bool {
         self.abi_version == ABI_VERSION
             && (self.num_functions == 0 || !self.functions.is_null())
-
             && self.functions.is_aligned()
             && usize::try_from(self.num_functions).is_ok_and(|n| n <= isize::MAX as usize / 48)
     }

@@ -305,7 +305,13 @@ pub(crate) fn lost(node: &Node) -> u64 {
         .filter(|f| f.is_valid())
         // Safety: `f` is valid.
         .filter_map(|f| unsafe { f.hash_state() })
-        .map(|state| if copies.of(&state[..]) { copies.lost(state) } else { 0 })
+        .map(|state| {
+            if copies.of(&state[..]) {
+                copies.lost(state)
+            } else {
+                0
+            }
+        })
         .fold(0u64, u64::saturating_add)
 }
 

@@ -128,7 +128,10 @@ impl Region {
         }
         let end = self.end.load(Acquire);
         if let Some(b) = self.blocks().find(|b| {
-            b.end >= end && b.busy.compare_exchange(false, true, AcqRel, Relaxed).is_ok()
+            b.end >= end
+                && b.busy
+                    .compare_exchange(false, true, AcqRel, Relaxed)
+                    .is_ok()
         }) {
             return Some(b);
         }
@@ -178,7 +181,9 @@ fn key() -> Option<libc::pthread_key_t> {
         }
         k
     });
-    KEY.get().copied().filter(|&k| k != libc::pthread_key_t::MAX)
+    KEY.get()
+        .copied()
+        .filter(|&k| k != libc::pthread_key_t::MAX)
 }
 
 /// The calling thread's `Held`, created (and set as its key's value) if
@@ -265,7 +270,12 @@ fn region_of(module: &PpModule) -> Option<(usize, usize)> {
         0
     }
     // Safety: our callback only reads what it is given.
-    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut found as *mut (usize, usize, usize)).cast()) };
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(visit),
+            (&mut found as *mut (usize, usize, usize)).cast(),
+        )
+    };
     (found.2 > found.1).then_some((found.1, found.2))
 }
 

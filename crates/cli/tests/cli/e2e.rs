@@ -174,6 +174,41 @@ const THREADS: Program = Program {
     status: 0,
     cut_short: &[],
 };
+const THREAD_STORM: Program = Program {
+    name: "thread_storm",
+    sources: &["thread_storm.c"],
+    flags: &["-pthread"],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+const THREAD_POOL: Program = Program {
+    name: "thread_pool",
+    sources: &["thread_pool.c"],
+    flags: &["-pthread"],
+    pathprof_flags: &[],
+    status: 0,
+    // Workers are blocked in their loop at exit; early threads end inside
+    // leave(); main ends by exit().
+    cut_short: &["pool_worker", "early_main", "leave", "main"],
+};
+const THREAD_SIGNAL: Program = Program {
+    name: "thread_signal",
+    sources: &["thread_signal.c"],
+    flags: &["-pthread"],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+const THREAD_FORK: Program = Program {
+    name: "thread_fork",
+    sources: &["thread_fork.c"],
+    flags: &["-pthread"],
+    pathprof_flags: &[],
+    status: 0,
+    // The child ends inside forker, by exit().
+    cut_short: &["forker"],
+};
 
 const INTERP: Program = Program {
     name: "interp",
@@ -690,6 +725,76 @@ fn four_threads_with_atomic_counters() {
     p.expect_calls(ALL, "thread_main", 4);
     p.expect_calls(ALL, "worker", 4);
     p.expect_line(AT_O0, "worker", "@tbody", 500_000);
+    p.finish();
+}
+
+/// Twelve threads (more than the cores) in the same functions at once, in a
+/// default build (no --atomic): every count exact, in every mode, and the
+/// report says so.
+#[test]
+fn threads_in_the_same_code_count_exactly_without_atomic_updates() {
+    let mut p = profile(&THREAD_STORM, &OPTS);
+    assert_eq!(p.reference.stdout, "total 96009840000\n");
+    p.expect_calls(ALL, "main", 1);
+    p.expect_calls(ALL, "worker", 12);
+    p.expect_calls(ALL, "classify", 2_400_000);
+    p.expect_calls(ALL, "inner", 2_400_000);
+    for case in ["@c0", "@c1", "@c2", "@c3", "@c4"] {
+        p.expect_line(AT_O0, "classify", case, 480_000);
+    }
+    p.expect_line(AT_O0, "inner", "@inner", 3_600_000);
+    p.expect_path_counts(O0_PATH, "classify", &[480_000; 5]);
+    p.expect_path_counts(
+        O0_PATH,
+        "inner",
+        &[600_000, 1_800_000, 1_800_000, 1_800_000],
+    );
+    p.expect_exact(ALL, 12);
+    p.finish();
+}
+
+/// Pool workers alive (blocked) when main calls exit, and threads that end
+/// by pthread_exit inside a nested call: what they counted is written.
+#[test]
+fn pool_workers_alive_at_exit_and_threads_ended_early_are_written() {
+    let mut p = profile(&THREAD_POOL, &OPTS);
+    assert_eq!(p.reference.stdout, "tasks 7998000 early 6016000\n");
+    p.expect_calls(ALL, "task", 4_000);
+    p.expect_line(AT_O0, "task", "@task", 3_999);
+    p.expect_calls(ALL, "bump", 4_000);
+    p.expect_calls(ALL, "leave", 4);
+    // Activations that never return (ended by pthread_exit, blocked at
+    // exit) count their entries in block mode only (without --early-exit).
+    p.expect_calls(BLOCK_MODE, "early_main", 4);
+    p.expect_calls(BLOCK_MODE, "pool_worker", 8);
+    p.expect_exact(ALL, 12);
+    p.finish();
+}
+
+/// SIGUSR1 dumps, delivered to the process and to each thread in turn,
+/// while eight threads count and end: the profile adds up to exact counts.
+#[test]
+fn sigusr1_dumps_while_threads_run_keep_counts_exact() {
+    let mut p = profile(&THREAD_SIGNAL, &OPTS);
+    assert_eq!(p.reference.stdout, "total 255000900000\n");
+    p.expect_calls(ALL, "tick", 3_600_000);
+    p.expect_line(AT_O0, "tick", "@odd", 1_800_000);
+    p.expect_calls(ALL, "worker", 8);
+    p.expect_exact(ALL, 8);
+    p.finish();
+}
+
+/// A thread other than main forks while four threads count: the parent
+/// writes every thread's counts, the child only what it counted after.
+#[test]
+fn fork_from_a_thread_writes_each_count_once() {
+    let mut p = profile(&THREAD_FORK, &OPTS);
+    assert_eq!(p.reference.stdout, "child 7 spin 4799992\n");
+    p.expect_calls(ALL, "spin", 800_000);
+    p.expect_calls(ALL, "child_work", 1_000);
+    p.expect_line(AT_O0, "forker", "@child", 1);
+    p.expect_calls(ALL, "forker", 1);
+    p.expect_calls(ALL, "spinner", 4);
     p.finish();
 }
 

@@ -20,16 +20,16 @@ use super::ModuleInfo;
 use crate::ffi;
 use crate::walk::RESERVED_PREFIX;
 use inkwell::attributes::{Attribute, AttributeLoc};
-use inkwell::module::{Linkage, Module};
-use inkwell::types::BasicType;
-use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, GlobalValue};
-use inkwell::AddressSpace;
-use pathprof_core::plan::{FunctionPlan, PathStorage};
-use pathprof_core::profile::mode_number;
 use inkwell::comdat::ComdatSelectionKind;
 use inkwell::intrinsics::Intrinsic;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::BasicType;
 use inkwell::values::FunctionValue;
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, GlobalValue};
+use inkwell::AddressSpace;
 use inkwell::{GlobalVisibility, ThreadLocalMode};
+use pathprof_core::plan::{FunctionPlan, PathStorage};
+use pathprof_core::profile::mode_number;
 use pathprof_format::abi::{ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE};
 
 /// Name of the `PpModule` global; its presence means "already instrumented".

@@ -416,7 +416,9 @@ impl<'ctx> Site<'_, 'ctx> {
     /// the thread's delta, as an integer turned pointer (the thread's block
     /// is memory LLVM knows nothing of, so the pointer may not be `g`'s).
     fn counters_at(&self, g: inkwell::values::GlobalValue<'ctx>) -> PointerValue<'ctx> {
-        let delta = self.delta.expect("a function with counters loads the delta");
+        let delta = self
+            .delta
+            .expect("a function with counters loads the delta");
         let b = &self.emitter.builder;
         let at = b
             .build_ptr_to_int(g.as_pointer_value(), self.emitter.i64_type, "pp.global")

@@ -252,6 +252,23 @@ impl Profiled {
         out
     }
 
+    /// The report says it is exact, with `threads` threads started.
+    pub fn expect_exact(&mut self, at: Builds, threads: u64) {
+        for (&(opt, mode), b) in &self.builds {
+            if !at.opts.contains(&opt) || !at.modes.contains(&mode) {
+                continue;
+            }
+            let ctx = format!("{} {} --mode={}", self.prog.name, opt.flag(), mode.name());
+            if let Some(r) = &b.report {
+                self.checks.eq(
+                    format!("{ctx}: (threads, exact)"),
+                    (threads, true),
+                    (r.threads, r.exact),
+                );
+            }
+        }
+    }
+
     /// `func` was called `calls` times.
     pub fn expect_calls(&mut self, at: Builds, func: &str, calls: u64) {
         for Seen { ctx, f, .. } in self.functions(at, func) {
