@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Overhead of pathprof against the uninstrumented program, clang's
 -fprofile-instr-generate and gcc's --coverage, on third-party programs: Lua 5.4,
-bzip2 1.0.8 and SQLite, from registry crates' bundled sources.
+bzip2 1.0.8 and SQLite, from registry crates' bundled sources, and SQLite run
+by 4 threads at once (`sqlite-threads`, bench/sqlite/threads.c).
 
 Each variant is built once; then all variants run round-robin RUNS times on the
 same workload, and the median CPU time (user + system of the child) of each is
@@ -99,6 +100,19 @@ def sqlite_program():
         "cflags": [f"-I{src}"],
         "libs": ["-lm", "-ldl", "-lpthread"],
         "run": lambda exe, scale, tmp: ([exe, str(scale * 4000)], None),
+    }
+
+
+def sqlite_threads_program():
+    """SQLite with 4 threads, each on a database of its own (scale*1000 rows
+    each), at the same time: the threaded workload."""
+    src = crate_dir("libsqlite3-sys") / "sqlite3"
+    return {
+        "name": "sqlite-threads",
+        "sources": [str(ROOT / "bench/sqlite/threads.c"), str(src / "sqlite3.c")],
+        "cflags": [f"-I{src}"],
+        "libs": ["-lm", "-ldl", "-lpthread"],
+        "run": lambda exe, scale, tmp: ([exe, str(scale * 1000), "4"], None),
     }
 
 
@@ -210,7 +224,7 @@ def main():
     ap.add_argument("--scale", type=int, default=50,
                     help="Lua workload rounds; bzip2 compresses scale*200 KB; SQLite uses scale*4000 rows")
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--only", choices=["lua", "bzip2", "sqlite"], action="append",
+    ap.add_argument("--only", choices=["lua", "bzip2", "sqlite", "sqlite-threads"], action="append",
                     help="measure only these programs (repeatable)")
     ap.add_argument("--baseline", type=Path,
                     help="another pathprof checkout (release build) to compare with")
@@ -234,7 +248,8 @@ def main():
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        programs = {"lua": lua_program, "bzip2": bzip2_program, "sqlite": sqlite_program}
+        programs = {"lua": lua_program, "bzip2": bzip2_program, "sqlite": sqlite_program,
+                    "sqlite-threads": sqlite_threads_program}
         for name, make in programs.items():
             if args.only and name not in args.only:
                 continue

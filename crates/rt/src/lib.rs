@@ -43,9 +43,12 @@
 //!   installs the hooks (`hooks`). Each registration also finds the file
 //!   the module was loaded from (`dladdr`, or `/proc/self/exe` for the main
 //!   executable), which its section of the profile names.
-//! * **Counting**: slot and array counters are the program's own globals;
-//!   hash-table paths go through `hash` (lock-free, exact from any number of
-//!   threads, re-entrant from signal handlers, unbounded).
+//! * **Counting**: slot and array counters are the program's own globals,
+//!   counted per thread (`threads`: each thread the runtime starts, and the
+//!   one that loads an object, counts into a copy of its own, and dumps
+//!   read the sum, `sums`); hash-table paths go through `hash` (lock-free,
+//!   re-entrant from signal handlers, unbounded; each thread's copy of a
+//!   hash state is a table of its own).
 //! * **Uncounting**: with early-exit counting, the instrumented code counts
 //!   the path in progress before each call that might not return and takes
 //!   the count back when the call returns (`-1` on its own counters,
@@ -153,7 +156,8 @@
 //!
 //! See `interpose`: `_exit`, `_Exit`, `execve`, `execv`, `execvp`,
 //! `execvpe`, `execl`, `execle`, `execlp`, `fexecve`, `abort`,
-//! `pthread_create` and `daemon` are defined by the runtime as weak symbols (x86-64 and
+//! `pthread_create` (which gives each new thread its counter blocks first)
+//! and `daemon` are defined by the runtime as weak symbols (x86-64 and
 //! AArch64), so an executable linked with it uses them without linker flags,
 //! and a static link whose C library brings strong definitions still links.
 //! The runtime's other exported names all start with `__pathprof`. In a
@@ -327,8 +331,10 @@ pub(crate) unsafe extern "C" fn fini_here(m: *const PpModule) {
 /// but this runtime.
 ///
 /// The count itself is a plain (relaxed load and store) saturating increment,
-/// like array counters without `--atomic`: threads counting the same path at the
-/// same moment may lose a count. The table itself is always thread-safe.
+/// like array counters without `--atomic`: instrumented code passes its
+/// thread's copy of the state (`threads`), so only threads sharing counters
+/// (ones the runtime did not start) can lose a count. The table itself is
+/// always thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn __pathprof_hash_count(state: *mut u64, id: u64) {
     if state.is_null() || !state.is_aligned() {
