@@ -92,28 +92,27 @@ def bzip2_program():
     }
 
 
-def sqlite_program():
+def sqlite_with(name, driver, run_args):
+    """SQLite's amalgamation with `driver` (of bench/sqlite/), run with
+    `run_args(scale)`."""
     src = crate_dir("libsqlite3-sys") / "sqlite3"
     return {
-        "name": "sqlite",
-        "sources": [str(ROOT / "bench/sqlite/driver.c"), str(src / "sqlite3.c")],
+        "name": name,
+        "sources": [str(ROOT / "bench/sqlite" / driver), str(src / "sqlite3.c")],
         "cflags": [f"-I{src}"],
         "libs": ["-lm", "-ldl", "-lpthread"],
-        "run": lambda exe, scale, tmp: ([exe, str(scale * 4000)], None),
+        "run": lambda exe, scale, tmp: ([exe] + run_args(scale), None),
     }
+
+
+def sqlite_program():
+    return sqlite_with("sqlite", "driver.c", lambda scale: [str(scale * 4000)])
 
 
 def sqlite_threads_program():
     """SQLite with 4 threads, each on a database of its own (scale*1000 rows
     each), at the same time: the threaded workload."""
-    src = crate_dir("libsqlite3-sys") / "sqlite3"
-    return {
-        "name": "sqlite-threads",
-        "sources": [str(ROOT / "bench/sqlite/threads.c"), str(src / "sqlite3.c")],
-        "cflags": [f"-I{src}"],
-        "libs": ["-lm", "-ldl", "-lpthread"],
-        "run": lambda exe, scale, tmp: ([exe, str(scale * 1000), "4"], None),
-    }
+    return sqlite_with("sqlite-threads", "threads.c", lambda scale: [str(scale * 1000), "4"])
 
 
 # pathprof's variants and their flags.

@@ -121,8 +121,10 @@ impl Copies {
                 let p = first + i;
                 let lo = (first_page + p * page).max(start);
                 let hi = (first_page + (p + 1) * page).min(end);
-                for id in (lo - start) / counter..(hi - start).div_ceil(counter) {
-                    let c = &array[id];
+                let first_id = (lo - start) / counter;
+                let ids = first_id..(hi - start).div_ceil(counter);
+                for (id, c) in array[ids].iter().enumerate() {
+                    let id = first_id + id;
                     let sum = deltas
                         .iter()
                         .enumerate()
