@@ -618,7 +618,8 @@ fn reports_render_counts_that_do_not_balance() {
 
 /// The profile's own facts: `main` entered once but 3 processes (1 of them
 /// forked) recorded: 1 of the 2 that entered `main` ended inside a call from
-/// it uncounted. 4 threads in a build without --atomic: counts may have lost
+/// it uncounted. 4 threads: exact in a build with per-thread counters; in a
+/// map of a build without them (and without --atomic), counts may have lost
 /// increments.
 #[test]
 fn processes_and_threads_are_reported() {
@@ -635,7 +636,7 @@ fn processes_and_threads_are_reported() {
     assert_eq!(report["processes"], 3);
     assert_eq!(report["forked_processes"], 1);
     assert_eq!(report["threads"], 4);
-    assert_eq!(report["exact"], false);
+    assert_eq!(report["exact"], true, "per-thread counters");
     let (_, main) = function_index(&report, "main");
     assert_eq!(main["entry_count"], 1);
     assert_eq!(main["lost_paths"], 1);
@@ -650,10 +651,29 @@ fn processes_and_threads_are_reported() {
     for want in [
         "pathprof: warning: 1 of 2 processes ended inside a call from main;",
         "--early-exit",
-        "pathprof: warning: 4 thread(s) ran in a build without atomic updates",
     ] {
         assert!(err.contains(want), "expected `{want}` in: {err}");
     }
+    assert!(!err.contains("thread(s) ran"), "{err}");
+    // The same profile read with the map of a build whose threads shared
+    // counters (made before per-thread counters).
+    let mut old = pathprof_core::map::MapFile::from_bytes(&std::fs::read(&map).unwrap(), "map")
+        .unwrap();
+    assert!(old.per_thread);
+    old.per_thread = false;
+    let shared = b.path("shared.ppmap");
+    old.write(&shared).unwrap();
+    let report = json_report(&shared, &facts);
+    assert_eq!(report["exact"], false);
+    let (_, err, ok) = pathprof_text(&[
+        "report",
+        "--map",
+        shared.to_str().unwrap(),
+        facts.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let want = "pathprof: warning: 4 thread(s) ran in a build whose threads shared counters";
+    assert!(err.contains(want), "expected `{want}` in: {err}");
     // The undamaged run: one process, no threads, exact.
     let report = json_report(&map, &good);
     assert_eq!(report["threads"], 0);
