@@ -657,8 +657,8 @@ fn processes_and_threads_are_reported() {
     assert!(!err.contains("thread(s) ran"), "{err}");
     // The same profile read with the map of a build whose threads shared
     // counters (made before per-thread counters).
-    let mut old = pathprof_core::map::MapFile::from_bytes(&std::fs::read(&map).unwrap(), "map")
-        .unwrap();
+    let mut old =
+        pathprof_core::map::MapFile::from_bytes(&std::fs::read(&map).unwrap(), "map").unwrap();
     assert!(old.per_thread);
     old.per_thread = false;
     let shared = b.path("shared.ppmap");
