@@ -208,6 +208,7 @@ mod dump;
 mod hash;
 mod hooks;
 mod interpose;
+mod list;
 mod mem;
 mod msg;
 mod names;

@@ -16,6 +16,7 @@
 //! unit) wrote it, also a retired one.
 
 use crate::abi::PpModule;
+use crate::list::{Linked, List};
 use crate::mem::{map_zeroed, unmap};
 use std::os::unix::ffi::OsStrExt;
 use std::ptr;
@@ -101,7 +102,16 @@ pub(crate) struct Node {
     retired: AtomicBool,
 }
 
-static HEAD: AtomicPtr<Node> = AtomicPtr::new(ptr::null_mut());
+static NODES: List<Node> = List::new();
+
+impl Linked for Node {
+    fn next(&self) -> *mut Node {
+        self.next
+    }
+    fn set_next(&mut self, next: *mut Node) {
+        self.next = next;
+    }
+}
 
 /// Adds `module`, loaded from `object`, unless it is already there; true if
 /// added. A retired node of the same address (a library loaded again where
@@ -129,7 +139,7 @@ pub(crate) fn add(module: *const PpModule, object: Option<String>) -> bool {
         }
         return false;
     }
-    let node = Box::into_raw(Box::new(Node {
+    NODES.push(Node {
         module,
         next: ptr::null_mut(),
         build_id: AtomicU64::new(build_id),
@@ -141,16 +151,8 @@ pub(crate) fn add(module: *const PpModule, object: Option<String>) -> bool {
         threads_written: AtomicU64::new(0),
         wrote: AtomicBool::new(false),
         retired: AtomicBool::new(false),
-    }));
-    let mut head = HEAD.load(Acquire);
-    loop {
-        // Safety: the node is ours until published.
-        unsafe { (*node).next = head };
-        match HEAD.compare_exchange_weak(head, node, AcqRel, Acquire) {
-            Ok(_) => return true,
-            Err(h) => head = h,
-        }
-    }
+    });
+    true
 }
 
 /// The file `module` was loaded from, as an absolute path: the shared
@@ -227,13 +229,7 @@ pub(crate) fn find(module: *const PpModule) -> Option<&'static Node> {
 
 /// Every node ever added, retired ones too.
 fn all_nodes() -> impl Iterator<Item = &'static Node> {
-    let mut p = HEAD.load(Acquire);
-    std::iter::from_fn(move || {
-        // Safety: nodes are published complete and never freed.
-        let n = unsafe { p.as_ref()? };
-        p = n.next;
-        Some(n)
-    })
+    NODES.iter()
 }
 
 impl Node {

@@ -38,7 +38,7 @@ impl Copies {
     }
 
     /// The deltas found by [`of`](Self::of).
-    pub(crate) fn deltas(&self) -> &[isize] {
+    fn deltas(&self) -> &[isize] {
         self.deltas.as_slice()
     }
 

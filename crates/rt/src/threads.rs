@@ -37,20 +37,21 @@
 //! ends, also while a dump runs. A process has as many blocks per region
 //! as it ever had threads at once.
 //!
-//! Regions and blocks are lock-free, append-only lists, so that the dumper
-//! (also in a signal handler) walks them without locks.
+//! Regions and blocks are [`List`]s, so that the dumper (also in a signal
+//! handler) walks them without locks.
 
 use crate::abi::{PpModule, ThreadDeltaFn};
+use crate::list::{Linked, List};
 use crate::mem::map_lazily;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
-/// One linked object's counter section.
+/// One linked object's writable segments, which hold its counters.
 pub(crate) struct Region {
     start: usize,
-    /// The end of the section (a library loaded again may be of another size).
+    /// Their end (a library loaded again may be of another size).
     end: AtomicUsize,
     /// The object's `ThreadDeltaFn`, as a `usize` (0 never).
     delta_of: AtomicUsize,
@@ -61,7 +62,7 @@ pub(crate) struct Region {
     /// may count elsewhere than in the counters themselves.
     shared: AtomicBool,
     /// Every block mapped for the region, newest first.
-    blocks: AtomicPtr<Block>,
+    blocks: List<Block>,
     next: *mut Region,
 }
 
@@ -69,8 +70,8 @@ pub(crate) struct Region {
 pub(crate) struct Block {
     /// `block - region start`: what the holding thread's delta is.
     delta: isize,
-    /// The end of the region it copies (a library loaded again may have a
-    /// bigger section: only blocks as big are used for it).
+    /// The end of the region it copies (a library loaded again may have
+    /// bigger segments: only blocks as big are used for it).
     end: usize,
     /// The mapping, for clearing it when its library is loaded again.
     mapping: *mut u8,
@@ -80,28 +81,34 @@ pub(crate) struct Block {
     next: *mut Block,
 }
 
-static REGIONS: AtomicPtr<Region> = AtomicPtr::new(ptr::null_mut());
+static REGIONS: List<Region> = List::new();
 
-/// Every region ever registered.
+impl Linked for Region {
+    fn next(&self) -> *mut Region {
+        self.next
+    }
+    fn set_next(&mut self, next: *mut Region) {
+        self.next = next;
+    }
+}
+
+impl Linked for Block {
+    fn next(&self) -> *mut Block {
+        self.next
+    }
+    fn set_next(&mut self, next: *mut Block) {
+        self.next = next;
+    }
+}
+
+/// Every region ever registered, newest first.
 fn regions() -> impl Iterator<Item = &'static Region> {
-    let mut p = REGIONS.load(Acquire);
-    std::iter::from_fn(move || {
-        // Safety: regions are published complete and never freed.
-        let r = unsafe { p.as_ref()? };
-        p = r.next;
-        Some(r)
-    })
+    REGIONS.iter()
 }
 
 impl Region {
     fn blocks(&self) -> impl Iterator<Item = &'static Block> {
-        let mut p = self.blocks.load(Acquire);
-        std::iter::from_fn(move || {
-            // Safety: blocks are published complete and never freed.
-            let b = unsafe { p.as_ref()? };
-            p = b.next;
-            Some(b)
-        })
+        self.blocks.iter()
     }
 
     fn contains(&self, addr: usize, len: usize) -> bool {
@@ -139,27 +146,14 @@ impl Region {
         let lead = self.start % page;
         let len = (lead + (end - self.start)).div_ceil(page) * page;
         let mapping = map_lazily(len)?;
-        let block = Box::into_raw(Box::new(Block {
+        Some(self.blocks.push(Block {
             delta: (mapping as usize + lead).wrapping_sub(self.start) as isize,
             end,
             mapping,
             mapping_len: len,
             busy: AtomicBool::new(true),
             next: ptr::null_mut(),
-        }));
-        let mut head = self.blocks.load(Acquire);
-        loop {
-            // Safety: the block is ours until published.
-            unsafe { (*block).next = head };
-            match self
-                .blocks
-                .compare_exchange_weak(head, block, AcqRel, Acquire)
-            {
-                // Safety: just published, never freed.
-                Ok(_) => return Some(unsafe { &*block }),
-                Err(h) => head = h,
-            }
-        }
+        }))
     }
 }
 
@@ -225,22 +219,27 @@ fn enter(region: &'static Region, held: &mut Held) {
         }
     };
     if block.end < region.end.load(Acquire) {
-        return; // a block of the section before it grew: count into the region
+        return; // a block of the segments before they grew: count into the region
     }
     // Safety: the object is loaded (the caller registers or saw it live);
     // the variable is this thread's.
     unsafe { region.delta_variable().write(block.delta as i64) };
 }
 
+/// The address of one of `module`'s counters, if it has any.
+fn some_counter(module: &PpModule) -> Option<usize> {
+    // Safety: registered modules are valid (the caller checked).
+    unsafe { module.functions() }
+        .iter()
+        .filter(|f| f.is_valid())
+        .find_map(|f| [f.slots, f.paths].into_iter().find(|p| !p.is_null()))
+        .map(|p| p as usize)
+}
+
 /// The region of the object `module` was loaded from, with its counters
 /// (`None` when the module has none, or they lie in no writable segment).
 fn region_of(module: &PpModule) -> Option<(usize, usize)> {
-    // Safety: registered modules are valid (the caller checked).
-    let anchor = unsafe { module.functions() }
-        .iter()
-        .filter(|f| f.is_valid())
-        .find_map(|f| [f.slots, f.paths].into_iter().find(|p| !p.is_null()))?;
-    let mut found = (anchor as usize, 0usize, 0usize);
+    let mut found = (some_counter(module)?, 0usize, 0usize);
     /// Looks for the object whose writable segments hold `found.0`; sets
     /// `found.1..found.2` to their span.
     unsafe extern "C" fn visit(
@@ -307,30 +306,17 @@ pub(crate) fn add_module(module: &PpModule) {
     let Some((start, end)) = region_of(module) else {
         return;
     };
-    let region = match regions().find(|r| r.start == start) {
-        Some(r) => r,
-        None => {
-            let r = Box::into_raw(Box::new(Region {
-                start,
-                end: AtomicUsize::new(end),
-                delta_of: AtomicUsize::new(delta_of as usize),
-                live: AtomicUsize::new(0),
-                shared: AtomicBool::new(false),
-                blocks: AtomicPtr::new(ptr::null_mut()),
-                next: ptr::null_mut(),
-            }));
-            let mut head = REGIONS.load(Acquire);
-            loop {
-                // Safety: ours until published.
-                unsafe { (*r).next = head };
-                match REGIONS.compare_exchange_weak(head, r, AcqRel, Acquire) {
-                    // Safety: published, never freed.
-                    Ok(_) => break unsafe { &*r },
-                    Err(h) => head = h,
-                }
-            }
-        }
-    };
+    let region = regions().find(|r| r.start == start).unwrap_or_else(|| {
+        REGIONS.push(Region {
+            start,
+            end: AtomicUsize::new(end),
+            delta_of: AtomicUsize::new(delta_of as usize),
+            live: AtomicUsize::new(0),
+            shared: AtomicBool::new(false),
+            blocks: List::new(),
+            next: ptr::null_mut(),
+        })
+    });
     if region.live.fetch_add(1, AcqRel) == 0 && region.blocks().next().is_some() {
         // Loaded again where it was: what the blocks hold was written when
         // it went away, and no thread counts into them (its old variables
@@ -370,10 +356,11 @@ pub(crate) fn retire_module(module: &PpModule) {
     if module.thread_delta.is_none() {
         return;
     }
-    if let Some((start, _)) = region_of(module) {
-        if let Some(r) = regions().find(|r| r.start == start) {
-            let _ = r.live.fetch_update(AcqRel, Acquire, |n| n.checked_sub(1));
-        }
+    let Some(counter) = some_counter(module) else {
+        return;
+    };
+    if let Some(r) = regions().find(|r| r.contains(counter, 8)) {
+        let _ = r.live.fetch_update(AcqRel, Acquire, |n| n.checked_sub(1));
     }
 }
 
@@ -428,13 +415,4 @@ pub(crate) fn copies(addr: usize, len: usize, mut f: impl FnMut(isize)) {
             f(b.delta);
         }
     }
-}
-
-/// How many threads hold blocks now (for tests and messages).
-#[allow(dead_code)]
-pub(crate) fn busy_blocks() -> usize {
-    regions()
-        .flat_map(Region::blocks)
-        .filter(|b| b.busy.load(Relaxed))
-        .count()
 }
