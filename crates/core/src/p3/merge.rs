@@ -96,6 +96,34 @@ pub enum MergeError {
 }
 
 impl MergeError {
+    /// Whether the copies ran differently (their counts disagree or break
+    /// flow), rather than being of another shape or plan.
+    pub fn is_divergence(&self) -> bool {
+        matches!(
+            self,
+            MergeError::Divergence { .. }
+                | MergeError::Totals { .. }
+                | MergeError::Unprofiled { .. }
+                | MergeError::Ended { .. }
+                | MergeError::Flow { .. }
+        )
+    }
+
+    /// The copy whose counts do not merge, when it is one copy's (of two
+    /// that disagree, the second).
+    pub fn copy(&self) -> Option<usize> {
+        match self {
+            MergeError::NotInstrumented { copy, .. }
+            | MergeError::Slots { copy, .. }
+            | MergeError::OutOfRange { copy, .. }
+            | MergeError::Ended { copy, .. } => Some(*copy),
+            MergeError::Divergence { second, .. } | MergeError::Totals { second, .. } => {
+                Some(*second)
+            }
+            _ => None,
+        }
+    }
+
     /// The function the copies' counts do not merge in, if it is one.
     pub fn func(&self) -> Option<FuncId> {
         match self {

@@ -67,14 +67,7 @@ impl PartialError {
     pub fn is_divergence(&self) -> bool {
         match self {
             PartialError::Facts { .. } => true,
-            PartialError::Merge { source, .. } => matches!(
-                source,
-                MergeError::Divergence { .. }
-                    | MergeError::Totals { .. }
-                    | MergeError::Unprofiled { .. }
-                    | MergeError::Ended { .. }
-                    | MergeError::Flow { .. }
-            ),
+            PartialError::Merge { source, .. } => source.is_divergence(),
             _ => false,
         }
     }
@@ -89,15 +82,7 @@ impl PartialError {
             | PartialError::Hash { copy, .. }
             | PartialError::Resumes { copy, .. }
             | PartialError::Facts { copy, .. } => Some(*copy),
-            PartialError::Merge { source, .. } => match source {
-                MergeError::NotInstrumented { copy, .. }
-                | MergeError::Slots { copy, .. }
-                | MergeError::OutOfRange { copy, .. } => Some(*copy),
-                MergeError::Divergence { second, .. } => Some(*second),
-                MergeError::Totals { second, .. } => Some(*second),
-                MergeError::Ended { copy, .. } => Some(*copy),
-                _ => None,
-            },
+            PartialError::Merge { source, .. } => source.copy(),
         }
     }
 }
