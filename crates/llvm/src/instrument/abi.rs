@@ -20,12 +20,13 @@ use super::ModuleInfo;
 use crate::ffi;
 use crate::walk::RESERVED_PREFIX;
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::Builder;
 use inkwell::comdat::ComdatSelectionKind;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicType;
-use inkwell::values::FunctionValue;
 use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, GlobalValue};
+use inkwell::values::{FunctionValue, PointerValue};
 use inkwell::AddressSpace;
 use inkwell::{GlobalVisibility, ThreadLocalMode};
 use pathprof_core::plan::{FunctionPlan, PathStorage};
@@ -136,10 +137,10 @@ pub(crate) fn counters<'ctx>(
 /// the same object that returns its address in the calling thread.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ThreadDelta<'ctx> {
-    pub variable: GlobalValue<'ctx>,
+    variable: GlobalValue<'ctx>,
     pub accessor: FunctionValue<'ctx>,
     /// `llvm.threadlocal.address.p0`.
-    pub address: FunctionValue<'ctx>,
+    address: FunctionValue<'ctx>,
 }
 
 impl<'ctx> ThreadDelta<'ctx> {
@@ -168,21 +169,32 @@ impl<'ctx> ThreadDelta<'ctx> {
         let accessor = module.add_function(&name, ptr_type.fn_type(&[], false), None);
         accessor.add_attribute(AttributeLoc::Function, nounwind(&context));
         shared(&name, accessor.as_global_value());
-        let builder = context.create_builder();
-        builder.position_at_end(context.append_basic_block(accessor, "entry"));
-        let this_thread = builder
-            .build_call(address, &[variable.as_pointer_value().into()], "delta")
-            .expect("the builder is positioned")
-            .try_as_basic_value()
-            .expect_basic("llvm.threadlocal.address returns a pointer");
-        builder
-            .build_return(Some(&this_thread))
-            .expect("the builder is positioned");
-        ThreadDelta {
+        let delta = ThreadDelta {
             variable,
             accessor,
             address,
-        }
+        };
+        let builder = context.create_builder();
+        builder.position_at_end(context.append_basic_block(accessor, "entry"));
+        let this_thread = delta.in_this_thread(&builder);
+        builder
+            .build_return(Some(&this_thread))
+            .expect("the builder is positioned");
+        delta
+    }
+
+    /// The variable's address in the calling thread, at `builder`'s position.
+    pub(crate) fn in_this_thread(&self, builder: &Builder<'ctx>) -> PointerValue<'ctx> {
+        builder
+            .build_call(
+                self.address,
+                &[self.variable.as_pointer_value().into()],
+                "pp.delta.addr",
+            )
+            .expect("the builder is positioned")
+            .try_as_basic_value()
+            .expect_basic("llvm.threadlocal.address returns a pointer")
+            .into_pointer_value()
     }
 }
 

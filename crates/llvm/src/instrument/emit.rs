@@ -397,16 +397,7 @@ impl<'ctx> Site<'_, 'ctx> {
             .delta
             .expect("a module with counters defines the thread delta");
         let b = &self.emitter.builder;
-        let address = b
-            .build_call(
-                delta.address,
-                &[delta.variable.as_pointer_value().into()],
-                "pp.delta.addr",
-            )
-            .expect(POSITIONED)
-            .try_as_basic_value()
-            .expect_basic("llvm.threadlocal.address returns a pointer")
-            .into_pointer_value();
+        let address = delta.in_this_thread(b);
         b.build_load(self.emitter.i64_type, address, "pp.delta")
             .expect(POSITIONED)
             .into_int_value()
