@@ -5,7 +5,9 @@ workload, and their ratio to the plain build: where the probes' own cost is
 the question rather than caches. Builds use -gdwarf-4 (Debian 12's valgrind
 cannot read clang 22's DWARF 5). Run on purpose, not in CI:
 
-    bench/callgrind.py [--only lua] [--scale 2] [--baseline DIR] [--variants edge,path]
+    bench/callgrind.py [--only lua] [--scale 2] [--baseline DIR] [--variants edge,path,block-every]
+
+`--variants`: overhead.py's pathprof variants without their `pathprof-`.
 
 `--baseline DIR`: another pathprof checkout (release build) measured beside
 this one, its variants named `before:...`.
@@ -17,7 +19,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from overhead import CLANG, ROOT, bzip2_program, lua_program, sqlite_program
+from overhead import CLANG, PATHPROF_VARIANTS, ROOT, bzip2_program, lua_program, sqlite_program
 
 PROGRAMS = {"lua": lua_program, "bzip2": bzip2_program, "sqlite": sqlite_program}
 
@@ -47,8 +49,8 @@ def main():
         pathprofs["before:"] = str(args.baseline.resolve() / "target/release/pathprof")
     variants = {"plain": [CLANG], "clang-instr": [CLANG, "-fprofile-instr-generate"]}
     for prefix, pathprof in pathprofs.items():
-        for mode in args.variants:
-            variants[f"{prefix}pathprof-{mode}"] = [pathprof, "cc", f"--mode={mode}"]
+        for v in args.variants:
+            variants[f"{prefix}pathprof-{v}"] = [pathprof, "cc"] + PATHPROF_VARIANTS[f"pathprof-{v}"]
     print("| program | variant | instructions | ratio to plain |\n|---|---|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="pathprof-callgrind-") as tmp:
         tmp = Path(tmp)

@@ -118,6 +118,9 @@ def sqlite_threads_program():
 # pathprof's variants and their flags.
 PATHPROF_VARIANTS = {
     "pathprof-block": ["--mode=block"],
+    # Weinberger's counter in every block (block mode before it counted on a
+    # spanning tree's chords).
+    "pathprof-block-every": ["--mode=block", "--every-block"],
     "pathprof-edge": ["--mode=edge"],
     "pathprof-path": ["--mode=path"],
     # Truncate every function to what fits an array: no hash tables.
@@ -243,7 +246,8 @@ def main():
     pathprof = build_pathprof()
     variants = [v for v in VARIANTS if v == "plain" or not args.variants or v in args.variants]
     if baseline:
-        variants += [BEFORE + v for v in PATHPROF_VARIANTS if v in variants]
+        # Older builds have no --every-block: their block mode is that one.
+        variants += [BEFORE + v for v in PATHPROF_VARIANTS if v in variants and v != "pathprof-block-every"]
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)

@@ -68,6 +68,13 @@ pub struct InstrumentOptions {
     #[arg(long, env = "PATHPROF_EARLY_EXIT", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
     pub early_exit: bool,
+    /// With --mode=block: a counter at the top of every block (Weinberger's
+    /// scheme) instead of on the chords of a spanning tree: exact also in a
+    /// dump taken while a thread runs between calls (a signal), at a higher
+    /// price.
+    #[arg(long, env = "PATHPROF_EVERY_BLOCK", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub every_block: bool,
     /// Say what is instrumented, function by function, on standard error.
     #[arg(long = "pathprof-verbose", env = "PATHPROF_VERBOSE", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
@@ -91,6 +98,7 @@ impl InstrumentOptions {
             ppp_min_paths: self.ppp_min_paths,
             ppp_interval_limit: self.ppp_interval_limit,
             early_exit: self.early_exit,
+            every_block: self.every_block,
             atomic: self.atomic,
             verbose: self.verbose,
         }

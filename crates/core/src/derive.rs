@@ -9,7 +9,7 @@
 
 use crate::cfg::Cfg;
 use crate::dag::{DagEdgeKind, EdgeClass};
-use crate::flow::{FlowCounts, Guess, Network, Solution};
+use crate::flow::{Clamp, FlowCounts, Guess, Network, Solution};
 pub use crate::flow::{FlowNode, Imbalance, Unbalanced};
 use crate::layout::{FlowEdge, Layout};
 use crate::regen::{regenerate, Path, RegenError};
@@ -159,7 +159,7 @@ pub fn derive_with_resumes(
             slot_of_block,
             calls_slot,
         } => slot_of_block.iter().flatten().count() + calls_slot.iter().count(),
-        Layout::Edge { counted } => counted.len(),
+        Layout::Edge { counted, .. } => counted.len(),
         Layout::Path {
             self_loops,
             resumes,
@@ -219,8 +219,19 @@ pub fn derive_with_resumes(
                 imbalance: Imbalance::default(),
             })
         }
-        Layout::Edge { counted } => {
+        Layout::Edge {
+            counted,
+            net_call_exits,
+        } => {
             let mut flow = FlowCounts::unknown(cfg);
+            if *net_call_exits {
+                for b in cfg
+                    .blocks()
+                    .filter(|&b| cfg.is_reachable(b) && cfg.calls(b) > 0)
+                {
+                    flow.exits[b.index()] = None;
+                }
+            }
             let mut net = slots.to_vec();
             for &(k, n) in resumes.slots {
                 match counted.get(k as usize) {
@@ -236,7 +247,11 @@ pub fn derive_with_resumes(
             }
             // Every tree edge follows by conservation; only a count that
             // would be negative leaves its node unbalanced.
-            let solution = flow.solve(cfg, false);
+            let solution = if *net_call_exits {
+                flow.solve_net_exits(cfg)
+            } else {
+                flow.solve(cfg, false)
+            };
             Ok(finish(cfg, flow, Vec::new(), solution))
         }
         Layout::Path {
@@ -461,10 +476,10 @@ fn solve_unsplittable(
         .map(|&s| i128::from(s))
         .chain(in_sums.iter().map(|&s| -i128::from(s)))
         .collect();
-    let mut value: Vec<Option<u64>> = vec![None; edges.len()];
-    let guessed = network.solve(&supply, &mut value, Guess::Smaller);
+    let mut value: Vec<Option<i128>> = vec![None; edges.len()];
+    let guessed = network.solve(&supply, &mut value, Guess::Smaller, Clamp::EachStep);
     for (i, &e) in edges.iter().enumerate() {
-        flow.set(FlowEdge::Cfg(e), value[i].unwrap_or(0));
+        flow.set(FlowEdge::Cfg(e), value[i].map_or(0, |v| v as u64));
     }
     guessed
         .into_iter()
@@ -503,10 +518,57 @@ mod tests {
     #[test]
     fn block_counts_are_taken_as_counted() {
         let cfg = looped();
-        let (_, layout) = plan_function(&cfg, Mode::Block, &PlanOptions::default()).unwrap();
-        // b1 entered less often than b2: not a flow question in block mode.
+        let every = PlanOptions::default().with_every_block(true);
+        let (_, layout) = plan_function(&cfg, Mode::Block, &every).unwrap();
+        // b1 entered less often than b2: not a flow question with a counter
+        // in every block.
         let c = derive(&cfg, &layout, &[1, 1, 5, 1], &[]).unwrap();
         assert_eq!(c.blocks, vec![1, 1, 5, 1]);
+        assert!(c.imbalance.is_balanced());
+    }
+
+    #[test]
+    fn block_mode_derives_blocks_from_chords_and_net_exits_of_calls() {
+        let mut cfg = looped();
+        // b2 calls something that might not return.
+        cfg.set_calls(vec![0, 0, 1, 0]).unwrap();
+        let (plan, layout) = plan_function(&cfg, Mode::Block, &PlanOptions::default()).unwrap();
+        let Layout::Edge {
+            counted,
+            net_call_exits: true,
+        } = &layout
+        else {
+            panic!("block mode counts chords: {layout:?}");
+        };
+        // Flow edges: entry, e0..e3, b2's net exit, b3's return; 5 nodes:
+        // 3 chords, none of them b2's exit.
+        assert_eq!(counted.len(), 3);
+        assert_eq!(plan.num_slots, 3);
+        assert!(!counted.contains(&FlowEdge::Exit(BlockId::new(2))));
+        let slots_of = |edges: [u64; 4], calls: u64, returns: u64| -> Vec<u64> {
+            counted
+                .iter()
+                .map(|fe| match fe {
+                    FlowEdge::Entry => calls,
+                    FlowEdge::Cfg(e) => edges[e.index()],
+                    FlowEdge::Exit(b) if b.index() == 3 => returns,
+                    FlowEdge::Exit(_) => unreachable!("b2's exit is never counted"),
+                })
+                .collect()
+        };
+        // Two calls: one went round the loop twice and returned, the other
+        // entered b2 once and ended inside its call (exit, longjmp).
+        let c = derive(&cfg, &layout, &slots_of([2, 2, 1, 1], 2, 1), &[]).unwrap();
+        assert_eq!(c.blocks, vec![2, 3, 3, 1]);
+        assert_eq!(c.entry, 2);
+        assert_eq!(c.exits, Some(vec![0, 0, 1, 1]));
+        assert!(c.imbalance.is_balanced());
+        // A fork child returned from b2's call, which its parent was in: it
+        // left b2 along e3 without having come in. Net exit -1: a start.
+        let c = derive(&cfg, &layout, &slots_of([1, 1, 0, 2], 1, 2), &[]).unwrap();
+        assert_eq!(c.blocks, vec![1, 1, 1, 2]);
+        assert_eq!(c.starts, Some(vec![0, 0, 1, 0]));
+        assert_eq!(c.exits, Some(vec![0, 0, 0, 2]));
         assert!(c.imbalance.is_balanced());
     }
 
@@ -519,6 +581,7 @@ mod tests {
                 FlowEdge::Cfg(EdgeId::new(1)),
                 FlowEdge::Exit(BlockId::new(3)),
             ],
+            net_call_exits: false,
         };
         let exact = derive(&cfg, &layout, &[2, 1], &[]).unwrap();
         assert_eq!(exact.edges, Some(vec![1, 2, 1, 1]));
@@ -543,6 +606,7 @@ mod tests {
                 FlowEdge::Cfg(EdgeId::new(1)),
                 FlowEdge::Exit(BlockId::new(3)),
             ],
+            net_call_exits: false,
         };
         // b3's exit counted 2, taken back once: one activation started in b3
         // (a fork child returning there) and both left it.

@@ -8,6 +8,7 @@
 //! call): flow is conserved in every process that way.
 
 use crate::cfg::Cfg;
+use crate::ids::BlockId;
 use crate::layout::{FlowEdge, Layout};
 use crate::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
 use crate::spantree::{max_spanning_tree, TreeEdge};
@@ -23,9 +24,23 @@ pub enum EdgePlanError {
     UnsplittableCycle(String),
 }
 
+/// What an edge plan does about activations that end inside a call that
+/// never returns (`exit`, `longjmp`; a thread or process ending there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallExits {
+    /// Nothing: such an activation leaves its flow unbalanced (edge mode).
+    Ignored,
+    /// Each such block's exit edge is counted around each call and uncounted
+    /// when the call returns (edge mode with early-exit counting).
+    Counted,
+    /// Each such block's exit edge is on the spanning tree, never counted:
+    /// its net count follows by conservation (block mode).
+    Net,
+}
+
 /// The flow graph's edges over reachable code, in a fixed order. With
-/// `early_exit`, blocks with calls that might not return get an exit edge too.
-pub fn flow_edges(cfg: &Cfg, early_exit: bool) -> Vec<FlowEdge> {
+/// `call_exits`, blocks with calls that might not return get an exit edge too.
+pub fn flow_edges(cfg: &Cfg, call_exits: bool) -> Vec<FlowEdge> {
     let mut edges = vec![FlowEdge::Entry];
     edges.extend(
         cfg.edge_ids()
@@ -36,25 +51,34 @@ pub fn flow_edges(cfg: &Cfg, early_exit: bool) -> Vec<FlowEdge> {
         cfg.blocks()
             .filter(|&b| {
                 cfg.is_reachable(b)
-                    && (cfg.is_exit(b) || cfg.ends_in_resume(b) || (early_exit && cfg.calls(b) > 0))
+                    && (cfg.is_exit(b) || cfg.ends_in_resume(b) || (call_exits && cfg.calls(b) > 0))
             })
             .map(FlowEdge::Exit),
     );
     edges
 }
 
-/// Plans edge profiling of one function. With `early_exit`, a block's exit
-/// edge is always counted when the block has calls that might not return: once
-/// around each call (undone when it returns) and once before its return.
+/// Plans edge profiling of one function. With [`CallExits::Counted`], a
+/// block's exit edge is always counted when the block has calls that might
+/// not return: once around each call (undone when it returns) and once before
+/// its return. With [`CallExits::Net`], it is counted that way only where
+/// that is cheaper than leaving it uncounted on the spanning tree, which
+/// makes some other edge a chord: its weight is what counting it would cost.
 pub fn plan_edges(
     cfg: &Cfg,
     weights: &Weights,
-    early_exit: bool,
+    call_exits: CallExits,
 ) -> Result<(FunctionPlan, Layout), EdgePlanError> {
     let outside = cfg.num_blocks();
-    let flow = flow_edges(cfg, early_exit);
-    let terminates =
-        |fe: FlowEdge| matches!(fe, FlowEdge::Exit(b) if early_exit && cfg.calls(b) > 0);
+    let flow = flow_edges(cfg, call_exits != CallExits::Ignored);
+    let call_exit = |fe: FlowEdge| matches!(fe, FlowEdge::Exit(b) if cfg.calls(b) > 0);
+    let exit_weight = |b: BlockId| match call_exits {
+        CallExits::Net if cfg.calls(b) > 0 => {
+            let counts = 2 * cfg.calls(b) + u32::from(cfg.is_exit(b) || cfg.ends_in_resume(b));
+            weights.block(b) * f64::from(counts)
+        }
+        _ => weights.block(b),
+    };
     let tree_edges: Vec<TreeEdge> = flow
         .iter()
         .map(|&fe| match fe {
@@ -76,16 +100,16 @@ pub fn plan_edges(
             FlowEdge::Exit(b) => TreeEdge {
                 a: b.index(),
                 b: outside,
-                weight: weights.block(b),
+                weight: exit_weight(b),
                 forced: false,
             },
         })
         .collect();
     let mut in_tree = max_spanning_tree(outside + 1, &tree_edges);
-    if flow.iter().any(|&fe| terminates(fe)) {
+    if call_exits == CallExits::Counted && flow.iter().any(|&fe| call_exit(fe)) {
         // Recompute without the terminating exits so that they are chords; the
         // rest stays connected through the entry and the CFG edges.
-        let kept: Vec<usize> = (0..flow.len()).filter(|&i| !terminates(flow[i])).collect();
+        let kept: Vec<usize> = (0..flow.len()).filter(|&i| !call_exit(flow[i])).collect();
         let sub: Vec<TreeEdge> = kept.iter().map(|&i| tree_edges[i]).collect();
         let sub_tree = max_spanning_tree(outside + 1, &sub);
         in_tree = vec![false; flow.len()];
@@ -93,6 +117,8 @@ pub fn plan_edges(
             in_tree[i] = sub_tree[k];
         }
     }
+    // An exit of a block with calls that is a chord is counted around them.
+    let terminates = |fe: FlowEdge| call_exits != CallExits::Ignored && call_exit(fe);
     let mut counted = Vec::new();
     let mut ops = Vec::new();
     let mut stuck = Vec::new();
@@ -136,6 +162,9 @@ pub fn plan_edges(
     }
     Ok((
         FunctionPlan::from_ops(counted.len() as u32, PathStorage::None, ops),
-        Layout::Edge { counted },
+        Layout::Edge {
+            counted,
+            net_call_exits: call_exits == CallExits::Net,
+        },
     ))
 }

@@ -149,16 +149,70 @@ impl FlowCounts {
     /// ended there unseen, as when a process exits inside a call) and counted
     /// in [`Solution::lost`]; the outside node then takes what it must.
     pub fn solve(&mut self, cfg: &Cfg, tolerate_loss: bool) -> Solution {
-        let outside = cfg.num_blocks();
         let network = flow_network(cfg);
-        let mut counts: Vec<Option<u64>> = (0..network.num_arcs())
-            .map(|i| self.get(flow_edge(cfg, i)))
-            .collect();
-        let supply: Vec<i128> = (0..=outside).map(|v| self.start_balance(v)).collect();
-        let guessed = network.solve(&supply, &mut counts, Guess::Zero);
-        for (i, &c) in counts.iter().enumerate() {
-            self.set(flow_edge(cfg, i), c.unwrap_or(0));
+        let supply = self.supplies(cfg);
+        let mut counts = self.arc_counts(cfg, &network);
+        let guessed = network.solve(&supply, &mut counts, Guess::Zero, Clamp::EachStep);
+        self.take_arc_counts(cfg, &counts);
+        self.check(cfg, &network, tolerate_loss, guessed)
+    }
+
+    /// Like [`FlowCounts::solve`], for counts where the unknown exits of
+    /// blocks with calls are *net* (gcov's fake edges on a spanning tree,
+    /// never counted): activations that ended inside a call there, minus
+    /// activations that went on in the middle of the block without having
+    /// come in (a fork child returning from a call its parent was in). The
+    /// solution is computed in signed arithmetic, exactly, and a negative
+    /// net exit becomes that many starts.
+    pub fn solve_net_exits(&mut self, cfg: &Cfg) -> Solution {
+        let network = flow_network(cfg);
+        let supply = self.supplies(cfg);
+        let mut counts = self.arc_counts(cfg, &network);
+        let guessed = network.solve(&supply, &mut counts, Guess::Zero, Clamp::AtEnd);
+        for (i, c) in counts.iter_mut().enumerate() {
+            if let (FlowEdge::Exit(b), Some(n)) = (flow_edge(cfg, i), *c) {
+                if n < 0 {
+                    let starts = &mut self.starts[b.index()];
+                    *starts = starts.saturating_add(u64::try_from(-n).unwrap_or(u64::MAX));
+                    *c = Some(0);
+                }
+            }
         }
+        self.take_arc_counts(cfg, &counts);
+        self.check(cfg, &network, false, guessed)
+    }
+
+    /// Per node of [`flow_network`], what the known starts add to it.
+    fn supplies(&self, cfg: &Cfg) -> Vec<i128> {
+        (0..=cfg.num_blocks())
+            .map(|v| self.start_balance(v))
+            .collect()
+    }
+
+    /// The count of each arc of `network`, `None` when unknown.
+    fn arc_counts(&self, cfg: &Cfg, network: &Network) -> Vec<Option<i128>> {
+        (0..network.num_arcs())
+            .map(|i| self.get(flow_edge(cfg, i)).map(i128::from))
+            .collect()
+    }
+
+    /// Sets every flow edge from its arc's count (unknown, negative: 0).
+    fn take_arc_counts(&mut self, cfg: &Cfg, counts: &[Option<i128>]) {
+        for (i, &c) in counts.iter().enumerate() {
+            self.set(flow_edge(cfg, i), clamp(c.unwrap_or(0)));
+        }
+    }
+
+    /// Where the counts (all known now) do not balance.
+    fn check(
+        &self,
+        cfg: &Cfg,
+        network: &Network,
+        tolerate_loss: bool,
+        guessed: Vec<usize>,
+    ) -> Solution {
+        let outside = cfg.num_blocks();
+        let supply = self.supplies(cfg);
         let mut solution = Solution {
             lost: 0,
             imbalance: Imbalance {
@@ -171,12 +225,9 @@ impl FlowCounts {
             if !relevant || (tolerate_loss && v == outside) {
                 continue;
             }
-            let (mut inflow, mut outflow) = (
-                u64::try_from(starts.max(0)).unwrap_or(u64::MAX),
-                u64::try_from((-starts).max(0)).unwrap_or(u64::MAX),
-            );
+            let (mut inflow, mut outflow) = (clamp(starts), clamp(-starts));
             for &(arc, into) in network.incident(v) {
-                let c = counts[arc].unwrap_or(0);
+                let c = self.get(flow_edge(cfg, arc)).unwrap_or(0);
                 let side = if into { &mut inflow } else { &mut outflow };
                 *side = side.saturating_add(c);
             }
@@ -306,14 +357,14 @@ impl Network {
     fn balance(
         &self,
         supply: &[i128],
-        counts: &[Option<u64>],
+        counts: &[Option<i128>],
         v: usize,
     ) -> (i128, Option<(usize, bool)>, usize) {
         let mut balance = supply[v];
         let (mut unknown, mut unknowns) = (None, 0);
         for &(arc, into) in &self.incident[v] {
             match counts[arc] {
-                Some(c) => balance += if into { c as i128 } else { -(c as i128) },
+                Some(c) => balance += if into { c } else { -c },
                 None => {
                     unknowns += 1;
                     unknown = Some((arc, into));
@@ -325,19 +376,26 @@ impl Network {
 
     /// Fills in every unknown count of `counts` (one per arc) from the known
     /// ones and `supply` (one per node): repeatedly, a node with one arc of
-    /// unknown count gets it by conservation, at least 0 and at most
-    /// `u64::MAX` where the known counts do not balance (the caller checks
-    /// the balance). Exact when the unknown arcs form a forest; where they
-    /// form a cycle, one of them takes `guess` and the rest follow. Nodes are
-    /// visited from the last, a solved arc's head first and then its tail.
-    /// Returns the arcs guessed, in order; never fails.
+    /// unknown count gets it by conservation. With [`Clamp::EachStep`], a
+    /// count is at least 0 and at most `u64::MAX` as soon as it is solved
+    /// (where the known counts do not balance; the caller checks the
+    /// balance); with [`Clamp::AtEnd`], counts are solved in signed
+    /// arithmetic and the caller reads negative ones. Exact when the unknown
+    /// arcs form a forest; where they form a cycle, one of them takes
+    /// `guess` and the rest follow. Nodes are visited from the last, a
+    /// solved arc's head first and then its tail. Returns the arcs guessed,
+    /// in order; never fails.
     pub(crate) fn solve(
         &self,
         supply: &[i128],
-        counts: &mut [Option<u64>],
+        counts: &mut [Option<i128>],
         guess: Guess,
+        when: Clamp,
     ) -> Vec<usize> {
-        let clamp = |x: i128| u64::try_from(x.max(0)).unwrap_or(u64::MAX);
+        let step = |x: i128| match when {
+            Clamp::EachStep => i128::from(clamp(x)),
+            Clamp::AtEnd => x,
+        };
         let mut guessed = Vec::new();
         let mut work: Vec<usize> = (0..self.incident.len()).collect();
         loop {
@@ -348,7 +406,7 @@ impl Network {
                 };
                 // Negative when the counts do not balance: 0, and the node
                 // shows up unbalanced in the caller's check.
-                counts[arc] = Some(clamp(if into { -balance } else { balance }));
+                counts[arc] = Some(step(if into { -balance } else { balance }));
                 // The other end may now be solvable.
                 work.extend(self.arcs[arc]);
             }
@@ -363,7 +421,7 @@ impl Network {
                 Guess::Smaller => {
                     let at_tail = self.balance(supply, counts, tail).0;
                     let at_head = -self.balance(supply, counts, head).0;
-                    clamp(at_tail).min(clamp(at_head))
+                    step(at_tail).min(step(at_head)).max(0)
                 }
             };
             counts[arc] = Some(value);
@@ -372,4 +430,16 @@ impl Network {
         }
         guessed
     }
+}
+
+/// When [`Network::solve`] brings solved counts into `0..=u64::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Clamp {
+    EachStep,
+    AtEnd,
+}
+
+/// `x` brought into `0..=u64::MAX`.
+fn clamp(x: i128) -> u64 {
+    u64::try_from(x.max(0)).unwrap_or(u64::MAX)
 }

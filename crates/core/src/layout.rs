@@ -30,8 +30,15 @@ pub enum Layout {
         calls_slot: Option<u32>,
     },
     /// Slot `k` counts `counted[k]`; every other flow edge is derived by flow
-    /// conservation.
-    Edge { counted: Vec<FlowEdge> },
+    /// conservation. With `net_call_exits` (block mode's plan, gcov's fake
+    /// edges), every block with calls that might not return also has an exit
+    /// edge, never counted: conservation derives how many activations ended
+    /// inside its calls (less those that went on there without having come
+    /// in, see [`crate::flow::FlowCounts::solve_net_exits`]).
+    Edge {
+        counted: Vec<FlowEdge>,
+        net_call_exits: bool,
+    },
     /// Path counters are indexed by Ball-Larus path id over `dag`; slot `k`
     /// counts self loop `self_loops[k]` (section 4.1), slot
     /// `self_loops.len() + k` the returns along resume edge `resumes[k]`, and

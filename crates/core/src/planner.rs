@@ -4,7 +4,7 @@
 use crate::block::plan_blocks;
 use crate::cfg::Cfg;
 use crate::dag::{Dag, DagError};
-use crate::edge::{plan_edges, EdgePlanError};
+use crate::edge::{plan_edges, CallExits, EdgePlanError};
 use crate::increments::ChordIncrements;
 use crate::layout::Layout;
 use crate::path::{chord_increments, plan_paths, PathOptions};
@@ -17,6 +17,9 @@ pub struct PlanOptions {
     pub path: PathOptions,
     /// Measured counts per CFG edge, to choose spanning trees (else estimated).
     pub edge_counts: Option<Vec<u64>>,
+    /// Block mode: a counter at the top of every block (Weinberger's scheme)
+    /// instead of counters on the chords of a spanning tree.
+    pub every_block: bool,
 }
 
 impl PlanOptions {
@@ -30,6 +33,12 @@ impl PlanOptions {
     /// an uncount around every call.
     pub fn with_early_exit(mut self, early_exit: bool) -> Self {
         self.path.dag.early_exit = early_exit;
+        self
+    }
+
+    /// Block mode with a counter in every block (see [`PlanOptions::every_block`]).
+    pub fn with_every_block(mut self, every_block: bool) -> Self {
+        self.every_block = every_block;
         self
     }
 
@@ -61,8 +70,20 @@ pub fn plan_function(
 ) -> Result<(FunctionPlan, Layout), PlanError> {
     let weights = options.weights(cfg);
     Ok(match mode {
+        // Counted on a spanning tree's chords like edges; where unsplittable
+        // edges leave a chord no code can hold, in every block.
+        Mode::Block if !options.every_block => {
+            plan_edges(cfg, &weights, CallExits::Net).unwrap_or_else(|_| plan_blocks(cfg))
+        }
         Mode::Block => plan_blocks(cfg),
-        Mode::Edge => plan_edges(cfg, &weights, options.path.dag.early_exit)?,
+        Mode::Edge => {
+            let call_exits = if options.path.dag.early_exit {
+                CallExits::Counted
+            } else {
+                CallExits::Ignored
+            };
+            plan_edges(cfg, &weights, call_exits)?
+        }
         Mode::Path => plan_paths(cfg, &weights, &options.path)?,
     })
 }

@@ -62,7 +62,8 @@ fn map(mode: Mode, functions: Vec<MapFunction>) -> MapFile {
 /// own; a demangled name.
 fn block_map() -> MapFile {
     let cfg = Cfg::from_edge_list(3, &[(0, 1), (1, 0), (1, 2)]).unwrap();
-    let mut f = function("_ZN1f", cfg, Mode::Block, &PlanOptions::default());
+    let every = PlanOptions::default().with_every_block(true);
+    let mut f = function("_ZN1f", cfg, Mode::Block, &every);
     f.display_name = Some("ns::f".into());
     f.file = None;
     f.line = None;
@@ -323,6 +324,25 @@ fn per_thread_counters_are_one_field_more() {
             .unwrap()
             .per_thread
     );
+}
+
+#[test]
+fn block_mode_on_chords_is_an_edge_layout_with_one_field_more() {
+    let mut cfg = Cfg::from_edge_list(3, &[(0, 1), (1, 0), (1, 2)]).unwrap();
+    cfg.set_calls(vec![0, 1, 0]).unwrap();
+    let map = map(
+        Mode::Block,
+        vec![function("h", cfg, Mode::Block, &PlanOptions::default())],
+    );
+    let json = serde_json::to_string(&map).unwrap();
+    assert!(
+        json.contains(r#""layout":{"kind":"edge","counted":[{"Cfg":"#)
+            && json.contains(r#"}],"net_call_exits":true}"#),
+        "{json}"
+    );
+    assert_eq!(MapFile::from_bytes(&version_3(&json), "new").unwrap(), map);
+    // Edge mode's layouts keep their bytes.
+    assert!(!EDGE.contains("net_call_exits"));
 }
 
 #[test]

@@ -126,6 +126,10 @@ pub enum Layout {
     },
     Edge {
         counted: Vec<FlowEdge>,
+        /// Blocks with calls that might not return have an uncounted exit
+        /// edge each, derived as a net count (block mode's plan).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        net_call_exits: bool,
     },
     Path {
         dag: Dag,

@@ -37,6 +37,9 @@ pub struct Settings {
     #[serde(default)]
     pub ppp_interval_limit: Option<u64>,
     pub early_exit: bool,
+    /// `--every-block`: block mode with a counter in every block.
+    #[serde(default)]
+    pub every_block: bool,
     pub atomic: bool,
     pub verbose: bool,
 }
@@ -44,7 +47,9 @@ pub struct Settings {
 impl Settings {
     /// The planner's options these settings ask for.
     pub fn plan_options(&self) -> PlanOptions {
-        let mut plan = PlanOptions::default().with_early_exit(self.early_exit);
+        let mut plan = PlanOptions::default()
+            .with_early_exit(self.early_exit)
+            .with_every_block(self.every_block);
         if let Some(m) = self.max_paths {
             plan = plan.with_max_paths(m);
         }
@@ -197,7 +202,7 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
                     "pathprof: warning: {}: {e}; counting its basic blocks instead",
                     f.display_name.as_deref().unwrap_or(&f.name)
                 );
-                plan_function(&f.cfg, Mode::Block, &plan_options).expect("block plans cannot fail")
+                pathprof_core::block::plan_blocks(&f.cfg)
             }
         };
         if settings.verbose {

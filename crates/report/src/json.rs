@@ -223,7 +223,16 @@ fn function(loaded: &Loaded, i: usize, ppp: bool) -> Function {
         display_name: f.display_name.clone(),
         resumed_paths: path_mode.then(|| listed(&c.resumed)),
         paths: path_mode.then(|| listed(&c.paths)),
-        lost_paths: (!matches!(f.layout, Layout::Block { .. })).then_some(c.lost),
+        // Block mode's counts lose nothing to executions cut short.
+        lost_paths: (!matches!(
+            f.layout,
+            Layout::Block { .. }
+                | Layout::Edge {
+                    net_call_exits: true,
+                    ..
+                }
+        ))
+        .then_some(c.lost),
         flow_imbalance: c.imbalance.total(),
     }
 }

@@ -516,6 +516,7 @@ mod tests {
         "PATHPROF_ARRAY_LIMIT",
         "PATHPROF_ATOMIC",
         "PATHPROF_EARLY_EXIT",
+        "PATHPROF_EVERY_BLOCK",
         "PATHPROF_VERBOSE",
         "PATHPROF_WHOLE_PROGRAM",
         "PATHPROF_COPIES",
@@ -595,7 +596,8 @@ mod tests {
     fn pathprofs_flags_anywhere_clangs_untouched_in_order() {
         let inv = p(
             "-O2 --mode=edge -g --map=out.map a.c --max-paths=100 --array-limit=7 \
-             --atomic -o prog --early-exit --pathprof-verbose --whole-program --dot-dir=dots -lm",
+             --atomic -o prog --early-exit --pathprof-verbose --whole-program --dot-dir=dots \
+             --every-block -lm",
         );
         assert_eq!(inv.args, split("-O2 -g a.c -o prog -lm"));
         let o = &inv.options.instrument;
@@ -603,6 +605,7 @@ mod tests {
         assert_eq!(o.map.as_deref(), Some(Path::new("out.map")));
         assert_eq!((o.max_paths, o.array_limit), (Some(100), Some(7)));
         assert!(o.atomic && o.early_exit && o.verbose && inv.options.whole_program);
+        assert!(o.every_block && o.settings().plan_options().every_block);
         assert_eq!(o.dot_dir.as_deref(), Some(Path::new("dots")));
         assert!(inv.options.mode_given);
         // Nothing given: the defaults.
@@ -616,6 +619,7 @@ mod tests {
             (None, None, None)
         );
         assert!(!o.atomic && !o.early_exit && !o.verbose && !inv.options.whole_program);
+        assert!(!o.every_block && !o.settings().plan_options().every_block);
         assert_eq!(o.dot_dir, None);
         // clang's look-alikes (one dash, other names, a value as the next
         // argument) are clang's.
@@ -638,6 +642,7 @@ mod tests {
             ("PATHPROF_ARRAY_LIMIT", "8"),
             ("PATHPROF_ATOMIC", "1"),
             ("PATHPROF_EARLY_EXIT", "1"),
+            ("PATHPROF_EVERY_BLOCK", "1"),
             ("PATHPROF_VERBOSE", "1"),
             ("PATHPROF_WHOLE_PROGRAM", "1"),
         ];
@@ -647,7 +652,7 @@ mod tests {
         assert!(o.mode_given, "PATHPROF_MODE counts as given");
         assert_eq!(i.map.as_deref(), Some(Path::new("env.ppmap")));
         assert_eq!((i.max_paths, i.array_limit), (Some(64), Some(8)));
-        assert!(i.atomic && i.early_exit && i.verbose && o.whole_program);
+        assert!(i.atomic && i.early_exit && i.verbose && o.whole_program && i.every_block);
         // Flags win over the environment.
         let o = options(&all, "--mode=edge --map=flag.ppmap --max-paths=2 -c a.c").unwrap();
         assert_eq!(o.instrument.mode, Mode::Edge);

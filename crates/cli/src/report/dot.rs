@@ -467,6 +467,10 @@ fn render_cfg(
     let mut out = String::new();
     let kind = match &f.layout {
         Layout::Block { .. } => "block counts",
+        Layout::Edge {
+            net_call_exits: true,
+            ..
+        } => "block counts, from edge counts",
         _ => "edge counts",
     };
     header(

@@ -204,7 +204,10 @@ fn block_mode_draws_the_cfg_with_counts() {
     let p = build_fixture("hot.c", "block");
     let profile = p.run(&["100"], "hot.pprof");
     let text = dot(&p.map, "step", Some(&profile));
-    assert!(text.contains("control-flow graph (block counts)"), "{text}");
+    assert!(
+        text.contains("control-flow graph (block counts, from edge counts)"),
+        "{text}"
+    );
     assert!(text.contains("ENTRY -> b0 [label=\"200×\"]"), "{text}");
     assert!(text.contains("\\n×172\"]"), "{text}");
     graphviz_accepts(&text);

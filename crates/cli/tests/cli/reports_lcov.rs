@@ -191,15 +191,49 @@ fn moved_sources_are_found_under_the_source_root() {
 }
 
 #[test]
-fn block_profiles_have_lines_but_no_branches() {
-    let p = build_fixture("hot.c", "block");
-    let profile = p.run(&["10"], "hot.pprof");
-    let (tracefile, text) = export_lcov(&p, &profile, &[], "hot.info");
-    assert!(!text.contains("BRDA:"), "{text}");
-    let hot = line_of(&p.source, "/* HOT */");
+fn block_profiles_have_the_branches_of_their_chords_unless_every_block_counts() {
+    let hot = |p: &Fixture| line_of(&p.source, "/* HOT */");
+    let lines_of = |text: &str, prefix: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with(prefix))
+            .map(str::to_string)
+            .collect()
+    };
+    // Block mode counts on a spanning tree's chords: the edges, and so the
+    // branches, are known, and equal edge mode's.
+    let block = build_fixture("hot.c", "block");
+    let profile = block.run(&["10"], "hot.pprof");
+    let (tracefile, text) = export_lcov(&block, &profile, &[], "hot.info");
     // 20 calls of step, 20 - 2 of them (7 and 14) take the HOT return.
-    assert!(text.contains(&format!("\nDA:{hot},18\n")), "{text}");
-    genhtml(&tracefile, &p.dir.path().join("genhtml"), &[]);
+    assert!(
+        text.contains(&format!("\nDA:{},18\n", hot(&block))),
+        "{text}"
+    );
+    let edge = build_fixture("hot.c", "edge");
+    let edge_profile = edge.run(&["10"], "hot.pprof");
+    let (_, edge_text) = export_lcov(&edge, &edge_profile, &[], "hot.info");
+    let branches = lines_of(&text, "BRDA:");
+    assert!(!branches.is_empty(), "{text}");
+    assert_eq!(branches, lines_of(&edge_text, "BRDA:"));
+    genhtml(&tracefile, &block.dir.path().join("genhtml"), &[]);
+    // A counter in every block: lines, no branches.
+    let exe = block.dir.path().join("every");
+    let source = block.source.display().to_string();
+    let map = cc(
+        block.dir.path(),
+        "block",
+        &["--every-block", "-O1", "-g", &source],
+        &exe,
+    );
+    let every = Fixture { exe, map, ..block };
+    let profile = every.run(&["10"], "every.pprof");
+    let (_, text) = export_lcov(&every, &profile, &[], "every.info");
+    assert!(!text.contains("BRDA:"), "{text}");
+    assert!(
+        text.contains(&format!("\nDA:{},18\n", hot(&every))),
+        "{text}"
+    );
+    assert_eq!(lines_of(&text, "DA:"), lines_of(&edge_text, "DA:"));
 }
 
 /// A header whose `static inline` function has one copy in each of three

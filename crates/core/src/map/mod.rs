@@ -505,7 +505,7 @@ fn check_layout(cfg: &Cfg, layout: &Layout) -> Result<(), String> {
                 return Err(format!("a block counter {k} beyond its {slots}"));
             }
         }
-        Layout::Edge { counted } => {
+        Layout::Edge { counted, .. } => {
             if let Some(fe) = counted.iter().find(|fe| match **fe {
                 FlowEdge::Cfg(e) => !edge_ok(e),
                 FlowEdge::Exit(b) => !block_ok(b),

@@ -136,8 +136,12 @@ impl From<&layout::Layout> for Layout {
                 slot_of_block: slot_of_block.clone(),
                 calls_slot: *calls_slot,
             },
-            layout::Layout::Edge { counted } => Layout::Edge {
+            layout::Layout::Edge {
+                counted,
+                net_call_exits,
+            } => Layout::Edge {
                 counted: counted.iter().map(|&fe| fe.into()).collect(),
+                net_call_exits: *net_call_exits,
             },
             layout::Layout::Path {
                 dag,
@@ -334,8 +338,12 @@ impl TryFrom<Layout> for layout::Layout {
                 slot_of_block,
                 calls_slot,
             },
-            Layout::Edge { counted } => layout::Layout::Edge {
+            Layout::Edge {
+                counted,
+                net_call_exits,
+            } => layout::Layout::Edge {
                 counted: counted.into_iter().map(Into::into).collect(),
+                net_call_exits,
             },
             Layout::Path {
                 dag,

@@ -73,16 +73,21 @@ pub fn map(mode: Mode, options: &PlanOptions) -> MapFile {
     .unwrap()
 }
 
-/// A valid map of every mode: block, edge, path, and path truncated to 3
+/// A valid map of every mode and layout: block (a counter in every block,
+/// and on a spanning tree's chords), edge, path, and path truncated to 3
 /// paths per function with early exits.
-pub fn maps() -> [(&'static str, MapFile); 4] {
+pub fn maps() -> [(&'static str, MapFile); 5] {
     let cut = PlanOptions::default()
         .with_max_paths(3)
         .with_early_exit(true);
     [
-        ("block", map(Mode::Block, &PlanOptions::default())),
+        (
+            "block",
+            map(Mode::Block, &PlanOptions::default().with_every_block(true)),
+        ),
         ("edge", map(Mode::Edge, &PlanOptions::default())),
         ("path", map(Mode::Path, &PlanOptions::default())),
         ("path-cut-early-exit", map(Mode::Path, &cut)),
+        ("block-chords", map(Mode::Block, &PlanOptions::default())),
     ]
 }
