@@ -79,6 +79,11 @@ pub struct InstrumentOptions {
     #[arg(long = "pathprof-verbose", env = "PATHPROF_VERBOSE", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
     pub verbose: bool,
+    /// Print where the invocation's wall-clock time went, phase by phase, on
+    /// standard error.
+    #[arg(long, env = "PATHPROF_TIME_REPORT", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub time_report: bool,
     /// Write a DOT file of each instrumented function's path DAG into DIR.
     #[arg(long, value_name = "DIR")]
     pub dot_dir: Option<PathBuf>,
@@ -101,6 +106,7 @@ impl InstrumentOptions {
             every_block: self.every_block,
             atomic: self.atomic,
             verbose: self.verbose,
+            timings_file: None,
         }
     }
 

@@ -5,6 +5,7 @@
 use crate::cli::{Cli, Command, ExportFormat, P3Command, ReportFormat};
 use crate::report::{self, load::load, source::SourceRoot};
 use anyhow::{Context as _, Result};
+use pathprof_llvm::timings::{self, Phase};
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -37,8 +38,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                      --mode=p3 --copies=K ... -o prog` (it writes prog.p3.0 ... and prog.ppmap)"
                 );
             }
+            let started = std::time::Instant::now();
+            if options.time_report {
+                timings::enable();
+            }
             let context = pathprof_llvm::Context::create();
-            let module = pathprof_llvm::load_bitcode(&context, &input)?;
+            let module = timings::time(Phase::Bitcode, || {
+                pathprof_llvm::load_bitcode(&context, &input)
+            })?;
             let map_file = crate::driver::instrument(&module, &options)?;
             if let (true, Some(list_path)) = (options.mode.ppp(), &options.interesting) {
                 let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
@@ -53,6 +60,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             map_file
                 .write(&map_path)
                 .with_context(|| format!("cannot write the map file {}", map_path.display()))?;
+            if options.time_report {
+                eprint!("{}", timings::take().table(started.elapsed()));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Report { inputs, format } => {

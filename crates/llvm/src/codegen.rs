@@ -3,6 +3,7 @@
 //! module names none), position independent so that PIE links work.
 
 use crate::error::LlvmError;
+use crate::timings::{self, Phase};
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
@@ -88,7 +89,9 @@ pub fn optimize(module: &Module<'_>, level: OptLevel) -> Result<(), LlvmError> {
     let loops = matches!(level, OptLevel::O2 | OptLevel::O3 | OptLevel::Os);
     options.set_loop_vectorization(loops);
     options.set_loop_slp_vectorization(loops || level == OptLevel::Oz);
-    run(module, level, &level.pipeline(), options)
+    timings::time(Phase::Optimisation, || {
+        run(module, level, &level.pipeline(), options)
+    })
 }
 
 /// The passes run before instrumenting, at every level but `O0`: LLVM's own
@@ -105,12 +108,14 @@ pub fn simplify_early(module: &Module<'_>, level: OptLevel) -> Result<(), LlvmEr
     if level == OptLevel::O0 {
         return Ok(());
     }
-    run(
-        module,
-        level,
-        EARLY_SIMPLIFICATION,
-        PassBuilderOptions::create(),
-    )
+    timings::time(Phase::EarlySimplification, || {
+        run(
+            module,
+            level,
+            EARLY_SIMPLIFICATION,
+            PassBuilderOptions::create(),
+        )
+    })
 }
 
 fn run(
@@ -132,14 +137,16 @@ fn run(
 /// destructors in `.init_array`/`.fini_array` as clang puts them
 /// ([`crate::structors`]).
 pub fn write_object(module: &Module<'_>, path: &Path, level: OptLevel) -> Result<(), LlvmError> {
-    let machine = target_machine(module, level)?;
-    crate::structors::lower_to_init_array(module);
-    machine
-        .write_to_file(module, FileType::Object, path)
-        .map_err(|e| LlvmError::WriteObject {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })
+    timings::time(Phase::CodeGeneration, || {
+        let machine = target_machine(module, level)?;
+        crate::structors::lower_to_init_array(module);
+        machine
+            .write_to_file(module, FileType::Object, path)
+            .map_err(|e| LlvmError::WriteObject {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })
+    })
 }
 
 /// A target machine for the module's triple (the host's when it has none, which

@@ -5,7 +5,8 @@
 //! [`instrument`] it with the plans, then [`optimize`] and [`write_object`].
 //! [`pipeline`] strings extraction, planning, instrumentation and the map
 //! together, as every route of `pathprof cc` uses them; [`call_sites`]
-//! counts each function's call sites for P3.
+//! counts each function's call sites for P3; [`timings`] records how long
+//! each phase took (`--time-report`).
 //! Contracts with the other crates: `docs/CONTRACTS.md` §1, §2 and §4.
 //!
 //! ```no_run
@@ -39,6 +40,7 @@ mod instrument;
 pub mod pipeline;
 mod resume;
 mod structors;
+pub mod timings;
 mod walk;
 
 pub use bitcode::{is_bitcode, link_bitcode_files, link_into, load_bitcode, parse_bitcode};

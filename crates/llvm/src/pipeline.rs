@@ -3,8 +3,10 @@
 //! instrument`): extract every function's CFG, plan it in the chosen mode,
 //! record the map ([`plan_module`]), and apply the plans to the module
 //! ([`apply_plans`]). The two halves are apart for P3, whose K copies are
-//! clones of one planned module, each given its own plans.
+//! clones of one planned module, each given its own plans. Each step adds
+//! its time to [`crate::timings`] (`--time-report`).
 
+use crate::timings::{self, Phase};
 use crate::{Module, ModuleInfo};
 use anyhow::{Context as _, Result};
 use pathprof_core::map::{MapFile, MapFunction};
@@ -42,6 +44,11 @@ pub struct Settings {
     pub every_block: bool,
     pub atomic: bool,
     pub verbose: bool,
+    /// `--time-report` in clang's pass plugin: the file the plugin writes
+    /// the phases it timed to ([`crate::timings::PluginTimings`], JSON),
+    /// for `pathprof cc` to read.
+    #[serde(default)]
+    pub timings_file: Option<PathBuf>,
 }
 
 impl Settings {
@@ -170,7 +177,9 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
 /// now keeps, so the plans apply to it too).
 pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> {
     let plan_options = settings.plan_options();
-    let extracted = crate::extract(module).context("reading the program's control flow")?;
+    let extracted = timings::time(Phase::Extraction, || crate::extract(module))
+        .context("reading the program's control flow")?;
+    let _planning = timings::span(Phase::Planning);
     let list = match (settings.ppp, &settings.interesting) {
         (false, _) => None,
         (true, None) => anyhow::bail!(
@@ -248,6 +257,7 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
         per_thread: true,
         p3: None,
     };
+    timings::record(|t| t.add_functions(map.functions.len() as u64));
     Ok(Planned { map, plans })
 }
 
@@ -303,6 +313,7 @@ pub fn apply_plans(
     plans: &[FunctionPlan],
     build_id: u64,
 ) -> Result<()> {
+    let _instrumentation = timings::span(Phase::Instrumentation);
     let info = ModuleInfo {
         mode: map.mode,
         build_id,
@@ -320,6 +331,14 @@ pub fn instrument_translation_unit(module: &Module<'_>, settings: &Settings) -> 
         return Ok(false);
     }
     let map = instrument_module(module, settings)?;
-    crate::embed_map(module, &map.to_bytes());
+    embed(module, &map);
     Ok(true)
+}
+
+/// Embeds `map`, the map of `module`'s build, in it ([`crate::embed_map`]):
+/// the last step of instrumentation.
+pub fn embed(module: &Module<'_>, map: &MapFile) {
+    timings::time(Phase::Instrumentation, || {
+        crate::embed_map(module, &map.to_bytes())
+    });
 }

@@ -2,7 +2,9 @@
 // can only be given in C++ (a pass class, a PassBuilder callback). The work is
 // done in Rust (`pathprof_plugin_instrument`, src/lib.rs); this file only
 // puts it at the start of clang's pipeline, after pathprof's early
-// simplification, and turns its error into a clang error.
+// simplification, and turns its error into a clang error. With
+// `--time-report` it also marks where the pipeline starts, where the early
+// simplification ends and where optimisation ends.
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -21,6 +23,11 @@ int pathprof_plugin_instrument(LLVMModuleRef module, char **error);
 void pathprof_plugin_free_error(char *message);
 // The early simplification pathprof runs before planning (src/lib.rs).
 const char *pathprof_plugin_early_pipeline(void);
+// Whether the phases are timed (`--time-report`, src/lib.rs).
+int pathprof_plugin_time_report(void);
+// A mark in the pipeline: 0 its start, 1 the early simplification's end, 2
+// optimisation's end (src/lib.rs).
+void pathprof_plugin_mark(int mark);
 }
 
 namespace {
@@ -40,16 +47,39 @@ struct InstrumentPass : llvm::PassInfoMixin<InstrumentPass> {
   static bool isRequired() { return true; }
 };
 
+// Marks a point of the pipeline for the time report.
+struct MarkPass : llvm::PassInfoMixin<MarkPass> {
+  int mark;
+  llvm::PreservedAnalyses run(llvm::Module &, llvm::ModuleAnalysisManager &) {
+    pathprof_plugin_mark(mark);
+    return llvm::PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+
 }  // namespace
 
 extern "C" void pathprof_plugin_register(llvm::PassBuilder *builder) {
+  bool timed = pathprof_plugin_time_report() != 0;
   builder->registerPipelineStartEPCallback(
-      [builder](llvm::ModulePassManager &passes, llvm::OptimizationLevel level) {
+      [builder, timed](llvm::ModulePassManager &passes, llvm::OptimizationLevel level) {
+        if (timed) {
+          passes.addPass(MarkPass{{}, 0});
+        }
         if (level != llvm::OptimizationLevel::O0) {
           if (llvm::Error e = builder->parsePassPipeline(passes, pathprof_plugin_early_pipeline())) {
             llvm::report_fatal_error(std::move(e));
           }
+          if (timed) {
+            passes.addPass(MarkPass{{}, 1});
+          }
         }
         passes.addPass(InstrumentPass{});
       });
+  if (timed) {
+    builder->registerOptimizerLastEPCallback(
+        [](llvm::ModulePassManager &passes, llvm::OptimizationLevel, llvm::ThinOrFullLTOPhase) {
+          passes.addPass(MarkPass{{}, 2});
+        });
+  }
 }

@@ -518,6 +518,7 @@ mod tests {
         "PATHPROF_EARLY_EXIT",
         "PATHPROF_EVERY_BLOCK",
         "PATHPROF_VERBOSE",
+        "PATHPROF_TIME_REPORT",
         "PATHPROF_WHOLE_PROGRAM",
         "PATHPROF_COPIES",
     ];
@@ -597,7 +598,7 @@ mod tests {
         let inv = p(
             "-O2 --mode=edge -g --map=out.map a.c --max-paths=100 --array-limit=7 \
              --atomic -o prog --early-exit --pathprof-verbose --whole-program --dot-dir=dots \
-             --every-block -lm",
+             --every-block -lm --time-report",
         );
         assert_eq!(inv.args, split("-O2 -g a.c -o prog -lm"));
         let o = &inv.options.instrument;
@@ -606,6 +607,7 @@ mod tests {
         assert_eq!((o.max_paths, o.array_limit), (Some(100), Some(7)));
         assert!(o.atomic && o.early_exit && o.verbose && inv.options.whole_program);
         assert!(o.every_block && o.settings().plan_options().every_block);
+        assert!(o.time_report);
         assert_eq!(o.dot_dir.as_deref(), Some(Path::new("dots")));
         assert!(inv.options.mode_given);
         // Nothing given: the defaults.
@@ -620,11 +622,12 @@ mod tests {
         );
         assert!(!o.atomic && !o.early_exit && !o.verbose && !inv.options.whole_program);
         assert!(!o.every_block && !o.settings().plan_options().every_block);
+        assert!(!o.time_report);
         assert_eq!(o.dot_dir, None);
         // clang's look-alikes (one dash, other names, a value as the next
         // argument) are clang's.
         let clangs = "-mode=x --mapfile=y -map --atomics --verbose -Wl,--map=z \
-                      --dot-directory -mllvm --max-paths-x=1 a.c";
+                      --dot-directory -mllvm --max-paths-x=1 -ftime-report --time-trace a.c";
         assert_eq!(p(clangs).args, split(clangs));
         assert_eq!(p(clangs).options, p("a.c").options);
         // The last of a flag given twice wins, as in clang.
@@ -644,6 +647,7 @@ mod tests {
             ("PATHPROF_EARLY_EXIT", "1"),
             ("PATHPROF_EVERY_BLOCK", "1"),
             ("PATHPROF_VERBOSE", "1"),
+            ("PATHPROF_TIME_REPORT", "1"),
             ("PATHPROF_WHOLE_PROGRAM", "1"),
         ];
         let o = options(&all, "-c a.c").unwrap();
@@ -652,7 +656,8 @@ mod tests {
         assert!(o.mode_given, "PATHPROF_MODE counts as given");
         assert_eq!(i.map.as_deref(), Some(Path::new("env.ppmap")));
         assert_eq!((i.max_paths, i.array_limit), (Some(64), Some(8)));
-        assert!(i.atomic && i.early_exit && i.verbose && o.whole_program && i.every_block);
+        assert!(i.atomic && i.early_exit && i.verbose && i.time_report && o.whole_program);
+        assert!(i.every_block);
         // Flags win over the environment.
         let o = options(&all, "--mode=edge --map=flag.ppmap --max-paths=2 -c a.c").unwrap();
         assert_eq!(o.instrument.mode, Mode::Edge);
@@ -665,6 +670,7 @@ mod tests {
                 "PATHPROF_ATOMIC",
                 "PATHPROF_EARLY_EXIT",
                 "PATHPROF_VERBOSE",
+                "PATHPROF_TIME_REPORT",
                 "PATHPROF_WHOLE_PROGRAM",
             ]
             .iter()
@@ -673,16 +679,16 @@ mod tests {
             let o = options(&vars, "-c a.c").unwrap();
             let i = &o.instrument;
             assert!(
-                !i.atomic && !i.early_exit && !i.verbose && !o.whole_program,
+                !i.atomic && !i.early_exit && !i.verbose && !i.time_report && !o.whole_program,
                 "{value:?}"
             );
             let o = options(
                 &vars,
-                "--atomic --early-exit --pathprof-verbose --whole-program -c a.c",
+                "--atomic --early-exit --pathprof-verbose --time-report --whole-program -c a.c",
             )
             .unwrap();
             let i = &o.instrument;
-            assert!(i.atomic && i.early_exit && i.verbose && o.whole_program);
+            assert!(i.atomic && i.early_exit && i.verbose && i.time_report && o.whole_program);
         }
         // An empty map variable is an (empty) map name, as it always was.
         let o = options(&[("PATHPROF_MAP", "")], "-c a.c").unwrap();
@@ -753,6 +759,8 @@ mod tests {
         // Switches take no value.
         let err = options(&[], "--atomic=1").unwrap_err();
         assert!(err.contains("--atomic"), "{err}");
+        let err = options(&[], "--time-report=yes").unwrap_err();
+        assert!(err.contains("--time-report"), "{err}");
         // A bad variable is named.
         let err = options(&[("PATHPROF_MODE", "fast")], "-c a.c").unwrap_err();
         assert!(
@@ -775,7 +783,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 13, "{help}");
+        assert_eq!(flags.len(), 14, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {

@@ -12,8 +12,10 @@ use super::{exec, exec_with};
 use crate::toolchain;
 use anyhow::{Context as _, Result};
 use pathprof_llvm::pipeline::PLUGIN_SETTINGS_VARIABLE;
+use pathprof_llvm::timings::{self, Phase, PluginTimings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Instant, SystemTime};
 
 /// `pathprof cc -c ...`: every source on the line to its object.
 pub(super) fn compile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
@@ -57,7 +59,9 @@ pub(super) fn compile_input(
 ) -> Result<ExitCode> {
     match input.kind {
         InputKind::Source => compile_source(clang, base, input, object, inv),
-        _ => clang_on(clang, base, &[], input, object),
+        _ => timings::time(Phase::FrontEnd, || {
+            clang_on(clang, base, &[], input, object)
+        }),
     }
 }
 
@@ -66,7 +70,8 @@ pub(super) fn compile_input(
 /// pathprof's pass plugin loaded: the plugin simplifies each function early,
 /// plans and instruments it and embeds the map fragment at the start of
 /// clang's pipeline, before inlining; clang then optimises at the command
-/// line's level and writes the object, with every flag it was given.
+/// line's level and writes the object, with every flag it was given. With
+/// `--time-report` the plugin hands the phases it timed over in a file.
 fn compile_source(
     clang: &Path,
     base: &[String],
@@ -81,7 +86,13 @@ fn compile_source(
         .cloned()
         .collect();
     args.push(format!("-fpass-plugin={}", plugin.display()));
-    let settings = serde_json::to_string(&inv.options.instrument.settings())?;
+    let mut settings = inv.options.instrument.settings();
+    let timings_file = timings::enabled()
+        .then(|| tempfile::Builder::new().prefix("pathprof-time-").tempfile())
+        .transpose()?;
+    settings.timings_file = timings_file.as_ref().map(|f| f.path().to_path_buf());
+    let settings = serde_json::to_string(&settings)?;
+    let (spawned, start) = (SystemTime::now(), Instant::now());
     let code = clang_on(
         clang,
         &args,
@@ -89,6 +100,14 @@ fn compile_source(
         input,
         object,
     )?;
+    if let Some(file) = timings_file {
+        let wall = start.elapsed();
+        // Empty when the plugin did not get to the end of optimisation.
+        let plugin: Option<PluginTimings> = std::fs::read(file.path())
+            .ok()
+            .and_then(|json| serde_json::from_slice(&json).ok());
+        timings::record(|t| t.add_clang_run(spawned, wall, plugin.as_ref()));
+    }
     if code == ExitCode::SUCCESS {
         draw_dags_of(object, &inv.options.instrument)?;
     }

@@ -19,8 +19,10 @@ use crate::toolchain;
 use anyhow::{Context as _, Result};
 use args::{Action, InputKind, Invocation};
 use pathprof_core::map::MapFile;
+use pathprof_llvm::timings::{self, Phase};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::time::Instant;
 
 /// What `pathprof cc --help` prints before clang's help: pathprof's own flags
 /// (from their one definition, [`args::options_command`]) and how to use them.
@@ -45,23 +47,33 @@ clang's own options follow.
 
 /// Runs the driver on the arguments after `cc` / `c++`.
 pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
+    let started = Instant::now();
     if raw_args.iter().any(|a| a == "--help" || a == "-help") {
         println!("{}", usage());
         std::io::Write::flush(&mut std::io::stdout())?;
     }
     let inv = args::parse(raw_args)?;
     let clang = toolchain::clang(cxx);
-    match inv.action {
-        Action::PassThrough => exec(&clang, &inv.args),
-        Action::Compile if inv.args.iter().any(|x| x == "-emit-llvm") => exec(&clang, &inv.args),
+    if inv.options.time_report {
+        timings::enable();
+    }
+    let code = match inv.action {
+        Action::PassThrough => return exec(&clang, &inv.args),
+        Action::Compile if inv.args.iter().any(|x| x == "-emit-llvm") => {
+            return exec(&clang, &inv.args)
+        }
         Action::Compile if inv.options.whole_program_route() => {
             let mut a = inv.args.clone();
             a.extend(whole::WHOLE_PROGRAM_BITCODE.iter().map(|s| s.to_string()));
-            exec(&clang, &a)
+            timings::time(Phase::FrontEnd, || exec(&clang, &a))?
         }
-        Action::Compile => compile::compile(&clang, &inv),
-        Action::Link => link(&clang, &inv),
+        Action::Compile => compile::compile(&clang, &inv)?,
+        Action::Link => link(&clang, &inv)?,
+    };
+    if inv.options.time_report {
+        eprint!("{}", timings::take().table(started.elapsed()));
     }
+    Ok(code)
 }
 
 /// Runs clang with `args`, returning its exit status.
@@ -117,7 +129,7 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
 fn finish_link(clang: &Path, inv: &Invocation, args: Vec<String>) -> Result<ExitCode> {
     let code = link_with_runtime(clang, args)?;
     if code == ExitCode::SUCCESS {
-        write_map(inv)?;
+        timings::time(Phase::Link, || write_map(inv))?;
     }
     Ok(code)
 }
@@ -125,7 +137,7 @@ fn finish_link(clang: &Path, inv: &Invocation, args: Vec<String>) -> Result<Exit
 /// Runs a link: `args` plus the runtime.
 fn link_with_runtime(clang: &Path, mut args: Vec<String>) -> Result<ExitCode> {
     args.extend(runtime_args(&args)?);
-    exec(clang, &args)
+    timings::time(Phase::Link, || exec(clang, &args))
 }
 
 /// The link step's output (`a.out` when there is no `-o`).

@@ -100,7 +100,7 @@ pub(super) fn link(
         }
     }
     apply_plans(module, &map, &plans, map.build_id)?;
-    pathprof_llvm::embed_map(module, &map.to_bytes());
+    pathprof_llvm::pipeline::embed(module, &map);
     let object = work.join("pathprof-program.o");
     emit_object(module, level, &object)?;
     finish_link(clang, inv, inputs.link_line(&inv.args, &object))

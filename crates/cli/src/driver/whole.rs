@@ -10,6 +10,7 @@ use super::args::{InputKind, Invocation};
 use super::{archive, compile_flags, exec, finish_link, instrument};
 use anyhow::{bail, Context as _, Result};
 use pathprof_llvm::is_bitcode;
+use pathprof_llvm::timings::{self, Phase};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -100,17 +101,19 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
                  `pathprof cc --mode=p3` too (or name them on this line)"
             );
         }
-        return exec(clang, &inv.args);
+        return timings::time(Phase::Link, || exec(clang, &inv.args));
     }
     let context = pathprof_llvm::Context::create();
-    let module = pathprof_llvm::link_bitcode_files(&context, &inputs.bitcode)?;
+    let module = timings::time(Phase::Bitcode, || {
+        pathprof_llvm::link_bitcode_files(&context, &inputs.bitcode)
+    })?;
     let level: pathprof_llvm::OptLevel = inv.opt_level.parse()?;
     pathprof_llvm::simplify_early(&module, level)?;
     if let Some(copies) = inv.options.p3_copies().map_err(anyhow::Error::msg)? {
         return super::p3::link(clang, inv, &module, level, copies, &inputs, work.path());
     }
     let map = instrument(&module, &inv.options.instrument)?;
-    pathprof_llvm::embed_map(&module, &map.to_bytes());
+    pathprof_llvm::pipeline::embed(&module, &map);
     let object = work.path().join("pathprof-program.o");
     emit_object(&module, level, &object)?;
     finish_link(clang, inv, inputs.link_line(&inv.args, &object))
@@ -142,7 +145,9 @@ fn gather(clang: &Path, inv: &Invocation, work: &Path) -> Result<Result<Inputs, 
                 if input.kind == InputKind::Source {
                     args.extend(WHOLE_PROGRAM_BITCODE.iter().map(|s| s.to_string()));
                 }
-                let code = super::compile::clang_on(clang, &args, &[], input, &obj)?;
+                let code = timings::time(Phase::FrontEnd, || {
+                    super::compile::clang_on(clang, &args, &[], input, &obj)
+                })?;
                 if code != ExitCode::SUCCESS {
                     return Ok(Err(code));
                 }

@@ -12,7 +12,8 @@
 //!   `tests/reports_fixtures/`;
 //! - [`text_reports`]: golden text reports of `tests/text_reports/classify.c`;
 //! - [`third_party`]: real third-party programs and their own builds (slow:
-//!   `--skip third_party` leaves them out).
+//!   `--skip third_party` leaves them out);
+//! - [`time_report`]: `--time-report`'s table of each phase's time.
 
 mod support;
 
@@ -26,3 +27,4 @@ mod reports_lcov;
 mod reports_predict_diff;
 mod text_reports;
 mod third_party;
+mod time_report;
