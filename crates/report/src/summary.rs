@@ -6,7 +6,7 @@
 //! What each level counts:
 //! - *blocks*: blocks reachable from the function's entry; executed when their
 //!   count is not 0. Instructions likewise over reachable blocks.
-//! - *edges* (edge and path modes): edges leaving reachable blocks.
+//! - *edges* (every mode but block mode's `--every-block`): edges leaving reachable blocks.
 //! - *paths* (path mode): distinct executed paths of potential paths
 //!   (Ball-Larus section 1).
 //! - *lines*: a function's lines are those of its reachable blocks and its
@@ -87,7 +87,7 @@ pub struct FunctionSummary {
     pub instructions: Instructions,
     pub blocks: Ratio,
     pub lines: Ratio,
-    /// Edge and path modes.
+    /// Every mode but block mode built with `--every-block`.
     pub edges: Option<Ratio>,
     /// Path mode: distinct executed paths of potential paths.
     pub paths: Option<Ratio>,
@@ -188,7 +188,12 @@ impl Summary {
         let line_sets = lines_by_file(loaded, per_line);
         let mut files: BTreeMap<String, FileSummary> = BTreeMap::new();
         let mut program = ProgramSummary {
-            edges: (mode != Mode::Block).then(Ratio::default),
+            // Block mode counts edges too, unless built with a counter in
+            // every block.
+            edges: functions
+                .iter()
+                .any(|f| f.edges.is_some())
+                .then(Ratio::default),
             paths: (mode == Mode::Path).then(Ratio::default),
             residual: loaded.map.is_ppp().then(Residual::default),
             ..ProgramSummary::default()

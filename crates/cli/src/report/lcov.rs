@@ -14,7 +14,7 @@
 //! - `BRDA:line,block,branch,count` for every block with two or more out-edges,
 //!   one per out-edge in successor order, on the line of the block's test (see
 //!   [`branch_line`]); the count is the edge's, or `-` when the block never ran. Block-mode profiles
-//!   know no edge counts and have no branch records. Branches of several
+//!   built with `--every-block` know no edge counts and have no branch records. Branches of several
 //!   functions with the same line, block and branch (copies of one header
 //!   function) are one record whose count is their sum, as lcov merges them.
 //!   Then `BRF` / `BRH`.

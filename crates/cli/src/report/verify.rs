@@ -26,9 +26,17 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
             paths.map.mode.name()
         );
     }
-    if edges.map.mode == pathprof_core::Mode::Block {
+    // Block mode counts a spanning tree's chords, which give every edge,
+    // unless it was built with a counter in every block.
+    let counts_edges = edges
+        .map
+        .functions
+        .iter()
+        .any(|f| matches!(f.layout, pathprof_core::layout::Layout::Edge { .. }));
+    if edges.map.mode == pathprof_core::Mode::Block && !counts_edges {
         bail!(
-            "{} is a block-mode map; --edge-map needs an edge- or path-mode build",
+            "{} is a block-mode map built with --every-block (a counter in every block, no edge \
+             counts); --edge-map needs an edge-, path- or block-mode build that counts edges",
             edges.map_path.display()
         );
     }

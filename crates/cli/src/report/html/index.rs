@@ -83,12 +83,8 @@ impl Report<'_> {
             ratio("line coverage", total.lines, "lines"),
             ratio("block coverage", total.blocks, "blocks"),
         ];
-        if mode != Mode::Block {
-            cards.push(ratio(
-                "edge coverage",
-                total.edges.unwrap_or_default(),
-                "edges",
-            ));
+        if let Some(edges) = total.edges {
+            cards.push(ratio("edge coverage", edges, "edges"));
         }
         if mode == Mode::Path {
             cards.push(Card {

@@ -159,9 +159,11 @@ pub fn profile(prog: &'static Program, opts: &[Opt]) -> Profiled {
             );
         }
         // The LLVM notes' verifier: path-derived edge counts equal the edge
-        // profile, unless exit() cut paths short and nothing counted them.
-        if prog.cut_short.is_empty() || prog.pathprof_flags.contains(&"--early-exit") {
-            let (path, edge) = (&builds[&(opt, Mode::Path)], &builds[&(opt, Mode::Edge)]);
+        // profile, and block mode's (its chords give every edge), unless
+        // exit() cut paths short and nothing counted them.
+        let exact = prog.cut_short.is_empty() || prog.pathprof_flags.contains(&"--early-exit");
+        for reference in [Mode::Edge, Mode::Block].into_iter().filter(|_| exact) {
+            let (path, edge) = (&builds[&(opt, Mode::Path)], &builds[&(opt, reference)]);
             let out = Command::new(PATHPROF)
                 .arg("verify")
                 .arg("--map")
@@ -174,9 +176,10 @@ pub fn profile(prog: &'static Program, opts: &[Opt]) -> Profiled {
                 .expect("pathprof verify runs");
             checks.check(out.status.success(), || {
                 format!(
-                    "{} {}: pathprof verify fails:\n{}{}",
+                    "{} {}: pathprof verify against {} mode fails:\n{}{}",
                     prog.name,
                     opt.flag(),
+                    reference.name(),
                     String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
                 )
