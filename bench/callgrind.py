@@ -19,9 +19,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from overhead import CLANG, PATHPROF_VARIANTS, ROOT, bzip2_program, lua_program, sqlite_program
+from overhead import CLANG, PATHPROF_VARIANTS, ROOT, SUITE
 
-PROGRAMS = {"lua": lua_program, "bzip2": bzip2_program, "sqlite": sqlite_program}
+PROGRAMS = SUITE
 
 
 def instructions(argv, stdin, env, out):

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Overhead of pathprof against the uninstrumented program, clang's
 -fprofile-instr-generate and gcc's --coverage, on third-party programs: Lua 5.4,
-bzip2 1.0.8 and SQLite, from registry crates' bundled sources, and SQLite run
-by 4 threads at once (`sqlite-threads`, bench/sqlite/threads.c).
+bzip2 1.0.8, zlib (bench/zlib/driver.c) and SQLite, from registry crates'
+bundled sources, and SQLite run by 4 threads at once (`sqlite-threads`,
+bench/sqlite/threads.c).
 
-Each variant is built once; then all variants run round-robin RUNS times on the
-same workload, and the median CPU time (user + system of the child) of each is
-reported with its ratio to the plain build. Run on purpose, not in CI:
+Each variant is built once (its build's wall time recorded) and run once with
+its output compared to the plain build's (a difference stops the script);
+then all variants run round-robin RUNS times on the same workload, and the
+median CPU time (user + system of the child) of each is reported with its
+ratio to the plain build (gcc's --coverage also against plain gcc -O2,
+`gcc-plain`). The results end with one table of every program's ratios and
+their geometric mean, and the build times; with --out, the same as JSON
+beside the markdown (`.json`). Run on purpose, not in CI:
 
     bench/overhead.py [--runs 7] [--scale 50] [--out bench/results.md]
                       [--variants plain,clang-instr,pathprof-path,pathprof-ppp]
@@ -77,7 +83,7 @@ def bzip2_program():
         if not data.exists():
             words = [b"path", b"edge", b"block", b"profile", b"count", b"chord", b"tree", b"loop"]
             x, out = 12345, bytearray()
-            while len(out) < scale * 200_000:
+            while len(out) < scale * 250_000:
                 x = (x * 1103515245 + 12345) & 0xFFFFFFFF
                 out += words[(x >> 16) % len(words)] + (b"\n" if (x >> 8) % 13 == 0 else b" ")
             data.write_bytes(bytes(out))
@@ -89,6 +95,21 @@ def bzip2_program():
         "cflags": ["-D_FILE_OFFSET_BITS=64"],
         "libs": [],
         "run": run,
+    }
+
+
+def zlib_program():
+    """zlib (the libz-sys crate's sources) deflating and inflating scale*80 KB
+    of text at three levels (bench/zlib/driver.c)."""
+    src = crate_dir("libz-sys") / "src/zlib"
+    files = ["adler32.c", "compress.c", "crc32.c", "deflate.c", "inffast.c", "inflate.c", "inftrees.c",
+             "trees.c", "uncompr.c", "zutil.c"]
+    return {
+        "name": "zlib",
+        "sources": [str(ROOT / "bench/zlib/driver.c")] + [str(src / f) for f in files],
+        "cflags": [f"-I{src}", "-DHAVE_UNISTD_H"],
+        "libs": [],
+        "run": lambda exe, scale, tmp: ([exe, str(scale * 80_000)], None),
     }
 
 
@@ -106,7 +127,7 @@ def sqlite_with(name, driver, run_args):
 
 
 def sqlite_program():
-    return sqlite_with("sqlite", "driver.c", lambda scale: [str(scale * 4000)])
+    return sqlite_with("sqlite", "driver.c", lambda scale: [str(scale * 16000)])
 
 
 def sqlite_threads_program():
@@ -114,6 +135,14 @@ def sqlite_threads_program():
     each), at the same time: the threaded workload."""
     return sqlite_with("sqlite-threads", "threads.c", lambda scale: [str(scale * 1000), "4"])
 
+
+SCALE_HELP = ("Lua workload rounds; bzip2 compresses scale*250 KB; zlib deflates scale*80 KB; "
+              "SQLite uses scale*16000 rows (each about a second at the default)")
+
+# The single-threaded suite (what callgrind.py and p3.py measure too), and
+# every program this script measures.
+SUITE = {"lua": lua_program, "bzip2": bzip2_program, "zlib": zlib_program, "sqlite": sqlite_program}
+PROGRAMS = {**SUITE, "sqlite-threads": sqlite_threads_program}
 
 # pathprof's variants and their flags.
 PATHPROF_VARIANTS = {
@@ -140,7 +169,7 @@ PPP_VARIANTS = {
     "pathprof-ppp-1k": ("workload", ["--ppp-min-paths=1024"]),
 }
 
-VARIANTS = ["plain", "clang-instr", "gcc-coverage"] + list(PATHPROF_VARIANTS) + list(PPP_VARIANTS)
+VARIANTS = ["plain", "clang-instr", "gcc-plain", "gcc-coverage"] + list(PATHPROF_VARIANTS) + list(PPP_VARIANTS)
 
 
 BEFORE = "before:"
@@ -190,6 +219,8 @@ def build(variant, prog, out, pathprof, baseline, interesting):
         cmd = [CLANG] + common
     elif variant == "clang-instr":
         cmd = [CLANG, "-fprofile-instr-generate"] + common
+    elif variant == "gcc-plain":
+        cmd = ["gcc"] + common
     elif variant == "gcc-coverage":
         cmd = ["gcc", "--coverage"] + common
     elif variant.startswith(BEFORE):
@@ -212,6 +243,47 @@ def cpu_time(cmd, env, stdin=None):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def same_output(prog, exes, scale, out):
+    """Runs each build of `prog` once and stops the script unless its output
+    and exit status are the plain build's."""
+    def run(v):
+        cmd, _ = prog["run"](exes[v], scale, out)
+        env = dict(os.environ, PATHPROF_FILE=str(out / "check.pprof"), LLVM_PROFILE_FILE=str(out / "check.profraw"))
+        r = subprocess.run(cmd, capture_output=True, env=env)
+        return r.returncode, r.stdout
+    plain = run("plain")
+    for v in exes:
+        if v != "plain" and run(v) != plain:
+            sys.exit(f"{prog['name']}: {v} does not behave as the plain build (output or exit status differ)")
+
+
+def ratio(medians, v):
+    """`v`'s median CPU time over the plain build's; gcc's --coverage over
+    plain gcc's when that was measured."""
+    base = medians["gcc-plain"] if v == "gcc-coverage" and "gcc-plain" in medians else medians["plain"]
+    return medians[v] / base
+
+
+def suite_table(medians, build_s, variants):
+    """Every program's ratios, their geometric mean, and build times, as
+    markdown lines."""
+    shown = [v for v in variants if v not in ("plain", "gcc-plain")]
+    lines = ["## The suite (CPU time ratio to plain clang -O2; gcc-coverage to plain gcc -O2)\n",
+             "| program | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
+    for name, ms in medians.items():
+        lines.append(f"| {name} | " + " | ".join(f"{ratio(ms, v):.2f}" for v in shown) + " |")
+    single = [ms for name, ms in medians.items() if name in SUITE]
+    if single:
+        mean = [statistics.geometric_mean([ratio(ms, v) for ms in single]) for v in shown]
+        lines.append("| geometric mean (single-threaded) | " + " | ".join(f"{g:.2f}" for g in mean) + " |")
+    lines += ["", "Build wall time, seconds (one build each, on the same machine):\n",
+              "| program | " + " | ".join(variants) + " |", "|---" * (len(variants) + 1) + "|"]
+    for name in medians:
+        lines.append(f"| {name} | " + " | ".join(f"{build_s[(name, v)]:.1f}" for v in variants) + " |")
+    lines.append("")
+    return lines
+
+
 def build_pathprof():
     """Builds this checkout's pathprof, runtime and pass plugin (release);
     returns the pathprof binary."""
@@ -223,10 +295,9 @@ def build_pathprof():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--scale", type=int, default=50,
-                    help="Lua workload rounds; bzip2 compresses scale*200 KB; SQLite uses scale*4000 rows")
+    ap.add_argument("--scale", type=int, default=50, help=SCALE_HELP)
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--only", choices=["lua", "bzip2", "sqlite", "sqlite-threads"], action="append",
+    ap.add_argument("--only", choices=list(PROGRAMS), action="append",
                     help="measure only these programs (repeatable)")
     ap.add_argument("--baseline", type=Path,
                     help="another pathprof checkout (release build) to compare with")
@@ -249,11 +320,10 @@ def main():
         # Older builds have no --every-block: their block mode is that one.
         variants += [BEFORE + v for v in PATHPROF_VARIANTS if v in variants and v != "pathprof-block-every"]
     lines = []
+    medians, build_s = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        programs = {"lua": lua_program, "bzip2": bzip2_program, "sqlite": sqlite_program,
-                    "sqlite-threads": sqlite_threads_program}
-        for name, make in programs.items():
+        for name, make in PROGRAMS.items():
             if args.only and name not in args.only:
                 continue
             prog = make()
@@ -261,7 +331,9 @@ def main():
 
             def built(v):
                 if v not in exes:
+                    began = time.monotonic()
                     exes[v] = build(v, prog, out, pathprof, baseline, interesting)
+                    build_s[(prog["name"], v)] = time.monotonic() - began
                 return exes[v]
 
             def interesting(training):
@@ -272,6 +344,7 @@ def main():
 
             for v in variants:
                 built(v)
+            same_output(prog, {v: exes[v] for v in variants}, args.scale, out)
             times = {v: [] for v in variants}
             for _ in range(args.runs):
                 for v in variants:
@@ -281,6 +354,7 @@ def main():
                     cmd, _ = prog["run"](exes[v], args.scale, out)
                     times[v].append(cpu_time(cmd, env))
             base = statistics.median(times["plain"])
+            medians[prog["name"]] = {v: statistics.median(times[v]) for v in variants}
             lines.append(f"## {prog['name']} (scale {args.scale}, median of {args.runs} interleaved runs)\n")
             lines.append("| variant | median CPU s | ratio to plain |")
             lines.append("|---|---|---|")
@@ -294,11 +368,18 @@ def main():
                     stats = subprocess.run([pathprof, "ppp-stats", "--map", exes[v]], check=True,
                                            capture_output=True, text=True).stdout
                     lines += [f"`pathprof ppp-stats` of {prog['name']}-{v}:\n", "```", stats.rstrip(), "```", ""]
+    lines += suite_table(medians, build_s, variants)
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     text = "\n".join(lines)
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
+        args.out.with_suffix(".json").write_text(json.dumps({
+            "runs": args.runs, "scale": args.scale,
+            "programs": {name: {v: {"median_cpu_s": m, "ratio": ratio(ms, v), "build_s": build_s[(name, v)]}
+                                for v, m in ms.items()}
+                         for name, ms in medians.items()},
+        }, indent=1) + "\n")
 
 
 if __name__ == "__main__":

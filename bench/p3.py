@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import overhead  # noqa: E402  (bench/overhead.py: the programs, builds and timing)
 
-PROGRAMS = {"lua": overhead.lua_program, "bzip2": overhead.bzip2_program, "sqlite": overhead.sqlite_program}
+PROGRAMS = overhead.SUITE
 
 # overhead.py's variants measured beside the copies.
 BASELINES = ["plain", "clang-instr", "pathprof-path"]
@@ -274,7 +274,7 @@ def main():
     ap.add_argument("--copies", type=copies_list, default=[2, 4, 8], help="the Ks to build and measure (2,4,8)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scale", type=int, default=50,
-                    help="Lua workload rounds; bzip2 compresses scale*200 KB; SQLite uses scale*4000 rows")
+                    help=overhead.SCALE_HELP)
     ap.add_argument("--out", type=Path, default=overhead.ROOT / "bench/results-p3.md",
                     help="the markdown results (default bench/results-p3.md); JSON beside it, as .json")
     ap.add_argument("--only", choices=list(PROGRAMS), action="append",

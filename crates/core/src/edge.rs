@@ -6,6 +6,14 @@
 //! call that returns more than once, see [`crate::cfg`]) joins "outside" to its
 //! target, and its source gets an exit edge of its own (counted before the
 //! call): flow is conserved in every process that way.
+//!
+//! Block mode uses the same plan with [`CallExits::Net`] (Knuth and
+//! Stevenson's counting on chords; gcov's fake edges): every block with calls
+//! that might not return gets an exit edge, so activations that end inside
+//! its calls (`exit`, `longjmp`) keep every count exact, and block counts
+//! follow from the edges. Such an exit on the tree is never counted (its net
+//! count follows by conservation); one that is a chord is counted around the
+//! calls as with early-exit counting, where the tree found that cheaper.
 
 use crate::cfg::Cfg;
 use crate::ids::BlockId;
@@ -33,8 +41,10 @@ pub enum CallExits {
     /// Each such block's exit edge is counted around each call and uncounted
     /// when the call returns (edge mode with early-exit counting).
     Counted,
-    /// Each such block's exit edge is on the spanning tree, never counted:
-    /// its net count follows by conservation (block mode).
+    /// Each such block's exit edge is a flow edge weighted by what counting
+    /// it around the calls would cost: on the spanning tree it is never
+    /// counted and its net count follows by conservation; as a chord it is
+    /// counted as with `Counted` (block mode).
     Net,
 }
 
