@@ -77,38 +77,36 @@ fn runs(exe: &Path) {
     assert_eq!(String::from_utf8_lossy(&run.stdout), "76\n");
 }
 
+/// What an `-O2` compile does after clang's front end (and reading
+/// bitcode, on the whole-program route).
+const COMPILE_PHASES: [&str; 6] = [
+    "early simplification",
+    "CFG extraction",
+    "planning",
+    "instrumentation",
+    "optimisation",
+    "code generation",
+];
+
+/// `pathprof cc --mode=path <route> --time-report -O2 prog.c -o prog` in
+/// `d`: its table has `before` the compile's phases, then the link; the
+/// program it built runs.
+fn builds_with_phases(d: &Path, route: &[&str], before: &[&str]) {
+    let mut args = vec!["cc", "--mode=path"];
+    args.extend(route);
+    args.extend(["--time-report", "-O2", "prog.c", "-o", "prog"]);
+    let build = pathprof(d, &args);
+    let phases: Vec<&str> = [before, &COMPILE_PHASES[..], &["link"]].concat();
+    check(&build, &phases, true);
+    ok(build);
+    runs(&d.join("prog"));
+}
+
 #[test]
 fn the_per_compile_route_reports_the_phases_inside_clang() {
     let dir = prog_dir();
     let d = dir.path();
-    let build = pathprof(
-        d,
-        &[
-            "cc",
-            "--mode=path",
-            "--time-report",
-            "-O2",
-            "prog.c",
-            "-o",
-            "prog",
-        ],
-    );
-    check(
-        &build,
-        &[
-            "front end",
-            "early simplification",
-            "CFG extraction",
-            "planning",
-            "instrumentation",
-            "optimisation",
-            "code generation",
-            "link",
-        ],
-        true,
-    );
-    ok(build);
-    runs(&d.join("prog"));
+    builds_with_phases(d, &[], &["front end"]);
     // A compile step alone, asked for by the variable, at -O0: no early
     // simplification there, no link.
     let compile = pathprof_env(
@@ -116,18 +114,8 @@ fn the_per_compile_route_reports_the_phases_inside_clang() {
         &[("PATHPROF_TIME_REPORT", "1")],
         &["cc", "--mode=path", "-O0", "-c", "prog.c", "-o", "prog.o"],
     );
-    check(
-        &compile,
-        &[
-            "front end",
-            "CFG extraction",
-            "planning",
-            "instrumentation",
-            "optimisation",
-            "code generation",
-        ],
-        true,
-    );
+    let phases = [&["front end"][..], &COMPILE_PHASES[1..]].concat();
+    check(&compile, &phases, true);
     ok(compile);
     let link = pathprof(d, &["cc", "--time-report", "prog.o", "-o", "prog0"]);
     check(&link, &["link"], false);
@@ -139,36 +127,7 @@ fn the_per_compile_route_reports_the_phases_inside_clang() {
 fn the_whole_program_route_reports_its_phases() {
     let dir = prog_dir();
     let d = dir.path();
-    let build = pathprof(
-        d,
-        &[
-            "cc",
-            "--mode=path",
-            "--whole-program",
-            "--time-report",
-            "-O2",
-            "prog.c",
-            "-o",
-            "prog",
-        ],
-    );
-    check(
-        &build,
-        &[
-            "front end",
-            "reading bitcode",
-            "early simplification",
-            "CFG extraction",
-            "planning",
-            "instrumentation",
-            "optimisation",
-            "code generation",
-            "link",
-        ],
-        true,
-    );
-    ok(build);
-    runs(&d.join("prog"));
+    builds_with_phases(d, &["--whole-program"], &["front end", "reading bitcode"]);
 }
 
 #[test]
