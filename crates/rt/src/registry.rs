@@ -16,7 +16,7 @@
 //! unit) wrote it, also a retired one.
 
 use crate::abi::PpModule;
-use crate::list::{Linked, List};
+use crate::list::List;
 use crate::mem::{map_zeroed, unmap};
 use std::os::unix::ffi::OsStrExt;
 use std::ptr;
@@ -77,7 +77,6 @@ fn number(v: &[u8]) -> u64 {
 /// One registered module and the runtime's memory for it.
 pub(crate) struct Node {
     pub module: *const PpModule,
-    next: *mut Node,
     /// The module's build id and mode, kept here so that they can be read
     /// after the module is unmapped (a retired node still says which build
     /// the process was counted in).
@@ -103,15 +102,6 @@ pub(crate) struct Node {
 }
 
 static NODES: List<Node> = List::new();
-
-impl Linked for Node {
-    fn next(&self) -> *mut Node {
-        self.next
-    }
-    fn set_next(&mut self, next: *mut Node) {
-        self.next = next;
-    }
-}
 
 /// Adds `module`, loaded from `object`, unless it is already there; true if
 /// added. A retired node of the same address (a library loaded again where
@@ -141,7 +131,6 @@ pub(crate) fn add(module: *const PpModule, object: Option<String>) -> bool {
     }
     NODES.push(Node {
         module,
-        next: ptr::null_mut(),
         build_id: AtomicU64::new(build_id),
         mode: AtomicU32::new(mode),
         object: AtomicPtr::new(object),

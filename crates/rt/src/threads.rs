@@ -41,7 +41,7 @@
 //! handler) walks them without locks.
 
 use crate::abi::{PpModule, ThreadDeltaFn};
-use crate::list::{Linked, List};
+use crate::list::List;
 use crate::mem::map_lazily;
 use std::ffi::c_void;
 use std::ptr;
@@ -63,7 +63,6 @@ pub(crate) struct Region {
     shared: AtomicBool,
     /// Every block mapped for the region, newest first.
     blocks: List<Block>,
-    next: *mut Region,
 }
 
 /// One thread's copy of a region's counters.
@@ -78,28 +77,9 @@ pub(crate) struct Block {
     mapping_len: usize,
     /// A live thread counts into it.
     busy: AtomicBool,
-    next: *mut Block,
 }
 
 static REGIONS: List<Region> = List::new();
-
-impl Linked for Region {
-    fn next(&self) -> *mut Region {
-        self.next
-    }
-    fn set_next(&mut self, next: *mut Region) {
-        self.next = next;
-    }
-}
-
-impl Linked for Block {
-    fn next(&self) -> *mut Block {
-        self.next
-    }
-    fn set_next(&mut self, next: *mut Block) {
-        self.next = next;
-    }
-}
 
 /// Every region ever registered, newest first.
 fn regions() -> impl Iterator<Item = &'static Region> {
@@ -152,7 +132,6 @@ impl Region {
             mapping,
             mapping_len: len,
             busy: AtomicBool::new(true),
-            next: ptr::null_mut(),
         }))
     }
 }
@@ -314,7 +293,6 @@ pub(crate) fn add_module(module: &PpModule) {
             live: AtomicUsize::new(0),
             shared: AtomicBool::new(false),
             blocks: List::new(),
-            next: ptr::null_mut(),
         })
     });
     if region.live.fetch_add(1, AcqRel) == 0 && region.blocks().next().is_some() {
