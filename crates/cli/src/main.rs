@@ -1,5 +1,8 @@
 //! The `pathprof` binary: a thin dispatcher. `cc` and `c++` take raw clang
-//! arguments and go to the compiler driver; everything else is parsed by clap.
+//! arguments and go to the compiler driver, `cargo` raw cargo arguments, and
+//! a link line from rustc under `pathprof cargo` (it carries
+//! [`driver::cargo::LINKER_MARKER`]) goes to the driver too; everything else
+//! is parsed by clap.
 //! Exit codes are decided here: 0 success, 1 failure with a message, and a
 //! compiler's own status passed through.
 
@@ -7,6 +10,7 @@ mod cli;
 mod commands;
 mod driver;
 mod p3;
+mod private_runtime;
 mod report;
 mod toolchain;
 
@@ -18,6 +22,10 @@ fn main() -> ExitCode {
     let result = match args.get(1).map(String::as_str) {
         Some("cc") => driver::run(false, &args[2..]),
         Some("c++") => driver::run(true, &args[2..]),
+        Some("cargo") => driver::cargo::run(&args[2..]),
+        _ if args.iter().any(|a| a == driver::cargo::LINKER_MARKER) => {
+            driver::cargo::link(&args[1..])
+        }
         _ => commands::run(cli::Cli::parse()),
     };
     match result {

@@ -22,6 +22,19 @@ pub fn clang(cxx: bool) -> PathBuf {
     PathBuf::from(format!("{name}-22"))
 }
 
+/// An LLVM 22 tool (`llvm-ar`, `ld.lld`...): from LLVM 22's directory, else
+/// `NAME-22` or `NAME` from `PATH`.
+pub fn llvm_tool(name: &str) -> PathBuf {
+    let llvm = Path::new("/usr/lib/llvm-22/bin").join(name);
+    if llvm.exists() {
+        return llvm;
+    }
+    let versioned = format!("{name}-22");
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(&versioned).exists()));
+    PathBuf::from(if on_path { versioned } else { name.to_string() })
+}
+
 /// The runtime archive `libpathprof_rt.a`: `$PATHPROF_RT`, else beside the
 /// `pathprof` executable (where cargo builds both), else its `../lib`.
 pub fn runtime() -> Result<PathBuf> {

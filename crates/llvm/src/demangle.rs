@@ -38,21 +38,45 @@ fn cpp(name: &str) -> Option<String> {
 }
 
 /// Whether `name` has the shape of a legacy Rust name: `_ZN`, path elements,
-/// and the hash element `17h` and 16 hex digits before the closing `E`
-/// (perhaps followed by a `.suffix` that LLVM added).
+/// and the hash element `17h` and 16 hex digits before the closing `E`,
+/// perhaps followed by a `.suffix` that LLVM added. (Path elements may hold
+/// dots themselves: `_$LT$core..hash..Hasher$GT$`.)
 fn is_legacy_rust(name: &str) -> bool {
-    let name = name.split('.').next().unwrap_or(name);
-    let Some(path) = name
-        .strip_prefix("_ZN")
-        .and_then(|rest| rest.strip_suffix('E'))
-    else {
+    let Some(path) = name.strip_prefix("_ZN") else {
         return false;
     };
-    let path = path.as_bytes();
-    path.len() >= 19 && {
-        let hash = &path[path.len() - 19..];
-        hash.starts_with(b"17h") && hash[3..].iter().all(u8::is_ascii_hexdigit)
+    path.match_indices("17h").any(|(at, _)| {
+        let rest = &path.as_bytes()[at + 3..];
+        rest.len() > 16
+            && rest[..16].iter().all(u8::is_ascii_hexdigit)
+            && rest[16] == b'E'
+            && rest.get(17).is_none_or(|&c| c == b'.')
+    })
+}
+
+/// The shown names of `names` (each `name`'s [`demangle`]d form), told
+/// apart: Rust functions that demangle alike are shown with their hash
+/// (legacy names: `…::drop::h5088f4ac71350c54`) or crate disambiguators (v0
+/// names). Legacy mangling does not spell a generic function's arguments,
+/// so its instances would otherwise all read the same.
+pub(crate) fn shown_names(names: &[&str]) -> Vec<Option<String>> {
+    let mut shown: Vec<Option<String>> = names.iter().map(|n| demangle(n)).collect();
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for s in shown.iter().flatten() {
+        *seen.entry(s.as_str()).or_default() += 1;
     }
+    let alike: Vec<bool> = shown
+        .iter()
+        .map(|s| s.as_deref().is_some_and(|s| seen[s] > 1))
+        .collect();
+    for ((name, s), alike) in names.iter().zip(&mut shown).zip(alike) {
+        if alike && (name.starts_with("_R") || is_legacy_rust(name)) {
+            if let Ok(full) = rustc_demangle::try_demangle(name) {
+                *s = Some(full.to_string());
+            }
+        }
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -141,6 +165,14 @@ mod tests {
                 "demo::Counter<T>::push_twice",
             ),
             ("_ZN4demo3run17h2b25494d526b4f2fE.llvm.1234", "demo::run"),
+            (
+                "_ZN71_$LT$core..hash..sip..Hasher$LT$S$GT$$u20$as$u20$core..hash..Hasher$GT$5write17h5088f4ac71350c54E",
+                "<core::hash::sip::Hasher<S> as core::hash::Hasher>::write",
+            ),
+            (
+                "_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0c1b2a3d4e5f6789E.llvm.99",
+                "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>",
+            ),
             ("_RNvCsauMP1AnkCw5_4demo3run", "demo::run"),
             ("_RNvNtCsauMP1AnkCw5_4demo6shapes4area", "demo::shapes::area"),
             (
@@ -152,6 +184,27 @@ mod tests {
                 "<alloc::raw_vec::RawVecInner>::grow_amortized",
             ),
         ]);
+    }
+
+    /// Instances of one generic function read alike under legacy mangling:
+    /// they are shown with their hashes; other names are left as they are.
+    #[test]
+    fn rust_instances_that_read_alike_are_told_apart() {
+        let names = [
+            "_ZN4core3ptr13drop_in_place17h1111111111111111E",
+            "_ZN4core3ptr13drop_in_place17h2222222222222222E",
+            "_ZN4demo3run17h2b25494d526b4f2fE",
+            "main",
+        ];
+        assert_eq!(
+            super::shown_names(&names),
+            [
+                Some("core::ptr::drop_in_place::h1111111111111111".to_string()),
+                Some("core::ptr::drop_in_place::h2222222222222222".to_string()),
+                Some("demo::run".to_string()),
+                None,
+            ]
+        );
     }
 
     #[test]

@@ -54,6 +54,11 @@ pub fn extract(module: &Module<'_>) -> Result<Extracted, LlvmError> {
     for body in walk::bodies(module) {
         functions.push(extract_function(&body, &mut files)?);
     }
+    let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+    let shown = crate::demangle::shown_names(&names);
+    for (f, shown) in functions.iter_mut().zip(shown) {
+        f.display_name = shown;
+    }
     Ok(Extracted {
         files: files.names,
         functions,
@@ -72,7 +77,7 @@ fn extract_function(
     let blocks = body.blocks.iter().map(|&b| block_info(b, files)).collect();
     Ok(ExtractedFunction {
         name: body.name.clone(),
-        display_name: crate::demangle::demangle(&body.name),
+        display_name: None, // set by `extract` from every function's name
         file,
         line,
         cfg,

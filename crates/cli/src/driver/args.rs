@@ -24,6 +24,11 @@ pub struct Options {
     /// [`parse`]).
     #[arg(skip)]
     pub mode_given: bool,
+    /// Whether this is rustc's link under `pathprof cargo` (set by
+    /// [`super::cargo::link`]): build scripts and proc-macros link
+    /// uninstrumented.
+    #[arg(skip)]
+    pub cargo_link: bool,
 }
 
 impl Options {
@@ -63,7 +68,7 @@ pub fn options_command() -> clap::Command {
 
 /// The long names of pathprof's flags (`--mode`, ...), aliases included, as
 /// [`options_command`] defines them.
-fn flag_names(cmd: &clap::Command) -> Vec<String> {
+pub(super) fn flag_names(cmd: &clap::Command) -> Vec<String> {
     cmd.get_arguments()
         .flat_map(|a| {
             a.get_long()
@@ -81,7 +86,7 @@ fn flag_name(arg: &str) -> &str {
 
 /// Whether `arg` is one of pathprof's flags: `--name` or `--name=value` for
 /// one of `names`.
-fn is_pathprof_flag(names: &[String], arg: &str) -> bool {
+pub(super) fn is_pathprof_flag(names: &[String], arg: &str) -> bool {
     names.iter().any(|n| n == flag_name(arg))
 }
 
@@ -407,6 +412,30 @@ pub fn expand_response_files(args: &[String]) -> Result<Vec<String>, ArgError> {
     Ok(out)
 }
 
+/// The level `-O<level>` names.
+fn level_name(level: &str) -> &'static str {
+    match level {
+        "" | "1" | "g" => "O1",
+        "0" => "O0",
+        "2" => "O2",
+        "3" | "fast" | "4" => "O3",
+        "s" => "Os",
+        "z" => "Oz",
+        _ => "O2",
+    }
+}
+
+/// The link-time optimisation level a linker flag asks its LTO plugin for
+/// (`-Wl,-plugin-opt=O3`, as rustc passes it under `-Clinker-plugin-lto`;
+/// also `--lto-O3`): the level of a whole-program link that has no `-O`.
+fn lto_level_of(arg: &str) -> Option<&str> {
+    arg.strip_prefix("-Wl,")?.split(',').find_map(|part| {
+        let part = part.trim_start_matches('-');
+        part.strip_prefix("plugin-opt=O")
+            .or_else(|| part.strip_prefix("lto-O"))
+    })
+}
+
 /// Parses `args` (everything after `pathprof cc`): pathprof's own flags
 /// (wherever they are, response files included) and the environment make the
 /// options, the other arguments are clang's, untouched and in order.
@@ -421,7 +450,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgError> {
     let mut compile = false;
     let mut pass_through = false;
     let mut language: Option<String> = None;
-    let mut opt_level = "O0".to_string();
+    let mut opt_level = None;
+    let mut lto_level = None;
     let mut libraries = Vec::new();
     let mut library_dirs = Vec::new();
     let mut i = 0;
@@ -432,16 +462,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgError> {
         } else if is_pass_through_flag(a) {
             pass_through = true;
         } else if let Some(level) = a.strip_prefix("-O") {
-            opt_level = match level {
-                "" | "1" | "g" => "O1",
-                "0" => "O0",
-                "2" => "O2",
-                "3" | "fast" | "4" => "O3",
-                "s" => "Os",
-                "z" => "Oz",
-                _ => "O2",
-            }
-            .to_string();
+            opt_level = Some(level_name(level));
+        } else if let Some(level) = lto_level_of(a) {
+            lto_level = Some(level_name(level));
         } else if a == "-o" {
             if let Some(v) = clang_args.get(i + 1) {
                 output = Some((i, v.clone()));
@@ -496,7 +519,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, ArgError> {
         inputs,
         output,
         action,
-        opt_level,
+        opt_level: opt_level.or(lto_level).unwrap_or("O0").to_string(),
         libraries,
         library_dirs,
     })
@@ -577,6 +600,15 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["prog.c", "util.c"]
         );
+        // A link with no -O optimises as its LTO plugin is told to (rustc's
+        // line under -Clinker-plugin-lto); an -O wins.
+        assert_eq!(
+            p("a.o -Wl,-plugin-opt=O3,-plugin-opt=mcpu=x86-64 -o a").opt_level,
+            "O3"
+        );
+        assert_eq!(p("a.o -Wl,--lto-O1 -o a").opt_level, "O1");
+        assert_eq!(p("-Os a.o -Wl,-plugin-opt=O3 -o a").opt_level, "Os");
+        assert_eq!(p("a.o -Wl,-O1 -o a").opt_level, "O0");
         assert_eq!(p("-c -I inc a.c -o a.o").action, Action::Compile);
         assert_eq!(p("-c -I inc a.c -o a.o").inputs.len(), 1);
         assert_eq!(p("-E a.c").action, Action::PassThrough);

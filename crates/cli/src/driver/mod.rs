@@ -8,6 +8,7 @@
 
 pub mod archive;
 pub mod args;
+pub mod cargo;
 mod compile;
 mod p3;
 mod whole;
@@ -47,12 +48,24 @@ clang's own options follow.
 
 /// Runs the driver on the arguments after `cc` / `c++`.
 pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
-    let started = Instant::now();
     if raw_args.iter().any(|a| a == "--help" || a == "-help") {
         println!("{}", usage());
         std::io::Write::flush(&mut std::io::stdout())?;
     }
-    let inv = args::parse(raw_args)?;
+    run_invocation(cxx, args::parse(raw_args)?)
+}
+
+/// Runs rustc's link line under `pathprof cargo` (`args` without the
+/// marker), as `pathprof cc` does.
+fn run_linker_for_cargo(raw_args: &[String]) -> Result<ExitCode> {
+    let mut inv = args::parse(raw_args)?;
+    inv.options.cargo_link = true;
+    run_invocation(false, inv)
+}
+
+/// Runs the parsed command line `inv`.
+fn run_invocation(cxx: bool, inv: Invocation) -> Result<ExitCode> {
+    let started = Instant::now();
     let clang = toolchain::clang(cxx);
     if inv.options.time_report {
         timings::enable();
@@ -127,16 +140,22 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
 /// Runs the final link (`args` plus the runtime) and, when it succeeds,
 /// writes the map of what it linked.
 fn finish_link(clang: &Path, inv: &Invocation, args: Vec<String>) -> Result<ExitCode> {
-    let code = link_with_runtime(clang, args)?;
+    let code = link_with_runtime(clang, inv, args)?;
     if code == ExitCode::SUCCESS {
         timings::time(Phase::Link, || write_map(inv))?;
     }
     Ok(code)
 }
 
-/// Runs a link: `args` plus the runtime.
-fn link_with_runtime(clang: &Path, mut args: Vec<String>) -> Result<ExitCode> {
-    args.extend(runtime_args(&args)?);
+/// Runs a link: `args` plus the runtime (the private runtime for rustc's
+/// links, whose programs have a standard library of their own).
+fn link_with_runtime(clang: &Path, inv: &Invocation, mut args: Vec<String>) -> Result<ExitCode> {
+    let runtime = if inv.options.cargo_link {
+        crate::private_runtime::private_runtime()?
+    } else {
+        toolchain::runtime()?
+    };
+    args.extend(runtime_args(&args, &runtime));
     timings::time(Phase::Link, || exec(clang, &args))
 }
 
@@ -166,12 +185,12 @@ fn with_output(inv: &Invocation, output: &str) -> Vec<String> {
 /// process: see the runtime's `active` module). GNU ld (2.40 here) and
 /// lld (22) both take `--export-dynamic-symbol`; a static link, or one with
 /// nothing instrumented (no runtime linked in), ignores it.
-fn runtime_args(args: &[String]) -> Result<Vec<String>> {
+fn runtime_args(args: &[String], runtime: &Path) -> Vec<String> {
     if args
         .iter()
         .any(|a| a == "-r" || a == "-Wl,-r" || a == "--relocatable")
     {
-        return Ok(Vec::new());
+        return Vec::new();
     }
     let mut out = Vec::new();
     if args.iter().any(|a| a == "-shared") {
@@ -179,7 +198,7 @@ fn runtime_args(args: &[String]) -> Result<Vec<String>> {
     } else {
         out.push("-Wl,--export-dynamic-symbol=__pathprof_runtime_v1".to_string());
     }
-    out.push(toolchain::runtime()?.display().to_string());
+    out.push(runtime.display().to_string());
     // A static link has no libgcc_s: the unwinder the runtime's Rust code
     // needs comes from libgcc_eh there.
     let static_link = args.iter().any(|a| a == "-static" || a == "-static-pie");
@@ -187,7 +206,7 @@ fn runtime_args(args: &[String]) -> Result<Vec<String>> {
         "-lgcc_s" if static_link => "-lgcc_eh".to_string(),
         _ => lib.to_string(),
     }));
-    Ok(out)
+    out
 }
 
 /// Writes the linked file's map fragments (read back from it) to `--map`'s

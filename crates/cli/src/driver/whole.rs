@@ -109,12 +109,17 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     })?;
     let level: pathprof_llvm::OptLevel = inv.opt_level.parse()?;
     pathprof_llvm::simplify_early(&module, level)?;
+    let object = work.path().join("pathprof-program.o");
+    if inv.options.cargo_link && super::cargo::is_build_time_code(&module) {
+        emit_object(&module, level, &object)?;
+        let line = inputs.link_line(&inv.args, &object);
+        return timings::time(Phase::Link, || exec(clang, &line));
+    }
     if let Some(copies) = inv.options.p3_copies().map_err(anyhow::Error::msg)? {
         return super::p3::link(clang, inv, &module, level, copies, &inputs, work.path());
     }
     let map = instrument(&module, &inv.options.instrument)?;
     pathprof_llvm::pipeline::embed(&module, &map);
-    let object = work.path().join("pathprof-program.o");
     emit_object(&module, level, &object)?;
     finish_link(clang, inv, inputs.link_line(&inv.args, &object))
 }
@@ -244,12 +249,7 @@ fn split_archive(
         return Ok(Some(None));
     }
     let out = work.join(format!("native{n}.a"));
-    let ar = Path::new("/usr/lib/llvm-22/bin/llvm-ar");
-    let ar = if ar.exists() {
-        ar.to_path_buf()
-    } else {
-        PathBuf::from("ar")
-    };
+    let ar = crate::toolchain::llvm_tool("llvm-ar");
     let status = Command::new(&ar)
         .arg("rcs")
         .arg(&out)
