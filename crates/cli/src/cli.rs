@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "pathprof", version, about, long_about = None)]
 #[command(
-    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--FLAG=VALUE...] CLANG-ARGS...   (`pathprof cc --help`: pathprof's flags, then clang's)\n  pathprof c++ ...   (the same, with clang++)"
+    after_help = "Compiler wrapper (all clang arguments pass through):\n  pathprof cc [--FLAG=VALUE...] CLANG-ARGS...   (`pathprof cc --help`: pathprof's flags, then clang's)\n  pathprof c++ ...   (the same, with clang++)\nCargo (Rust programs, every crate instrumented at the link):\n  pathprof cargo [--FLAG=VALUE...] CARGO-COMMAND [ARGS...]   (`pathprof cargo --help`)"
 )]
 pub struct Cli {
     #[command(subcommand)]

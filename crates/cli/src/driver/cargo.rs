@@ -115,8 +115,21 @@ fn rustflags(pathprof: &Path, flags: &[String]) -> Vec<String> {
     .into();
     out.push(format!("-Clinker={}", pathprof.display()));
     out.push(format!("-Clink-arg={LINKER_MARKER}"));
-    out.extend(flags.iter().map(|f| format!("-Clink-arg={f}")));
+    out.extend(flags.iter().map(|f| format!("-Clink-arg={}", absolute(f))));
     out
+}
+
+/// `flag` with its file or directory made absolute (`--interesting=FILE`,
+/// `--map=FILE`, `--dot-dir=DIR`): rustc links in a directory of cargo's
+/// choosing.
+fn absolute(flag: &str) -> String {
+    match flag.split_once('=') {
+        Some((name @ ("--interesting" | "--map" | "--dot-dir"), value)) => {
+            let path = std::env::current_dir().unwrap_or_default().join(value);
+            format!("{name}={}", path.display())
+        }
+        _ => flag.to_string(),
+    }
 }
 
 /// The user's own flags for rustc (`var` is `RUSTFLAGS`) or rustdoc, from
@@ -315,4 +328,69 @@ pub fn link(raw_args: &[String]) -> Result<ExitCode> {
         bail!("pathprof was called as rustc's linker without an output (-o)");
     }
     super::run_linker_for_cargo(&args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn pathprof_flags_come_before_the_cargo_command() {
+        let (flags, cargo) = split_flags(&strings(&[
+            "--mode=edge",
+            "--early-exit",
+            "build",
+            "--release",
+            "--mode=x",
+        ]));
+        assert_eq!(flags, ["--mode=edge", "--early-exit"]);
+        assert_eq!(cargo, ["build", "--release", "--mode=x"]);
+    }
+
+    #[test]
+    fn the_users_flags_stay_and_win_where_both_set_one() {
+        let ours = rustflags(
+            Path::new("/bin/pathprof"),
+            &strings(&["--mode=edge", "--interesting=/abs/list", "--dot-dir=dags"]),
+        );
+        let all = joined(strings(&["-Ctarget-cpu=native", "-Cdebuginfo=2"]), &ours);
+        let all: Vec<&str> = all.split('\x1f').collect();
+        assert_eq!(&all[..2], ["-Ctarget-cpu=native", "-Cdebuginfo=2"]);
+        assert!(!all.contains(&"-Cdebuginfo=line-tables-only"));
+        for f in [
+            "-Clinker-plugin-lto",
+            "-Clinker=/bin/pathprof",
+            "-Clink-arg=--pathprof-cargo-linker",
+            "-Clink-arg=--mode=edge",
+            "-Csymbol-mangling-version=v0",
+            "-Clink-arg=--interesting=/abs/list",
+        ] {
+            assert!(all.contains(&f), "{f} in {all:?}");
+        }
+        let dags = std::env::current_dir().unwrap().join("dags");
+        let dags = format!("-Clink-arg=--dot-dir={}", dags.display());
+        assert!(all.contains(&dags.as_str()), "{dags} in {all:?}");
+    }
+
+    #[test]
+    fn cargo_options_are_read_in_both_spellings_before_a_double_dash() {
+        let args = strings(&[
+            "install",
+            "--root=/r",
+            "--target-dir",
+            "t",
+            "--",
+            "--root",
+            "x",
+        ]);
+        assert_eq!(value_of(&args, "--root").as_deref(), Some("/r"));
+        assert_eq!(value_of(&args, "--target-dir").as_deref(), Some("t"));
+        assert_eq!(value_of(&args, "--manifest-path"), None);
+        let after = strings(&["run", "--", "--target-dir", "t"]);
+        assert_eq!(value_of(&after, "--target-dir"), None);
+    }
 }

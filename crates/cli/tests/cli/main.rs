@@ -7,6 +7,8 @@
 //! - [`p3`]: partitioned path profiling: K copies built, run in parallel and
 //!   merged into path mode's profile (bzip2 too: a `third_party` test);
 //! - [`projects`]: the projects of `tests/projects/`, built step by step;
+//! - [`rust`]: Rust programs built with `pathprof cargo`
+//!   (`tests/projects/rustprog`), in every mode, counts by hand;
 //! - [`reports_dot`], [`reports_html`], [`reports_lcov`],
 //!   [`reports_predict_diff`]: those reports on the fixtures of
 //!   `tests/reports_fixtures/`;
@@ -25,6 +27,7 @@ mod reports_dot;
 mod reports_html;
 mod reports_lcov;
 mod reports_predict_diff;
+mod rust;
 mod text_reports;
 mod third_party;
 mod time_report;

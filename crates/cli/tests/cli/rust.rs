@@ -1,0 +1,322 @@
+//! Rust programs built with `pathprof cargo` (`tests/projects/rustprog`: a
+//! binary and its library, a build script, a proc-macro, a unit test and a
+//! doctest; its counts by hand in `src/main.rs`). Checked: every mode's
+//! program prints and exits as the plain build's; counts are the source's,
+//! exact however the program ends (`std::process::exit`, a panic out of
+//! `main`, panics caught by `catch_unwind`, `abort`, SIGUSR1 then SIGKILL);
+//! path, edge and block modes agree (`pathprof verify`); names are
+//! demangled with their generic arguments; the build script and the
+//! proc-macro run uninstrumented; each binary's map lies beside it; `cargo
+//! test` profiles the tests and the doctests; a fat-LTO build (std's
+//! bitcode linked in) links with the runtime's std kept to itself.
+
+use crate::support::build::{data, line_of};
+use crate::support::command::{ok_in, pathprof_ok, PATHPROF};
+use crate::support::report::json_report;
+use crate::support::run::signal_of;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The fixture copied into a directory of its own, built plain and in each
+/// mode (path and edge with `--early-exit`, so that every run's paths are
+/// counted and `verify` compares everything).
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+const MODES: [(&str, &[&str]); 3] = [
+    ("path", &["--mode=path", "--early-exit"]),
+    ("edge", &["--mode=edge", "--early-exit"]),
+    ("block", &["--mode=block"]),
+];
+
+/// The project, built once for all the tests.
+fn project() -> &'static Project {
+    static PROJECT: OnceLock<Project> = OnceLock::new();
+    PROJECT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("rustprog");
+        copy_tree(&data("projects/rustprog"), &root);
+        cargo(
+            &root,
+            None,
+            &["build", "--release", "--target-dir", "plain"],
+        );
+        for (mode, flags) in MODES {
+            let target = format!("t-{mode}");
+            let args = ["build", "--release", "--target-dir", &target];
+            cargo(&root, Some(flags), &args);
+        }
+        Project { _dir: dir, root }
+    })
+}
+
+impl Project {
+    /// The program of the build in `target` (`plain`, `t-path`...).
+    fn exe(&self, target: &str) -> PathBuf {
+        self.root.join(target).join("release/rust-prog")
+    }
+}
+
+/// `cargo ARGS` in `dir`, through `pathprof cargo FLAGS` when `flags` is
+/// given; it must succeed.
+fn cargo(dir: &Path, flags: Option<&[&str]>, args: &[&str]) -> String {
+    let mut cmd = match flags {
+        Some(flags) => {
+            let mut c = Command::new(PATHPROF);
+            c.arg("cargo").args(flags);
+            c
+        }
+        None => Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())),
+    };
+    cmd.args(args)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    ok_in(dir, &mut cmd, &[])
+}
+
+/// Runs `exe ARG` (no argument when empty) with its counts going to
+/// `profile`, or uninstrumented when `None`.
+fn run(exe: &Path, arg: &str, profile: Option<&Path>) -> Output {
+    let mut cmd = Command::new(exe);
+    cmd.args((!arg.is_empty()).then_some(arg))
+        .env_remove("PATHPROF_FILE");
+    if let Some(p) = profile {
+        cmd.env("PATHPROF_FILE", p);
+    }
+    cmd.output().unwrap()
+}
+
+/// The function of a JSON report whose demangled name is `name`.
+fn shown<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["display_name"] == name)
+        .unwrap_or_else(|| panic!("no function shown as {name}"))
+}
+
+/// Calls of the function shown as `name`.
+fn calls(report: &Value, name: &str) -> u64 {
+    shown(report, name)["entry_count"].as_u64().unwrap()
+}
+
+/// The counts by hand of `runs` runs of which `panics` ended with main's
+/// panic: (function, calls).
+fn by_hand(runs: u64, panics: u64) -> [(&'static str, u64); 6] {
+    [
+        ("rustprog::fib", 177 * runs),
+        ("rustprog::area", 12 * runs),
+        ("rustprog::parse", 4 * runs),
+        ("rustprog::risky", 8 * runs),
+        ("rust_prog::main::{closure#0}", 2 * runs + panics),
+        ("rust_prog::main", runs),
+    ]
+}
+
+#[test]
+fn every_mode_prints_what_the_plain_build_prints_and_counts_by_hand() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    for (mode, _) in MODES {
+        let profile = work.path().join(format!("{mode}.pprof"));
+        for arg in ["", "exit", "panic"] {
+            let plain = run(&p.exe("plain"), arg, None);
+            let profiled = run(&p.exe(&format!("t-{mode}")), arg, Some(&profile));
+            assert_eq!(profiled.stdout, plain.stdout, "{mode} {arg}: stdout");
+            assert_eq!(profiled.status.code(), plain.status.code(), "{mode} {arg}");
+        }
+        assert_eq!(
+            run(&p.exe("plain"), "exit", None).status.code(),
+            Some(3),
+            "the plain program's own status"
+        );
+        let report = json_report(&p.exe(&format!("t-{mode}")), &profile);
+        assert_eq!(report["processes"], 3, "{mode}");
+        for (name, expected) in by_hand(3, 1) {
+            assert_eq!(calls(&report, name), expected, "{mode}: {name}");
+        }
+        // The library's function is the source's: its one line counted
+        // as often as it is called.
+        let lib = p.root.join("src/lib.rs");
+        let line = line_of(&lib, "pub fn fib");
+        let lines = pathprof_ok([
+            "lines".as_ref(),
+            "--map".as_ref(),
+            p.exe(&format!("t-{mode}")).as_os_str(),
+            profile.as_os_str(),
+            lib.as_os_str(),
+        ]);
+        let fib = lines
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(&line.to_string()))
+            .unwrap_or_else(|| panic!("{mode}: no line {line} in\n{lines}"));
+        assert_eq!(fib.split_whitespace().next(), Some("531"), "{mode}: {fib}");
+    }
+    for other in ["edge", "block"] {
+        let out = pathprof_ok([
+            "verify".as_ref(),
+            "--map".as_ref(),
+            p.exe("t-path").as_os_str(),
+            work.path().join("path.pprof").as_os_str(),
+            "--edge-map".as_ref(),
+            p.exe(&format!("t-{other}")).as_os_str(),
+            work.path().join(format!("{other}.pprof")).as_os_str(),
+        ]);
+        assert!(out.starts_with("verified:"), "path against {other}: {out}");
+    }
+}
+
+#[test]
+fn profiles_are_written_on_abort_and_on_sigusr1() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    for (arg, signal) in [("abort", libc_signal::ABRT), ("usr1", libc_signal::KILL)] {
+        let profile = work.path().join(format!("{arg}.pprof"));
+        let out = run(&p.exe("t-path"), arg, Some(&profile));
+        assert_eq!(signal_of(out.status), Some(signal), "{arg}");
+        let report = json_report(&p.exe("t-path"), &profile);
+        assert_eq!(calls(&report, "rustprog::fib"), 177, "{arg}");
+        assert_eq!(calls(&report, "rustprog::risky"), 8, "{arg}");
+    }
+}
+
+/// Signal numbers (Linux).
+mod libc_signal {
+    pub const ABRT: i32 = 6;
+    pub const KILL: i32 = 9;
+}
+
+#[test]
+fn names_are_demangled_with_their_generic_arguments() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    let profile = work.path().join("p.pprof");
+    run(&p.exe("t-path"), "", Some(&profile));
+    let report = pathprof_ok([
+        "report".as_ref(),
+        "--map".as_ref(),
+        p.exe("t-path").as_os_str(),
+        profile.as_os_str(),
+    ]);
+    assert!(report.contains("  rustprog::fib  "), "{report}");
+    // Generic std code instantiated for the program's own types.
+    assert!(
+        report.contains("<alloc::vec::Vec<rustprog::Shape>>::"),
+        "{report}"
+    );
+    assert!(!report.contains("_RNv"), "a name left mangled:\n{report}");
+}
+
+#[test]
+fn build_time_code_is_not_instrumented_and_maps_lie_beside_binaries() {
+    let p = project();
+    for (mode, _) in MODES {
+        let target = p.root.join(format!("t-{mode}/release"));
+        let map = target.join("rust-prog.ppmap");
+        let names: Vec<String> = pathprof_core::map::read_fragments(&map)
+            .unwrap()
+            .iter()
+            .flat_map(|m| &m.functions)
+            .map(|f| f.shown_name().to_string())
+            .collect();
+        assert!(
+            names.iter().any(|n| n == "rustprog::fib"),
+            "{mode}: {}",
+            map.display()
+        );
+        for host in ["derive_describe", "build_script"] {
+            assert!(
+                !names.iter().any(|n| n.contains(host)),
+                "{mode}: {host} instrumented"
+            );
+        }
+    }
+    // Build scripts and proc-macros run where cargo runs them: an
+    // instrumented one would have written its counts there.
+    let written: Vec<_> = walk(&p.root)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "pprof"))
+        .collect();
+    assert!(written.is_empty(), "written during the builds: {written:?}");
+}
+
+#[test]
+fn cargo_test_profiles_the_tests_and_the_doctests() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    let profile = work.path().join("tests.pprof");
+    let mut cmd = Command::new(PATHPROF);
+    cmd.args(["cargo", "--mode=path", "test", "--release"])
+        .args(["--target-dir", &work.path().join("t").display().to_string()])
+        .env("PATHPROF_FILE", &profile)
+        .env_remove("CARGO_TARGET_DIR");
+    let out = ok_in(&p.root, &mut cmd, &[]);
+    assert!(out.contains("test tests::fib_of_ten ... ok"), "{out}");
+    assert!(out.contains("src/lib.rs - area"), "{out}");
+    let info = pathprof_ok(["info".as_ref(), profile.as_os_str()]);
+    assert!(
+        info.contains(": 3 builds"),
+        "the library's tests, the binary's, the doctest:\n{info}"
+    );
+    assert!(info.contains("rust_out"), "the doctest:\n{info}");
+}
+
+#[test]
+fn a_fat_lto_build_counts_std_too_with_the_runtime_std_kept_apart() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("fat");
+    let target_arg = target.display().to_string();
+    cargo(
+        &p.root,
+        Some(&["--mode=edge"]),
+        &["build", "--profile", "fat", "--target-dir", &target_arg],
+    );
+    let exe = target.join("fat/rust-prog");
+    let profile = work.path().join("fat.pprof");
+    let out = run(&exe, "", Some(&profile));
+    assert_eq!(out.stdout, run(&p.exe("plain"), "", None).stdout);
+    let report = json_report(&exe, &profile);
+    assert_eq!(calls(&report, "rustprog::fib"), 177);
+    let std_counted = report["functions"].as_array().unwrap().iter().any(|f| {
+        f["file"]
+            .as_str()
+            .is_some_and(|file| file.contains("/library/std/"))
+            && f["entry_count"].as_u64() > Some(0)
+    });
+    assert!(std_counted, "no function of std's own sources counted");
+}
+
+/// Copies the directory tree `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let path = entry.path();
+        let dest = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_tree(&path, &dest);
+        } else {
+            std::fs::copy(&path, &dest).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
