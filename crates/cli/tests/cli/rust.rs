@@ -3,7 +3,8 @@
 //! doctest; its counts by hand in `src/main.rs`). Checked: every mode's
 //! program prints and exits as the plain build's; counts are the source's,
 //! exact however the program ends (`std::process::exit`, a panic out of
-//! `main`, panics caught by `catch_unwind`, `abort`, SIGUSR1 then SIGKILL);
+//! `main`, panics caught by `catch_unwind`, `abort`, SIGUSR1 then SIGKILL)
+//! and across threads;
 //! path, edge and block modes agree (`pathprof verify`); names are
 //! demangled with their generic arguments; the build script and the
 //! proc-macro run uninstrumented; each binary's map lies beside it; `cargo
@@ -110,7 +111,7 @@ fn calls(report: &Value, name: &str) -> u64 {
 /// panic: (function, calls).
 fn by_hand(runs: u64, panics: u64) -> [(&'static str, u64); 6] {
     [
-        ("rustprog::fib", 177 * runs),
+        ("rustprog::fib", 5 * 177 * runs),
         ("rustprog::area", 12 * runs),
         ("rustprog::parse", 4 * runs),
         ("rustprog::risky", 8 * runs),
@@ -138,6 +139,8 @@ fn every_mode_prints_what_the_plain_build_prints_and_counts_by_hand() {
         );
         let report = json_report(&p.exe(&format!("t-{mode}")), &profile);
         assert_eq!(report["processes"], 3, "{mode}");
+        assert_eq!(report["threads"], 12, "{mode}: 4 threads a run");
+        assert_eq!(report["exact"], true, "{mode}");
         for (name, expected) in by_hand(3, 1) {
             assert_eq!(calls(&report, name), expected, "{mode}: {name}");
         }
@@ -156,7 +159,7 @@ fn every_mode_prints_what_the_plain_build_prints_and_counts_by_hand() {
             .lines()
             .find(|l| l.split_whitespace().nth(1) == Some(&line.to_string()))
             .unwrap_or_else(|| panic!("{mode}: no line {line} in\n{lines}"));
-        assert_eq!(fib.split_whitespace().next(), Some("531"), "{mode}: {fib}");
+        assert_eq!(fib.split_whitespace().next(), Some("2655"), "{mode}: {fib}");
     }
     for other in ["edge", "block"] {
         let out = pathprof_ok([
@@ -181,7 +184,7 @@ fn profiles_are_written_on_abort_and_on_sigusr1() {
         let out = run(&p.exe("t-path"), arg, Some(&profile));
         assert_eq!(signal_of(out.status), Some(signal), "{arg}");
         let report = json_report(&p.exe("t-path"), &profile);
-        assert_eq!(calls(&report, "rustprog::fib"), 177, "{arg}");
+        assert_eq!(calls(&report, "rustprog::fib"), 5 * 177, "{arg}");
         assert_eq!(calls(&report, "rustprog::risky"), 8, "{arg}");
     }
 }
@@ -283,7 +286,7 @@ fn a_fat_lto_build_counts_std_too_with_the_runtime_std_kept_apart() {
     let out = run(&exe, "", Some(&profile));
     assert_eq!(out.stdout, run(&p.exe("plain"), "", None).stdout);
     let report = json_report(&exe, &profile);
-    assert_eq!(calls(&report, "rustprog::fib"), 177);
+    assert_eq!(calls(&report, "rustprog::fib"), 5 * 177);
     let std_counted = report["functions"].as_array().unwrap().iter().any(|f| {
         f["file"]
             .as_str()

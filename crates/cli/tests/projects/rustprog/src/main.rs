@@ -1,5 +1,6 @@
 //! The program `tests/cli/rust.rs` builds with `pathprof cargo`; its counts
-//! by hand. Each run: `fib(10)` makes 177 calls; `area` 12; `parse` 4 (two
+//! by hand. Each run: `fib(10)` makes 177 calls, in main and in each of 4
+//! threads (885 in all); `area` 12; `parse` 4 (two
 //! fail: "x" and "300"); `risky` 8 (`ROUNDS`, from the build script), twice
 //! panicking (3 and 7), each panic caught and seen by the panic hook. Then,
 //! by its argument: `exit` (`std::process::exit(3)`), `panic` (main panics:
@@ -33,8 +34,10 @@ fn main() {
     let caught = (0..ROUNDS)
         .filter(|&i| panic::catch_unwind(|| risky(i)).is_err())
         .count();
+    let threads: Vec<_> = (0..4).map(|_| std::thread::spawn(|| fib(10))).collect();
+    let in_threads: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     println!(
-        "{} {total} {squares} {ok} {bad} {caught} {}",
+        "{} {total} {squares} {ok} {bad} {caught} {} {in_threads}",
         shapes[0].describe(),
         fib(10)
     );
