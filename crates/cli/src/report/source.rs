@@ -1,7 +1,8 @@
 //! Finding source files for listings: the path the debug info recorded,
-//! relocated with `--source-root` when the tree moved, and checked against the
-//! digest taken at build time so a changed file is reported, not silently shown
-//! with wrong counts.
+//! relocated with `--source-root` when the tree moved (Rust's std, recorded
+//! as `/rustc/<commit>/library/...`, found in the `rust-src` component), and
+//! checked against the digest taken at build time so a changed file is
+//! reported, not silently shown with wrong counts.
 
 use pathprof_core::map::MapFile;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ impl SourceRoot {
             }
         }
         out.push(p.to_path_buf());
+        out.extend(in_rust_src(recorded));
         out
     }
 
@@ -62,10 +64,45 @@ impl SourceRoot {
     }
 }
 
+/// Where Rust's `rust-src` component holds a std source that rustc
+/// recorded as `/rustc/<commit>/library/<file>`: under `$RUST_SRC_PATH`
+/// (the `library` directory, as rust-analyzer reads it), else the active
+/// toolchain's `lib/rustlib/src/rust/library`.
+fn in_rust_src(recorded: &str) -> Option<PathBuf> {
+    let (commit, file) = recorded.strip_prefix("/rustc/")?.split_once("/library/")?;
+    if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some(rust_src_library()?.join(file))
+}
+
+/// The `library` directory of the `rust-src` component (see [`in_rust_src`]).
+fn rust_src_library() -> Option<PathBuf> {
+    static LIBRARY: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            if let Some(dir) = std::env::var_os("RUST_SRC_PATH") {
+                return Some(PathBuf::from(dir));
+            }
+            let out = std::process::Command::new("rustc")
+                .args(["--print", "sysroot"])
+                .output()
+                .ok()?;
+            let sysroot = String::from_utf8(out.stdout).ok()?;
+            Some(Path::new(sysroot.trim()).join("lib/rustlib/src/rust/library"))
+        })
+        .clone()
+}
+
 /// The warning for a source that is missing or changed, if any.
 pub fn warning(source: &Source) -> Option<String> {
     match source {
         Source::Text(_) => None,
+        Source::Missing(p) if in_rust_src(&p.to_string_lossy()).is_some() => Some(format!(
+            "source {} (Rust's std) not found; install it with `rustup component add rust-src` \
+             (or set RUST_SRC_PATH to its library directory)",
+            p.display()
+        )),
         Source::Missing(p) => Some(format!(
             "source {} not found; pass --source-root DIR if the tree moved",
             p.display()

@@ -323,3 +323,52 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+#[test]
+fn std_sources_are_listed_from_the_rust_src_component() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    let profile = work.path().join("p.pprof");
+    run(&p.exe("t-path"), "", Some(&profile));
+    let report = json_report(&p.exe("t-path"), &profile);
+    // A std source rustc recorded as /rustc/<commit>/library/..., with counts.
+    let recorded = report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["entry_count"].as_u64() > Some(0))
+        .filter_map(|f| f["file"].as_str())
+        .find(|f| f.starts_with("/rustc/") && f.contains("/library/alloc/"))
+        .expect("a std function counted")
+        .to_string();
+    let inside = recorded.split_once("/library/").unwrap().1;
+    let library = work.path().join("rust-src/library");
+    let lines = |library: &Path| {
+        let out = Command::new(PATHPROF)
+            .args(["lines", "--map"])
+            .arg(p.exe("t-path"))
+            .arg(&profile)
+            .arg(&recorded)
+            .env("RUST_SRC_PATH", library)
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (text(&out.stdout), text(&out.stderr))
+    };
+    let (_, missing) = lines(&library);
+    assert!(
+        missing.contains("rustup component add rust-src"),
+        "{missing}"
+    );
+    let file = library.join(inside);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let text: String = (1..=5000).map(|n| format!("std line {n}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let (listing, warnings) = lines(&library);
+    assert!(!warnings.contains("not found"), "{warnings}");
+    assert!(
+        listing.contains(&format!("==> {recorded} <==")),
+        "{listing}"
+    );
+    assert!(listing.contains("  std line 1\n"), "{listing}");
+}
