@@ -44,6 +44,12 @@ pub struct Facts {
     /// from a call it was in at the fork (a build without early-exit counting
     /// counts such a frame's path in both processes), with how many entered.
     pub returned_in_children: Option<(u64, u64)>,
+    /// Path and edge modes: how many more times `main` was counted as
+    /// called than fork children can explain: processes whose counts were
+    /// written (by SIGUSR1 or a periodic write) but which never wrote a
+    /// final time (killed), so were not counted as processes. Their counts
+    /// are what that write saw; nothing is counted twice.
+    pub unfinished: Option<u64>,
 }
 
 impl Facts {
@@ -92,6 +98,7 @@ pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
             per_thread: map.per_thread,
             ended_in_calls: None,
             returned_in_children: None,
+            unfinished: None,
         },
         map,
         map_path: PathBuf::from(map_name),
@@ -145,14 +152,24 @@ impl Loaded {
             return;
         }
         let (mut missing_all, mut surplus_all, mut entered_all) = (0u64, 0u64, 0u64);
+        let mut unfinished_all = 0u64;
         for m in mains.iter().filter(|m| m.processes > 0) {
             let c = &mut self.counts[m.function as usize];
             let entered = m.processes.saturating_sub(m.forked);
             let missing = entered.saturating_sub(c.entry);
             c.lost = c.lost.saturating_add(missing);
             missing_all = missing_all.saturating_add(missing);
-            surplus_all = surplus_all.saturating_add(c.entry.saturating_sub(entered));
+            // A fork child returns into its parent's frame of main at most
+            // once; more than the children can explain came from processes
+            // that were written but never finished.
+            let surplus = c.entry.saturating_sub(entered);
+            let from_children = surplus.min(m.forked);
+            surplus_all = surplus_all.saturating_add(from_children);
+            unfinished_all = unfinished_all.saturating_add(surplus - from_children);
             entered_all = entered_all.saturating_add(entered);
+        }
+        if unfinished_all > 0 {
+            self.facts.unfinished = Some(unfinished_all);
         }
         if missing_all > 0 {
             self.facts.ended_in_calls = Some((missing_all, entered_all));
@@ -195,6 +212,14 @@ impl Loaded {
                  progress in main and in the functions between it and the fork were counted by both \
                  processes, so their counts are too high. Build with --early-exit for exact counts.",
                 entered + surplus
+            ));
+        }
+        if let Some(unfinished) = self.facts.unfinished {
+            notes.push(format!(
+                "pathprof: note: main is counted {unfinished} more time(s) than processes finished: \
+                 process(es) whose counts were written (on SIGUSR1 or every \
+                 PATHPROF_DUMP_INTERVAL) and which never ended normally (killed); their counts \
+                 are those of their last write."
             ));
         }
         if self.facts.threads_raced() {

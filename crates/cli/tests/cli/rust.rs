@@ -189,6 +189,32 @@ fn profiles_are_written_on_abort_and_on_sigusr1() {
     }
 }
 
+#[test]
+fn a_process_killed_after_sigusr1_is_not_taken_for_a_fork_child() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    let profile = work.path().join("p.pprof");
+    // One run that ends, one written on SIGUSR1 and killed: main's paths
+    // (counted at the write, --early-exit) outnumber the finished processes.
+    run(&p.exe("t-path"), "", Some(&profile));
+    run(&p.exe("t-path"), "usr1", Some(&profile));
+    let out = Command::new(PATHPROF)
+        .args(["report", "--format", "json", "--map"])
+        .arg(p.exe("t-path"))
+        .arg(&profile)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("fork child"), "{stderr}");
+    assert!(
+        stderr.contains("1 more time(s) than processes finished"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["exact"], true);
+    assert_eq!(calls(&report, "rustprog::fib"), 2 * 5 * 177);
+}
+
 /// Signal numbers (Linux).
 mod libc_signal {
     pub const ABRT: i32 = 6;
