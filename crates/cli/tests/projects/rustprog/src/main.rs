@@ -46,15 +46,15 @@ fn main() {
         Some("panic") => panic!("main panics"),
         Some("abort") => std::process::abort(),
         Some("usr1") => {
-            let me = std::process::id().to_string();
-            std::process::Command::new("kill")
-                .args(["-USR1", &me])
-                .status()
-                .unwrap();
-            std::process::Command::new("kill")
-                .args(["-KILL", &me])
-                .status()
-                .unwrap();
+            // The shell's own `kill` (no procps needed), one signal at a
+            // time: the first is taken (the profile written) before the
+            // shell that sent it is reaped.
+            for signal in ["USR1", "KILL"] {
+                std::process::Command::new("sh")
+                    .args(["-c", &format!("kill -{signal} $PPID")])
+                    .status()
+                    .unwrap();
+            }
         }
         _ => {}
     }
