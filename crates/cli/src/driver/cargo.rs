@@ -66,6 +66,10 @@ pub fn run(raw_args: &[String]) -> Result<ExitCode> {
     // Check the flags now, not at the first link.
     args::parse(&flags)?;
     let pathprof = std::env::current_exe().context("cannot find the pathprof executable")?;
+    let mut flags = flags;
+    flags.extend(flags_from_environment(&flags, |var| {
+        std::env::var(var).ok()
+    }));
     let ours = rustflags(&pathprof, &flags);
     let started = SystemTime::now();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -99,6 +103,34 @@ fn split_flags(args: &[String]) -> (Vec<String>, Vec<String>) {
         .take_while(|a| *a == "--help" || args::is_pathprof_flag(&names, a))
         .count();
     (args[..n].to_vec(), args[n..].to_vec())
+}
+
+/// pathprof's flags that the environment sets (`PATHPROF_MODE=edge` as
+/// `--mode=edge`, `PATHPROF_ATOMIC=1` as `--atomic`) and `given` does not:
+/// on rustc's command line they make cargo relink when they change.
+fn flags_from_environment(given: &[String], var: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for arg in args::options_command().get_arguments() {
+        let (Some(long), Some(env)) = (arg.get_long(), arg.get_env()) else {
+            continue;
+        };
+        let flag = format!("--{long}");
+        if given
+            .iter()
+            .any(|g| g.split('=').next() == Some(flag.as_str()))
+        {
+            continue;
+        }
+        let Some(value) = var(&env.to_string_lossy()) else {
+            continue;
+        };
+        if arg.get_action().takes_values() {
+            out.push(format!("{flag}={value}"));
+        } else if value == "1" {
+            out.push(flag);
+        }
+    }
+    out
 }
 
 /// The flags `pathprof cargo` adds to rustc's (and rustdoc's): see the
@@ -349,6 +381,19 @@ mod tests {
         ]));
         assert_eq!(flags, ["--mode=edge", "--early-exit"]);
         assert_eq!(cargo, ["build", "--release", "--mode=x"]);
+    }
+
+    #[test]
+    fn flags_from_the_environment_reach_rustc_unless_given() {
+        let env = |var: &str| match var {
+            "PATHPROF_MODE" => Some("edge".to_string()),
+            "PATHPROF_ATOMIC" => Some("1".to_string()),
+            "PATHPROF_EARLY_EXIT" => Some("0".to_string()),
+            "PATHPROF_MAX_PATHS" => Some("64".to_string()),
+            _ => None,
+        };
+        let flags = flags_from_environment(&strings(&["--mode=path"]), env);
+        assert_eq!(flags, ["--max-paths=64", "--atomic"]);
     }
 
     #[test]
