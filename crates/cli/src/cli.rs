@@ -75,6 +75,11 @@ pub struct InstrumentOptions {
     #[arg(long, env = "PATHPROF_EVERY_BLOCK", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
     pub every_block: bool,
+    /// Rust programs: profile the standard library's code too (its generic
+    /// functions instantiated for the program; with fat LTO, all of std).
+    #[arg(long, env = "PATHPROF_COUNT_STD", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub count_std: bool,
     /// Say what is instrumented, function by function, on standard error.
     #[arg(long = "pathprof-verbose", env = "PATHPROF_VERBOSE", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
@@ -104,6 +109,7 @@ impl InstrumentOptions {
             ppp_interval_limit: self.ppp_interval_limit,
             early_exit: self.early_exit,
             every_block: self.every_block,
+            count_std: self.count_std,
             atomic: self.atomic,
             verbose: self.verbose,
             timings_file: None,

@@ -42,6 +42,10 @@ pub struct Settings {
     /// `--every-block`: block mode with a counter in every block.
     #[serde(default)]
     pub every_block: bool,
+    /// `--count-std`: profile Rust's standard library too (its generic code
+    /// instantiated in the program; all of it under fat LTO).
+    #[serde(default)]
+    pub count_std: bool,
     pub atomic: bool,
     pub verbose: bool,
     /// `--time-report` in clang's pass plugin: the file the plugin writes
@@ -177,6 +181,9 @@ pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<Map
 /// now keeps, so the plans apply to it too).
 pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> {
     let plan_options = settings.plan_options();
+    if !settings.count_std {
+        crate::walk::leave_out_rust_std(module);
+    }
     let extracted = timings::time(Phase::Extraction, || crate::extract(module))
         .context("reading the program's control flow")?;
     let _planning = timings::span(Phase::Planning);

@@ -3,8 +3,9 @@
 //! the function extraction reported as `i`.
 //!
 //! Seen: every function with a body, in module order, except pathprof's own
-//! (`__pathprof*`) and `naked` functions (whose body is only inline assembly, with
-//! no frame for a path register). Blocks are numbered in function order, the entry
+//! (`__pathprof*`), `naked` functions (whose body is only inline assembly, with
+//! no frame for a path register) and functions marked [`NOT_PROFILED`] (Rust's
+//! std, unless asked for: [`leave_out_rust_std`]). Blocks are numbered in function order, the entry
 //! is block 0, and each terminator successor slot is one [`CfgEdge`] in slot order.
 //! Each block's *counted calls* ([`counted_calls`]) are counted into
 //! [`Cfg::set_calls`]; instrumentation finds call `k` of a block with the same
@@ -23,6 +24,44 @@ use std::collections::HashMap;
 
 /// Prefix of every symbol pathprof adds; functions with it are never profiled.
 pub(crate) const RESERVED_PREFIX: &str = "__pathprof";
+
+/// The string attribute that keeps a function out of the profile.
+const NOT_PROFILED: &str = "pathprof-not-profiled";
+
+/// Marks the functions of Rust's standard library in `module` (those whose
+/// `DISubprogram` lies in `/rustc/<commit>/library/`: std's generic code
+/// instantiated in the program's crates, and all of std in a fat-LTO build)
+/// as not profiled: the program's own functions are counted as before (an
+/// inlined std function's code counts on its caller's blocks, as libc's
+/// would), at a fraction of the price of counting every iterator adapter.
+/// Returns how many were marked.
+pub(crate) fn leave_out_rust_std(module: &Module<'_>) -> usize {
+    let context = module.get_context();
+    let mut marked = 0;
+    for function in module.get_functions() {
+        let in_std = ffi::subprogram_position(function)
+            .and_then(|(file, _)| file)
+            .is_some_and(|file| is_rust_std_source(&ffi::file_path(file)));
+        if in_std {
+            let mark = context.create_string_attribute(NOT_PROFILED, "");
+            function.add_attribute(AttributeLoc::Function, mark);
+            marked += 1;
+        }
+    }
+    marked
+}
+
+/// Whether `path` is a source of Rust's standard library as rustc records
+/// it: `/rustc/<40 hex digits>/library/...`.
+fn is_rust_std_source(path: &str) -> bool {
+    path.strip_prefix("/rustc/")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(commit, rest)| {
+            commit.len() == 40
+                && commit.bytes().all(|b| b.is_ascii_hexdigit())
+                && rest.starts_with("library/")
+        })
+}
 
 /// One profiled function and its blocks as they were before any change.
 pub(crate) struct Body<'ctx> {
@@ -45,6 +84,10 @@ pub(crate) fn bodies<'ctx>(module: &Module<'ctx>) -> Vec<Body<'ctx>> {
         .filter(|f| f.get_linkage() != Linkage::AvailableExternally)
         .filter(|f| {
             f.get_enum_attribute(AttributeLoc::Function, naked)
+                .is_none()
+        })
+        .filter(|f| {
+            f.get_string_attribute(AttributeLoc::Function, NOT_PROFILED)
                 .is_none()
         })
         .map(|function| Body {

@@ -540,6 +540,7 @@ mod tests {
         "PATHPROF_ATOMIC",
         "PATHPROF_EARLY_EXIT",
         "PATHPROF_EVERY_BLOCK",
+        "PATHPROF_COUNT_STD",
         "PATHPROF_VERBOSE",
         "PATHPROF_TIME_REPORT",
         "PATHPROF_WHOLE_PROGRAM",
@@ -678,6 +679,7 @@ mod tests {
             ("PATHPROF_ATOMIC", "1"),
             ("PATHPROF_EARLY_EXIT", "1"),
             ("PATHPROF_EVERY_BLOCK", "1"),
+            ("PATHPROF_COUNT_STD", "1"),
             ("PATHPROF_VERBOSE", "1"),
             ("PATHPROF_TIME_REPORT", "1"),
             ("PATHPROF_WHOLE_PROGRAM", "1"),
@@ -689,7 +691,7 @@ mod tests {
         assert_eq!(i.map.as_deref(), Some(Path::new("env.ppmap")));
         assert_eq!((i.max_paths, i.array_limit), (Some(64), Some(8)));
         assert!(i.atomic && i.early_exit && i.verbose && i.time_report && o.whole_program);
-        assert!(i.every_block);
+        assert!(i.every_block && i.count_std);
         // Flags win over the environment.
         let o = options(&all, "--mode=edge --map=flag.ppmap --max-paths=2 -c a.c").unwrap();
         assert_eq!(o.instrument.mode, Mode::Edge);
@@ -815,7 +817,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 15, "{help}");
+        assert_eq!(flags.len(), 16, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {

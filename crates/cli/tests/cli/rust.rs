@@ -6,7 +6,8 @@
 //! `main`, panics caught by `catch_unwind`, `abort`, SIGUSR1 then SIGKILL)
 //! and across threads;
 //! path, edge and block modes agree (`pathprof verify`); names are
-//! demangled with their generic arguments; the build script and the
+//! demangled with their generic arguments; std's code is counted only with
+//! `--count-std`; the build script and the
 //! proc-macro run uninstrumented; each binary's map lies beside it; `cargo
 //! test` profiles the tests and the doctests; a fat-LTO build (std's
 //! bitcode linked in) links with the runtime's std kept to itself.
@@ -22,7 +23,8 @@ use std::sync::OnceLock;
 
 /// The fixture copied into a directory of its own, built plain and in each
 /// mode (path and edge with `--early-exit`, so that every run's paths are
-/// counted and `verify` compares everything).
+/// counted and `verify` compares everything), and in path mode with std's
+/// code counted too (`t-std`).
 struct Project {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -51,6 +53,8 @@ fn project() -> &'static Project {
             let args = ["build", "--release", "--target-dir", &target];
             cargo(&root, Some(flags), &args);
         }
+        let args = ["build", "--release", "--target-dir", "t-std"];
+        cargo(&root, Some(&["--mode=path", "--count-std"]), &args);
         Project { _dir: dir, root }
     })
 }
@@ -109,8 +113,10 @@ fn calls(report: &Value, name: &str) -> u64 {
 
 /// The counts by hand of `runs` runs of which `panics` ended with main's
 /// panic: (function, calls).
-fn by_hand(runs: u64, panics: u64) -> [(&'static str, u64); 6] {
+fn by_hand(runs: u64, panics: u64) -> [(&'static str, u64); 8] {
     [
+        ("rustprog::largest::<u32>", runs),
+        ("rustprog::largest::<f64>", runs),
         ("rustprog::fib", 5 * 177 * runs),
         ("rustprog::area", 12 * runs),
         ("rustprog::parse", 4 * runs),
@@ -222,24 +228,42 @@ mod libc_signal {
 }
 
 #[test]
-fn names_are_demangled_with_their_generic_arguments() {
+fn names_are_demangled_with_their_generic_arguments_and_std_is_counted_on_request() {
     let p = project();
     let work = tempfile::tempdir().unwrap();
-    let profile = work.path().join("p.pprof");
-    run(&p.exe("t-path"), "", Some(&profile));
-    let report = pathprof_ok([
-        "report".as_ref(),
-        "--map".as_ref(),
-        p.exe("t-path").as_os_str(),
-        profile.as_os_str(),
-    ]);
-    assert!(report.contains("  rustprog::fib  "), "{report}");
-    // Generic std code instantiated for the program's own types.
-    assert!(
-        report.contains("<alloc::vec::Vec<rustprog::Shape>>::"),
-        "{report}"
-    );
-    assert!(!report.contains("_RNv"), "a name left mangled:\n{report}");
+    for (target, std_too) in [("t-path", false), ("t-std", true)] {
+        let profile = work.path().join(format!("{target}.pprof"));
+        run(&p.exe(target), "", Some(&profile));
+        let report = pathprof_ok([
+            "report".as_ref(),
+            "--map".as_ref(),
+            p.exe(target).as_os_str(),
+            profile.as_os_str(),
+        ]);
+        for name in [
+            "rustprog::fib",
+            "rustprog::largest::<u32>",
+            "rustprog::largest::<f64>",
+        ] {
+            assert!(
+                report.contains(&format!("  {name}  ")),
+                "{target}: {name}\n{report}"
+            );
+        }
+        assert!(
+            !report.contains("_RNv"),
+            "{target}: a name left mangled:\n{report}"
+        );
+        // Generic std code instantiated for the program's own types.
+        let std_instance = "<alloc::vec::Vec<rustprog::Shape>>::";
+        assert_eq!(
+            report.contains(std_instance),
+            std_too,
+            "{target}:\n{report}"
+        );
+        let std_files = report.contains("(/rustc/");
+        assert_eq!(std_files, std_too, "{target}: std's functions\n{report}");
+    }
 }
 
 #[test]
@@ -304,7 +328,7 @@ fn a_fat_lto_build_counts_std_too_with_the_runtime_std_kept_apart() {
     let target_arg = target.display().to_string();
     cargo(
         &p.root,
-        Some(&["--mode=edge"]),
+        Some(&["--mode=edge", "--count-std"]),
         &["build", "--profile", "fat", "--target-dir", &target_arg],
     );
     let exe = target.join("fat/rust-prog");
@@ -355,8 +379,8 @@ fn std_sources_are_listed_from_the_rust_src_component() {
     let p = project();
     let work = tempfile::tempdir().unwrap();
     let profile = work.path().join("p.pprof");
-    run(&p.exe("t-path"), "", Some(&profile));
-    let report = json_report(&p.exe("t-path"), &profile);
+    run(&p.exe("t-std"), "", Some(&profile));
+    let report = json_report(&p.exe("t-std"), &profile);
     // A std source rustc recorded as /rustc/<commit>/library/..., with counts.
     let recorded = report["functions"]
         .as_array()
@@ -372,7 +396,7 @@ fn std_sources_are_listed_from_the_rust_src_component() {
     let lines = |library: &Path| {
         let out = Command::new(PATHPROF)
             .args(["lines", "--map"])
-            .arg(p.exe("t-path"))
+            .arg(p.exe("t-std"))
             .arg(&profile)
             .arg(&recorded)
             .env("RUST_SRC_PATH", library)

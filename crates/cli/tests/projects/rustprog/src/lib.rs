@@ -40,6 +40,18 @@ pub fn risky(n: u32) -> u32 {
     n + 1
 }
 
+/// The largest of `xs` (not empty): one function, two instances.
+#[inline(never)]
+pub fn largest<T: PartialOrd + Copy>(xs: &[T]) -> T {
+    let mut max = xs[0];
+    for &x in xs {
+        if x > max {
+            max = x;
+        }
+    }
+    max
+}
+
 pub fn fib(n: u32) -> u32 {
     if n < 2 {
         n

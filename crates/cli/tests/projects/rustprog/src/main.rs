@@ -1,13 +1,13 @@
 //! The program `tests/cli/rust.rs` builds with `pathprof cargo`; its counts
 //! by hand. Each run: `fib(10)` makes 177 calls, in main and in each of 4
-//! threads (885 in all); `area` 12; `parse` 4 (two
-//! fail: "x" and "300"); `risky` 8 (`ROUNDS`, from the build script), twice
+//! threads (885 in all); `largest` is called once for `u32`, once for
+//! `f64`; `area` 12 times; `parse` 4 (two fail: "x" and "300"); `risky` 8 (`ROUNDS`, from the build script), twice
 //! panicking (3 and 7), each panic caught and seen by the panic hook. Then,
 //! by its argument: `exit` (`std::process::exit(3)`), `panic` (main panics:
 //! the hook once more, exit status 101), `abort`, or `usr1` (SIGUSR1 to
 //! itself, then SIGKILL).
 
-use rustprog::{area, fib, parse, risky, Shape, ROUNDS};
+use rustprog::{area, fib, largest, parse, risky, Shape, ROUNDS};
 use std::panic;
 
 fn main() {
@@ -37,9 +37,11 @@ fn main() {
     let threads: Vec<_> = (0..4).map(|_| std::thread::spawn(|| fib(10))).collect();
     let in_threads: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     println!(
-        "{} {total} {squares} {ok} {bad} {caught} {} {in_threads}",
+        "{} {total} {squares} {ok} {bad} {caught} {} {in_threads} {} {}",
         shapes[0].describe(),
-        fib(10)
+        fib(10),
+        largest(&[3u32, 9, 4]),
+        largest(&[1.5f64, -2.0]),
     );
     match std::env::args().nth(1).as_deref() {
         Some("exit") => std::process::exit(3),
