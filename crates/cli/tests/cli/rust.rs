@@ -8,8 +8,9 @@
 //! path, edge and block modes agree (`pathprof verify`); names are
 //! demangled with their generic arguments; std's code is counted only with
 //! `--count-std`; the build script and the
-//! proc-macro run uninstrumented; each binary's map lies beside it; `cargo
-//! test` profiles the tests and the doctests; a fat-LTO build (std's
+//! proc-macro run uninstrumented; each binary's map lies beside it (also
+//! where `cargo install` puts it); `cargo test` profiles the tests and the
+//! doctests; a fat-LTO build (std's
 //! bitcode linked in) links with the runtime's std kept to itself.
 
 use crate::support::build::{data, line_of};
@@ -297,6 +298,29 @@ fn build_time_code_is_not_instrumented_and_maps_lie_beside_binaries() {
         .filter(|f| f.extension().is_some_and(|e| e == "pprof"))
         .collect();
     assert!(written.is_empty(), "written during the builds: {written:?}");
+}
+
+#[test]
+fn cargo_install_puts_the_map_beside_the_installed_binary() {
+    let p = project();
+    let root = tempfile::tempdir().unwrap();
+    let root_arg = root.path().display().to_string();
+    let args = [
+        "install",
+        "--path",
+        ".",
+        "--root",
+        &root_arg,
+        "--target-dir",
+        "t-path",
+    ];
+    cargo(&p.root, Some(MODES[0].1), &args);
+    let installed = root.path().join("bin/rust-prog");
+    let map = root.path().join("bin/rust-prog.ppmap");
+    let profile = root.path().join("p.pprof");
+    run(&installed, "", Some(&profile));
+    let report = json_report(&map, &profile);
+    assert_eq!(calls(&report, "rustprog::fib"), 5 * 177);
 }
 
 #[test]
