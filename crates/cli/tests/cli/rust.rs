@@ -4,14 +4,13 @@
 //! program prints and exits as the plain build's; counts are the source's,
 //! exact however the program ends (`std::process::exit`, a panic out of
 //! `main`, panics caught by `catch_unwind`, `abort`, SIGUSR1 then SIGKILL)
-//! and across threads;
-//! path, edge and block modes agree (`pathprof verify`); names are
-//! demangled with their generic arguments; std's code is counted only with
-//! `--count-std`; the build script and the
-//! proc-macro run uninstrumented; each binary's map lies beside it (also
-//! where `cargo install` puts it); `cargo test` profiles the tests and the
-//! doctests; a fat-LTO build (std's
-//! bitcode linked in) links with the runtime's std kept to itself.
+//! and across threads; path, edge and block modes agree (`pathprof
+//! verify`); names are demangled with their generic arguments; std's code is
+//! counted only with `--count-std`; the build script and the proc-macro run
+//! uninstrumented; each binary's map lies beside it (also where `cargo
+//! install` puts it); `cargo test` profiles the tests and the doctests; a
+//! fat-LTO build (std's bitcode linked in) links with the runtime's std kept
+//! to itself.
 
 use crate::support::build::{data, line_of};
 use crate::support::command::{ok_in, pathprof_ok, PATHPROF};
