@@ -26,6 +26,10 @@
 //! its own CMake build (a shared libcurl and the tool), on transfers the test
 //! makes (see `curl_cmake_build_profiles_into_one_file`).
 //!
+//! pulldown-cmark, a Rust program from crates.io, is installed as Rust users
+//! install programs, `cargo install`, plain and through `pathprof cargo` in
+//! path and edge mode (see `pulldown_cmark_through_pathprof_cargo_install`).
+//!
 //! Runs are made with address randomisation off (`setarch -R`): Lua and SQLite
 //! hash or cache by address, so only then are two runs the same run. Builds of
 //! different modes still lay out their data differently, so Lua's API string
@@ -1874,4 +1878,186 @@ fn curl_cmake_build_profiles_into_one_file() {
     assert_eq!(entered("curl_share_init"), transferring);
     assert_eq!(entered("curl_easy_perform"), transfers);
     assert_eq!(entered("curl_easy_init"), transferring + 2 * transfers);
+}
+
+/// The version of pulldown-cmark (a CommonMark parser, and its tool
+/// `pulldown-cmark`: Markdown on standard input, HTML or its parser's events
+/// on standard output) that `pulldown_cmark_through_pathprof_cargo_install`
+/// installs: seven crates, small enough to build three times in about a
+/// minute.
+const PULLDOWN_CMARK: &str = "0.13.6";
+
+/// Installs pulldown-cmark from crates.io as its users do, `cargo install
+/// --locked`, under `root` (its target directory `root/target`): plain
+/// (`mode` None) or through `pathprof cargo --mode=MODE`. Returns the
+/// installed binary.
+fn install_pulldown_cmark(mode: Option<&str>, root: &Path) -> PathBuf {
+    let mut cmd = match mode {
+        None => Command::new(env!("CARGO")),
+        Some(mode) => {
+            let mut c = Command::new(PATHPROF);
+            c.args(["cargo", &format!("--mode={mode}")]);
+            c
+        }
+    };
+    cmd.args(["install", "--locked", "--root"])
+        .arg(root)
+        .arg("--target-dir")
+        .arg(root.join("target"))
+        .args(["pulldown-cmark", "--version", PULLDOWN_CMARK])
+        .env("CARGO", env!("CARGO"));
+    // The builds' flags are cargo's and pathprof's alone.
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET_DIR",
+        "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        cmd.env_remove(var);
+    }
+    succeed(&mut cmd);
+    root.join("bin/pulldown-cmark")
+}
+
+/// Markdown from [`text`]'s lines, each made into one construct in turn:
+/// headings, emphasis, code spans, links, lists, task lists, tables, block
+/// quotes, code blocks, strikethrough and quotes (smart punctuation).
+fn markdown(bytes: usize) -> Vec<u8> {
+    let text = String::from_utf8(text(bytes)).unwrap();
+    let mut md = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let w: Vec<&str> = line.split(' ').collect();
+        let word = |k: usize| w[k % w.len()];
+        md += &match i % 8 {
+            0 => format!("## {line}\n\n"),
+            1 => {
+                w.iter()
+                    .enumerate()
+                    .map(|(k, w)| match k % 6 {
+                        1 => format!("*{w}*"),
+                        2 => format!("**{w}**"),
+                        3 => format!("`{w}`"),
+                        4 => format!("[{w}](https://example.org/{w})"),
+                        5 => format!("~~{w}~~"),
+                        _ => w.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    + "\n\n"
+            }
+            2 => format!("- {}\n- [x] {}\n  1. {line}\n\n", word(0), word(1)),
+            3 => format!(
+                "| {} | {} |\n|---|--:|\n| {line} | {} |\n\n",
+                word(0),
+                word(1),
+                w.len()
+            ),
+            4 => format!("> {line}\n> \"{}\" -- {}...\n\n", word(2), word(3)),
+            5 => format!("```\n{line}\n```\n\n"),
+            _ => format!("{line}\n"),
+        };
+    }
+    md.into_bytes()
+}
+
+/// A Rust program from crates.io profiled as its users install it:
+/// `pathprof cargo --mode=path install pulldown-cmark` and `--mode=edge`
+/// beside a plain `cargo install` of the same version. The profiled tools
+/// print what the plain one prints (HTML with GitHub's extensions, and the
+/// parser's events), each binary has its map beside it, the hottest paths
+/// read as lines of pulldown-cmark's own Rust sources, the path profile is
+/// exact and `pathprof verify` passes against the edge profile of the same
+/// runs.
+#[test]
+fn pulldown_cmark_through_pathprof_cargo_install() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let input = markdown(200_000);
+    let p = Program {
+        name: "pulldown-cmark",
+        sources: Vec::new(),
+        cflags: Vec::new(),
+        libs: Vec::new(),
+        runs: vec![
+            (
+                ["-T", "-S", "-L", "-P"].map(String::from).to_vec(),
+                input.clone(),
+            ),
+            (vec!["-e".into()], input.clone()),
+        ],
+        env: vec![],
+        pathprof_flags: Vec::new(),
+    };
+    let plain = install_pulldown_cmark(None, &t.join("plain"));
+    let expected = run(&p, &plain, &t.join("unused.pprof"));
+    assert!(expected.iter().all(|(_, status)| *status == 0));
+    assert!(
+        !t.join("unused.pprof").exists(),
+        "the plain build writes no profile"
+    );
+    let html = String::from_utf8_lossy(&expected[0].0);
+    for tag in ["<h2>", "<table>", "<del>", "<code>", "checkbox", "“"] {
+        assert!(html.contains(tag), "the HTML has {tag}");
+    }
+    assert!(
+        !map_of(&plain).exists(),
+        "a plain install has no map beside it"
+    );
+    let mut profiles = BTreeMap::new();
+    for mode in ["path", "edge"] {
+        let exe = install_pulldown_cmark(Some(mode), &t.join(mode));
+        assert!(
+            map_of(&exe).is_file(),
+            "pathprof cargo install wrote {}",
+            map_of(&exe).display()
+        );
+        let profile = t.join(format!("{mode}.pprof"));
+        assert!(
+            run(&p, &exe, &profile) == expected,
+            "the {mode}-mode pulldown-cmark prints what the plain one prints"
+        );
+        profiles.insert(mode, (exe, profile));
+    }
+    let (path_exe, path_profile) = &profiles["path"];
+    let (edge_exe, edge_profile) = &profiles["edge"];
+
+    // pulldown-cmark's own sources, by the report: the files under its
+    // crate's src/ whose functions ran (lib.rs and main.rs left out: other
+    // crates have files of those names).
+    let r = json_report(&map_of(path_exe), path_profile);
+    assert_eq!(r["exact"], true);
+    no_lost_paths(&r);
+    let src = format!("/pulldown-cmark-{PULLDOWN_CMARK}/src/");
+    let own: std::collections::BTreeSet<String> = r["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["entry_count"].as_u64() > Some(0))
+        .filter_map(|f| f["file"].as_str())
+        .filter(|file| file.contains(&src))
+        .map(file_name)
+        .filter(|name| name != "lib.rs" && name != "main.rs")
+        .collect();
+    assert!(own.contains("firstpass.rs"), "{own:?}");
+    let top = ok_in(
+        t,
+        Command::new(PATHPROF)
+            .args(["paths", "--map"])
+            .arg(path_exe)
+            .arg(path_profile)
+            .args(["--top", "3"]),
+        &[],
+    );
+    assert!(
+        top.contains("pulldown_cmark::")
+            && own.iter().any(|name| top.contains(&format!("{name}:"))),
+        "the hottest paths are lines of pulldown-cmark's sources ({own:?}):\n{top}"
+    );
+    eprintln!("pulldown-cmark's hottest paths:\n{top}");
+    verify(
+        t,
+        [path_exe, path_profile],
+        [&map_of(edge_exe), edge_profile],
+    );
 }
