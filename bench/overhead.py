@@ -33,6 +33,7 @@ by that checkout's pathprof, as `before:<variant>`, and measured in the same
 interleaved rounds: a before/after comparison from one run.
 """
 import argparse
+import datetime
 import json
 import os
 import resource
@@ -46,6 +47,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CLANG = "/usr/lib/llvm-22/bin/clang"
+
+
+def commit_and_date():
+    """The commit measured (`with uncommitted changes` when the tree has
+    them) and the date, for a results file's title."""
+    def git(*cmd):
+        return subprocess.run(["git", *cmd], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += " with uncommitted changes"
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return commit, date
 
 
 def crate_dir(name):

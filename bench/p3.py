@@ -27,7 +27,6 @@ mode's) and `p3 stats`' hit-count reductions. The markdown goes to --out, the
 same figures as JSON beside it (FILE with the suffix .json).
 """
 import argparse
-import datetime
 import json
 import os
 import shlex
@@ -236,13 +235,7 @@ def program_section(name, r, scale, runs):
 
 def header(args):
     """The results' title: what ran, when, on which commit and machine."""
-    def git(*cmd):
-        return subprocess.run(["git", *cmd], cwd=overhead.ROOT, capture_output=True, text=True).stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    if git("status", "--porcelain", "--untracked-files=no"):
-        commit += " with uncommitted changes"
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit, date = overhead.commit_and_date()
     return {"command": shlex.join([sys.argv[0]] + sys.argv[1:]), "date": date, "commit": commit,
             "cpus": os.cpu_count(), "scale": args.scale, "runs": args.runs, "copies": args.copies}
 

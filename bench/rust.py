@@ -48,7 +48,6 @@ Without --pathprof it builds this checkout's pathprof first (overhead.py's
 `build_pathprof`). Builds need the network (crates.io) the first time.
 """
 import argparse
-import datetime
 import json
 import os
 import shlex
@@ -158,14 +157,7 @@ def pathprof_says(pathprof, *args):
 
 def header():
     """The commit measured (with uncommitted changes noted) and the date."""
-    def git(*cmd):
-        return subprocess.run(["git", *cmd], cwd=overhead.ROOT, capture_output=True, text=True).stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    if git("status", "--porcelain", "--untracked-files=no"):
-        commit += " with uncommitted changes"
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return commit, date
+    return overhead.commit_and_date()
 
 
 def table(variants, medians, startup, build_s):
