@@ -155,11 +155,6 @@ def pathprof_says(pathprof, *args):
     return f"pathprof {args[0]} failed (exit status {r.returncode}):\n{r.stdout}{r.stderr}".rstrip()
 
 
-def header():
-    """The commit measured (with uncommitted changes noted) and the date."""
-    return overhead.commit_and_date()
-
-
 def table(variants, medians, startup, build_s):
     """The results' table, as markdown lines. The last column leaves out what
     the workload's processes cost to start and end, by `rg --version`."""
@@ -194,7 +189,7 @@ def main():
         sys.exit(f"unknown variants {', '.join(sorted(unknown))}; known: {', '.join(VARIANTS)}")
     variants = [v for v in VARIANTS if v == "plain" or not args.variants or v in args.variants]
     started = time.monotonic()
-    commit, date = header()
+    commit, date = overhead.commit_and_date()
     pathprof = os.path.abspath(args.pathprof) if args.pathprof else overhead.build_pathprof()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)

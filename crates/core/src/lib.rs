@@ -35,6 +35,7 @@ pub mod ppp;
 pub mod predict;
 pub mod profile;
 pub mod regen;
+pub mod rust_std;
 pub mod spantree;
 pub mod weights;
 

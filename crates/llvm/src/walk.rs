@@ -19,7 +19,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{
     AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, LLVMTailCallKind,
 };
-use pathprof_core::{BlockId, Cfg, CfgEdge};
+use pathprof_core::{rust_std, BlockId, Cfg, CfgEdge};
 use std::collections::HashMap;
 
 /// Prefix of every symbol pathprof adds; functions with it are never profiled.
@@ -34,33 +34,18 @@ const NOT_PROFILED: &str = "pathprof-not-profiled";
 /// as not profiled: the program's own functions are counted as before (an
 /// inlined std function's code counts on its caller's blocks, as libc's
 /// would), at a fraction of the price of counting every iterator adapter.
-/// Returns how many were marked.
-pub(crate) fn leave_out_rust_std(module: &Module<'_>) -> usize {
-    let context = module.get_context();
-    let mut marked = 0;
+pub(crate) fn leave_out_rust_std(module: &Module<'_>) {
+    let mark = module
+        .get_context()
+        .create_string_attribute(NOT_PROFILED, "");
     for function in module.get_functions() {
         let in_std = ffi::subprogram_position(function)
             .and_then(|(file, _)| file)
-            .is_some_and(|file| is_rust_std_source(&ffi::file_path(file)));
+            .is_some_and(|file| rust_std::library_file(&ffi::file_path(file)).is_some());
         if in_std {
-            let mark = context.create_string_attribute(NOT_PROFILED, "");
             function.add_attribute(AttributeLoc::Function, mark);
-            marked += 1;
         }
     }
-    marked
-}
-
-/// Whether `path` is a source of Rust's standard library as rustc records
-/// it: `/rustc/<40 hex digits>/library/...`.
-fn is_rust_std_source(path: &str) -> bool {
-    path.strip_prefix("/rustc/")
-        .and_then(|rest| rest.split_once('/'))
-        .is_some_and(|(commit, rest)| {
-            commit.len() == 40
-                && commit.bytes().all(|b| b.is_ascii_hexdigit())
-                && rest.starts_with("library/")
-        })
 }
 
 /// One profiled function and its blocks as they were before any change.

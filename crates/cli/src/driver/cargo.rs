@@ -151,17 +151,25 @@ fn rustflags(pathprof: &Path, flags: &[String]) -> Vec<String> {
     out
 }
 
-/// `flag` with its file or directory made absolute (`--interesting=FILE`,
-/// `--map=FILE`, `--dot-dir=DIR`): rustc links in a directory of cargo's
-/// choosing.
+/// `flag` with its file or directory made absolute (the flags whose value
+/// is a `FILE` or `DIR`: `--interesting`, `--map`, `--dot-dir`): rustc links
+/// in a directory of cargo's choosing.
 fn absolute(flag: &str) -> String {
-    match flag.split_once('=') {
-        Some((name @ ("--interesting" | "--map" | "--dot-dir"), value)) => {
-            let path = std::env::current_dir().unwrap_or_default().join(value);
-            format!("{name}={}", path.display())
-        }
-        _ => flag.to_string(),
+    let Some((name, value)) = flag.split_once('=') else {
+        return flag.to_string();
+    };
+    let takes_path = args::options_command().get_arguments().any(|arg| {
+        arg.get_long()
+            .is_some_and(|long| name == format!("--{long}"))
+            && arg
+                .get_value_names()
+                .is_some_and(|v| v.iter().any(|n| n == "FILE" || n == "DIR"))
+    });
+    if !takes_path {
+        return flag.to_string();
     }
+    let path = std::env::current_dir().unwrap_or_default().join(value);
+    format!("{name}={}", path.display())
 }
 
 /// The user's own flags for rustc (`var` is `RUSTFLAGS`) or rustdoc, from
@@ -224,20 +232,19 @@ fn output_dirs(cargo: &std::ffi::OsStr, cargo_args: &[String]) -> Vec<PathBuf> {
             dirs.push(root.join("bin"));
         }
     }
-    if let Some(target) = target_dir(cargo, cargo_args) {
-        let profiles = std::fs::read_dir(&target).into_iter().flatten().flatten();
-        for profile in profiles.map(|e| e.path()).filter(|p| p.is_dir()) {
-            // target/<profile>/ or, when cross-compiling, target/<triple>/<profile>/
-            let nested = std::fs::read_dir(&profile).into_iter().flatten().flatten();
-            for dir in nested.map(|e| e.path()) {
-                if dir.join("deps").is_dir() {
-                    dirs.push(dir.join("examples"));
-                    dirs.push(dir);
-                }
-            }
-            if profile.join("deps").is_dir() {
-                dirs.push(profile.join("examples"));
-                dirs.push(profile);
+    let Some(target) = target_dir(cargo, cargo_args) else {
+        return dirs;
+    };
+    let subdirs = |dir: &Path| -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        entries.map(|e| e.path()).filter(|p| p.is_dir()).collect()
+    };
+    // target/<profile>/, or target/<triple>/<profile>/ when cross-compiling.
+    for profile in subdirs(&target) {
+        for dir in subdirs(&profile).into_iter().chain([profile]) {
+            if dir.join("deps").is_dir() {
+                dirs.push(dir.join("examples"));
+                dirs.push(dir);
             }
         }
     }
@@ -308,10 +315,8 @@ fn place_maps(dir: &Path, since: SystemTime) {
 
 /// Writes `binary`'s map beside it, and its P3 copies.
 fn place_map(binary: &Path, meta: &std::fs::Metadata) -> Result<()> {
-    let fragments = match pathprof_core::map::read_fragments(binary) {
-        Ok(f) => f,
-        Err(pathprof_core::map::MapError::NoMapSection { .. }) => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", binary.display())),
+    let Some(fragments) = super::linked_map(binary)? else {
+        return Ok(());
     };
     let map = super::default_map_path(binary);
     pathprof_core::map::write_fragments(&map, &fragments)

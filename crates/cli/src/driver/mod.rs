@@ -228,10 +228,8 @@ fn write_map(inv: &Invocation) -> Result<()> {
     if path.is_none() && list.is_none() && !o.mode_given && !o.atomic {
         return Ok(()); // nothing to write or check (a configure probe, say)
     }
-    let fragments = match pathprof_core::map::read_fragments(Path::new(output)) {
-        Ok(f) => f,
-        Err(pathprof_core::map::MapError::NoMapSection { .. }) => return Ok(()),
-        Err(e) => return Err(e).context("reading back the linked file's map"),
+    let Some(fragments) = linked_map(Path::new(output))? else {
+        return Ok(());
     };
     warn_on_link_only_options(inv, output, &fragments);
     if let Some(list_path) = list {
@@ -244,6 +242,16 @@ fn write_map(inv: &Invocation) -> Result<()> {
     };
     pathprof_core::map::write_fragments(&path, &fragments)
         .with_context(|| format!("cannot write the map file {}", path.display()))
+}
+
+/// The map fragments a linked file carries; `None` when nothing linked into
+/// it was instrumented.
+fn linked_map(file: &Path) -> Result<Option<Vec<MapFile>>> {
+    match pathprof_core::map::read_fragments(file) {
+        Ok(f) => Ok(Some(f)),
+        Err(pathprof_core::map::MapError::NoMapSection { .. }) => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading back the map of {}", file.display())),
+    }
 }
 
 /// The file `OUTPUT<suffix>` beside a build's `output` (its map, a P3 copy).

@@ -69,10 +69,7 @@ impl SourceRoot {
 /// (the `library` directory, as rust-analyzer reads it), else the active
 /// toolchain's `lib/rustlib/src/rust/library`.
 fn in_rust_src(recorded: &str) -> Option<PathBuf> {
-    let (commit, file) = recorded.strip_prefix("/rustc/")?.split_once("/library/")?;
-    if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
+    let file = pathprof_core::rust_std::library_file(recorded)?;
     Some(rust_src_library()?.join(file))
 }
 

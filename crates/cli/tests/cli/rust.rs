@@ -12,8 +12,8 @@
 //! fat-LTO build (std's bitcode linked in) links with the runtime's std kept
 //! to itself.
 
-use crate::support::build::{data, line_of};
-use crate::support::command::{ok_in, pathprof_ok, PATHPROF};
+use crate::support::build::{copy_dir, data, line_of};
+use crate::support::command::{cargo_command, ok_in, pathprof_ok, PATHPROF};
 use crate::support::report::json_report;
 use crate::support::run::signal_of;
 use serde_json::Value;
@@ -42,7 +42,7 @@ fn project() -> &'static Project {
     PROJECT.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("rustprog");
-        copy_tree(&data("projects/rustprog"), &root);
+        copy_dir(&data("projects/rustprog"), &root);
         cargo(
             &root,
             None,
@@ -69,19 +69,7 @@ impl Project {
 /// `cargo ARGS` in `dir`, through `pathprof cargo FLAGS` when `flags` is
 /// given; it must succeed.
 fn cargo(dir: &Path, flags: Option<&[&str]>, args: &[&str]) -> String {
-    let mut cmd = match flags {
-        Some(flags) => {
-            let mut c = Command::new(PATHPROF);
-            c.arg("cargo").args(flags);
-            c
-        }
-        None => Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())),
-    };
-    cmd.args(args)
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
-    ok_in(dir, &mut cmd, &[])
+    ok_in(dir, cargo_command(flags).args(args), &[])
 }
 
 /// Runs `exe ARG` (no argument when empty) with its counts going to
@@ -327,11 +315,10 @@ fn cargo_test_profiles_the_tests_and_the_doctests() {
     let p = project();
     let work = tempfile::tempdir().unwrap();
     let profile = work.path().join("tests.pprof");
-    let mut cmd = Command::new(PATHPROF);
-    cmd.args(["cargo", "--mode=path", "test", "--release"])
-        .args(["--target-dir", &work.path().join("t").display().to_string()])
-        .env("PATHPROF_FILE", &profile)
-        .env_remove("CARGO_TARGET_DIR");
+    let mut cmd = cargo_command(Some(&["--mode=path"]));
+    cmd.args(["test", "--release", "--target-dir"])
+        .arg(work.path().join("t"))
+        .env("PATHPROF_FILE", &profile);
     let out = ok_in(&p.root, &mut cmd, &[]);
     assert!(out.contains("test tests::fib_of_ten ... ok"), "{out}");
     assert!(out.contains("src/lib.rs - area"), "{out}");
@@ -367,20 +354,6 @@ fn a_fat_lto_build_counts_std_too_with_the_runtime_std_kept_apart() {
             && f["entry_count"].as_u64() > Some(0)
     });
     assert!(std_counted, "no function of std's own sources counted");
-}
-
-/// Copies the directory tree `from` to `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let path = entry.path();
-        let dest = to.join(entry.file_name());
-        if path.is_dir() {
-            copy_tree(&path, &dest);
-        } else {
-            std::fs::copy(&path, &dest).unwrap();
-        }
-    }
 }
 
 /// Every file under `dir`.

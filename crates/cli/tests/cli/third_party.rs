@@ -35,8 +35,8 @@
 //! different modes still lay out their data differently, so Lua's API string
 //! cache, indexed by address, is cut to one entry.
 
-use crate::support::build::{exports, map_of, CLANG};
-use crate::support::command::{ok_in, stdout_of, succeed, PATHPROF};
+use crate::support::build::{copy_dir, exports, map_of, CLANG};
+use crate::support::command::{cargo_command, ok_in, stdout_of, succeed, PATHPROF};
 use crate::support::report::{function, json_report, json_report_in};
 use crate::support::run::profiled;
 use std::collections::BTreeMap;
@@ -1520,13 +1520,7 @@ fn no_lost_paths(r: &serde_json::Value) {
 /// A copy of `subdir` of the registry crate `krate`'s sources in `dir`.
 fn copy_sources(krate: &str, subdir: &str, dir: &Path) -> PathBuf {
     let copy = dir.join(subdir);
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(crate_dir(krate).join(subdir))
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    copy_dir(&crate_dir(krate).join(subdir), &copy);
     copy
 }
 
@@ -1892,30 +1886,14 @@ const PULLDOWN_CMARK: &str = "0.13.6";
 /// (`mode` None) or through `pathprof cargo --mode=MODE`. Returns the
 /// installed binary.
 fn install_pulldown_cmark(mode: Option<&str>, root: &Path) -> PathBuf {
-    let mut cmd = match mode {
-        None => Command::new(env!("CARGO")),
-        Some(mode) => {
-            let mut c = Command::new(PATHPROF);
-            c.args(["cargo", &format!("--mode={mode}")]);
-            c
-        }
-    };
+    let flag = mode.map(|m| format!("--mode={m}"));
+    let flags: Option<Vec<&str>> = flag.as_deref().map(|f| vec![f]);
+    let mut cmd = cargo_command(flags.as_deref());
     cmd.args(["install", "--locked", "--root"])
         .arg(root)
         .arg("--target-dir")
         .arg(root.join("target"))
-        .args(["pulldown-cmark", "--version", PULLDOWN_CMARK])
-        .env("CARGO", env!("CARGO"));
-    // The builds' flags are cargo's and pathprof's alone.
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET_DIR",
-        "CARGO_BUILD_RUSTFLAGS",
-    ] {
-        cmd.env_remove(var);
-    }
+        .args(["pulldown-cmark", "--version", PULLDOWN_CMARK]);
     succeed(&mut cmd);
     root.join("bin/pulldown-cmark")
 }

@@ -281,6 +281,22 @@ impl Fixture {
     }
 }
 
+/// Copies the directory `from` to `to` (a new directory), as `cp -r` does.
+pub fn copy_dir(from: &Path, to: &Path) {
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "cp -r {} {}",
+        from.display(),
+        to.display()
+    );
+}
+
 /// The 1-based number of the first line of `path` containing `marker`.
 pub fn line_of(path: &Path, marker: &str) -> u32 {
     let text = std::fs::read_to_string(path).unwrap();

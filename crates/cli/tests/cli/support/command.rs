@@ -126,6 +126,31 @@ pub fn pathprof_text(args: &[&str]) -> (String, String, bool) {
     )
 }
 
+/// `cargo`, or `pathprof cargo FLAGS` when `flags` is given (running the
+/// same cargo), with none of the caller's rustc flags or target directory in
+/// its environment: the build's flags are cargo's and pathprof's alone.
+pub fn cargo_command(flags: Option<&[&str]>) -> Command {
+    let mut cmd = match flags {
+        Some(flags) => {
+            let mut c = Command::new(PATHPROF);
+            c.arg("cargo").args(flags);
+            c
+        }
+        None => Command::new(env!("CARGO")),
+    };
+    cmd.env("CARGO", env!("CARGO"));
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET_DIR",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 /// Whether `tool` runs (`tool VERSION_FLAG` succeeds).
 pub fn have(tool: &str, version_flag: &str) -> bool {
     Command::new(tool)
