@@ -42,6 +42,11 @@ pub struct InstrumentOptions {
     /// them with `pathprof p3 run`).
     #[arg(long, value_name = "K", env = "PATHPROF_COPIES", value_parser = parse_copies)]
     pub copies: Option<u32>,
+    /// With --mode=p3: a training run's paths and counts (`pathprof
+    /// interesting` of a path-mode profile), to balance the copies by what
+    /// their probes would execute instead of by probe counts.
+    #[arg(long, value_name = "FILE", env = "PATHPROF_P3_TRAIN", value_parser = parse_path)]
+    pub p3_train: Option<PathBuf>,
     /// The map file to write, default OUTPUT.ppmap.
     #[arg(long, value_name = "FILE", env = "PATHPROF_MAP", value_parser = parse_path)]
     pub map: Option<PathBuf>,

@@ -351,6 +351,7 @@ fn a_p3_record_is_one_field_more() {
     map.p3 = Some(P3Build {
         copies: 4,
         call_sites: vec![0, 1, P3Build::MANY],
+        trained: Vec::new(),
     });
     let json = serde_json::to_string(&map).unwrap();
     let want = format!(

@@ -11,6 +11,7 @@ use common::arb::arb_cfg;
 use common::{expected_path_counts_ending, make_walk, Evaluator};
 use pathprof_core::dag::{Dag, DagOptions};
 use pathprof_core::map::{BlockInfo, MapFile, MapFunction, P3Build};
+use pathprof_core::p3::trained::{refine_partition, TrainedPaths};
 use pathprof_core::p3::{
     check_flow, hit_counts, merge, partition_paths, plan_copy, plan_program, spp, EdgeSet,
     Function, Labeling, MapProgram, MergeError, PartialError, ProgramPlan, Pspp, RawCounts,
@@ -19,7 +20,6 @@ use pathprof_core::p3::{
 use pathprof_core::path::{transcribe, PathOptions};
 use pathprof_core::planner::planned_increments;
 use pathprof_core::regen::regenerate;
-use pathprof_core::weights::Weights;
 use pathprof_core::{Cfg, DagEdgeId, EdgeId, FuncId, Mode};
 use pathprof_format::{RawFunction, RawProfile};
 use proptest::prelude::*;
@@ -195,6 +195,29 @@ proptest! {
         prop_assert!(initial.into_iter().eq(0..dag.num_paths()), "initial ids are 0..N");
     }
 
+    /// A trained partition's tasks (random training counts, a random
+    /// target): every path in exactly one, and each trained path's task
+    /// weighs at most the target unless it cannot be split further.
+    #[test]
+    fn trained_tasks_partition_the_paths(
+        cfg in arb_cfg(),
+        options in arb_options(),
+        picks in prop::collection::vec((any::<u64>(), 1u64..1000), 0..12),
+        target in 0u64..3000,
+        max_tasks in 1usize..40,
+    ) {
+        let Some(dag) = build(&cfg, options) else { return Ok(()) };
+        let mut counts: Vec<(u64, u64)> = picks.iter().map(|&(id, n)| (id % dag.num_paths(), n)).collect();
+        counts.sort_unstable();
+        counts.dedup_by_key(|c| c.0);
+        let trained = TrainedPaths::new(&dag, &counts);
+        let tasks = refine_partition(&dag, &trained, |i| counts[i].1, target, max_tasks);
+        prop_assert!(!tasks.is_empty() && tasks.len() <= max_tasks.max(1));
+        for p in &all_paths(&dag) {
+            prop_assert_eq!(tasks.iter().filter(|t| t.contains_path(p)).count(), 1);
+        }
+    }
+
     /// `find_partition`'s tasks: at most Δ, each with a path, every path in
     /// exactly one.
     #[test]
@@ -219,6 +242,8 @@ struct Program {
     dags: Vec<Dag>,
     call_sites: Vec<u32>,
     walks: Vec<Vec<(Vec<EdgeId>, Option<u32>)>>,
+    /// Per function: a training run's path counts (empty: untrained).
+    trained: Vec<Vec<(u64, u64)>>,
     options: PathOptions,
 }
 
@@ -229,8 +254,22 @@ impl Program {
                 cfg: &self.cfgs[i],
                 dag: &self.dags[i],
                 call_sites: self.call_sites[i],
+                trained: &self.trained[i],
             })
             .collect()
+    }
+
+    /// Trains the program on the first half of each function's walks (the
+    /// second half is another input's).
+    fn train(&mut self) {
+        self.trained = (0..self.cfgs.len())
+            .map(|i| {
+                let half = &self.walks[i][..self.walks[i].len().div_ceil(2)];
+                expected_path_counts_ending(&self.cfgs[i], &self.dags[i], half)
+                    .into_iter()
+                    .collect()
+            })
+            .collect();
     }
 }
 
@@ -277,6 +316,7 @@ fn program((functions, options): (Vec<FunctionInput>, (bool, u64))) -> Option<Pr
         dags: Vec::new(),
         call_sites: Vec::new(),
         walks: Vec::new(),
+        trained: Vec::new(),
         options: PathOptions::default(),
     };
     for (cfg, call_sites, choices) in functions {
@@ -286,6 +326,7 @@ fn program((functions, options): (Vec<FunctionInput>, (bool, u64))) -> Option<Pr
         p.cfgs.push(cfg);
         p.dags.push(dag);
         p.call_sites.push(call_sites);
+        p.trained.push(Vec::new());
     }
     Some(p)
 }
@@ -293,13 +334,15 @@ fn program((functions, options): (Vec<FunctionInput>, (bool, u64))) -> Option<Pr
 /// Runs the program's walks through the plan of every copy: per copy, per
 /// function, its counters.
 fn run_copies(p: &Program, plan: &ProgramPlan) -> Vec<Vec<RawCounts>> {
+    let functions = p.functions();
     (0..plan.copies())
         .map(|c| {
             (0..p.cfgs.len())
                 .map(|i| {
                     let f = FuncId::new(i);
                     let role = plan.role(c, f);
-                    let weights = Weights::estimate(&p.cfgs[i]);
+                    // The build's weights: the training's where it ran.
+                    let weights = functions[i].weights();
                     let counts_slots = plan.slot_copy(f) == Some(c);
                     let Some((fplan, _)) = plan_copy(
                         &p.cfgs[i],
@@ -355,6 +398,7 @@ fn map_of(p: &Program, copies: u32) -> MapFile {
         p3: Some(P3Build {
             copies,
             call_sites: p.call_sites.clone(),
+            trained: p.trained.clone(),
         }),
     }
 }
@@ -383,15 +427,20 @@ proptest! {
 
     /// Every path is profiled by some copy; the copies' counts of random
     /// walks merge into exactly path mode's profile (paths and slots), whose
-    /// flow is conserved; and counts changed in one copy are refused.
+    /// flow is conserved; and counts changed in one copy are refused. With
+    /// or without a training run (half the walks) guiding the plan.
     #[test]
     fn merged_copies_are_the_ball_larus_profile(
         input in arb_program(),
         copies in prop::sample::select(vec![1usize, 2, 3, 4, 8]),
         pbl in prop::bool::weighted(0.2),
+        trained in any::<bool>(),
         nudge in any::<u64>(),
     ) {
-        let Some(p) = program(input) else { return Ok(()) };
+        let Some(mut p) = program(input) else { return Ok(()) };
+        if trained {
+            p.train();
+        }
         let functions = p.functions();
         let strategy = if pbl { Scheme::Pbl } else { Scheme::P3 };
         let plan = plan_program(&functions, copies, strategy);

@@ -49,6 +49,11 @@ pub struct Fragment {
 pub struct P3 {
     pub copies: u32,
     pub call_sites: Vec<u32>,
+    /// Per function (in `functions`' order): the paths of a training run
+    /// the plan was guided by, as `[Ball-Larus id, count]` pairs. Left out
+    /// when the build had no training (`--p3-train`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trained: Vec<Vec<(u64, u64)>>,
 }
 
 /// `pathprof_core::Mode`: `"block"`, `"edge"` or `"path"`.

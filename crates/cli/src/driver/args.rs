@@ -545,6 +545,7 @@ mod tests {
         "PATHPROF_TIME_REPORT",
         "PATHPROF_WHOLE_PROGRAM",
         "PATHPROF_COPIES",
+        "PATHPROF_P3_TRAIN",
     ];
 
     /// Parsing reads the environment: the tests that parse hold this lock,
@@ -741,6 +742,21 @@ mod tests {
             options(&env, "-c a.c").unwrap().instrument.p3_copies(),
             Ok(Some(2))
         );
+        // The training list, from the flag or the environment.
+        let o = options(&[], "--mode=p3 --copies=2 --p3-train=t.paths a.c").unwrap();
+        assert_eq!(
+            o.instrument.p3_train,
+            Some(std::path::PathBuf::from("t.paths"))
+        );
+        let o = options(
+            &[("PATHPROF_P3_TRAIN", "u.paths")],
+            "--mode=p3 --copies=2 a.c",
+        )
+        .unwrap();
+        assert_eq!(
+            o.instrument.p3_train,
+            Some(std::path::PathBuf::from("u.paths"))
+        );
         // Copies without P3 count for nothing; P3 without copies is refused.
         let o = options(&[("PATHPROF_COPIES", "2")], "-c a.c").unwrap();
         assert!(!o.whole_program_route() && o.instrument.p3_copies() == Ok(None));
@@ -817,7 +833,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 16, "{help}");
+        assert_eq!(flags.len(), 17, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {

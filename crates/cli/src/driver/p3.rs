@@ -19,7 +19,8 @@ use super::args::Invocation;
 use super::whole::{emit_object, Inputs};
 use super::{finish_link, link_with_runtime, output_of, with_output};
 use anyhow::{bail, Context as _, Result};
-use pathprof_core::map::P3Build;
+use pathprof_core::layout::Layout;
+use pathprof_core::map::{MapFile, P3Build};
 use pathprof_core::p3::{MapProgram, Strategy};
 use pathprof_core::FuncId;
 use pathprof_llvm::pipeline::{apply_plans, plan_module, Planned};
@@ -52,6 +53,10 @@ pub(super) fn link(
     map.p3 = Some(P3Build {
         copies: copies as u32,
         call_sites: pathprof_llvm::call_sites(module, exports_symbols(&inv.args)),
+        trained: match &o.p3_train {
+            Some(list) => trained_paths(&map, list)?,
+            None => Vec::new(),
+        },
     });
     let (program, _) = MapProgram::recorded(&map)?;
     let plan = program.plan(copies, Strategy::P3);
@@ -104,6 +109,53 @@ pub(super) fn link(
     let object = work.join("pathprof-program.o");
     emit_object(module, level, &object)?;
     finish_link(clang, inv, inputs.link_line(&inv.args, &object))
+}
+
+/// Per map function, the paths and counts the training list `list`
+/// (`--p3-train`) gives it: none for a function the list does not name or
+/// names with a stale entry (warned about, as are the list's functions the
+/// program does not have).
+fn trained_paths(map: &MapFile, list: &Path) -> Result<Vec<Vec<(u64, u64)>>> {
+    let list = pathprof_llvm::pipeline::read_interesting(list)
+        .context("--p3-train needs a list written by `pathprof interesting`")?;
+    let mut trained = Vec::with_capacity(map.functions.len());
+    let mut met = std::collections::BTreeSet::new();
+    for f in &map.functions {
+        let Layout::Path { dag, .. } = &f.layout else {
+            trained.push(Vec::new());
+            continue;
+        };
+        let file = f
+            .file
+            .and_then(|i| map.files.get(i as usize))
+            .map_or("", String::as_str);
+        match list.counts_of(&f.name, file, &f.cfg, dag) {
+            Ok(Some(counts)) => {
+                met.insert(f.name.as_str());
+                trained.push(counts);
+            }
+            Ok(None) => trained.push(Vec::new()),
+            Err(stale) => {
+                met.insert(f.name.as_str());
+                eprintln!("pathprof: warning: {stale}; P3 plans it without its training counts");
+                trained.push(Vec::new());
+            }
+        }
+    }
+    let unknown: Vec<&str> = list
+        .functions()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| !met.contains(name))
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!(
+            "pathprof: warning: {} function(s) of the --p3-train list are not in the program: {}",
+            unknown.len(),
+            unknown.join(", ")
+        );
+    }
+    Ok(trained)
 }
 
 /// P3 runs programs: a shared library or a relocatable object has no

@@ -9,7 +9,7 @@
 use super::load::Loaded;
 use anyhow::{Context as _, Result};
 use pathprof_core::map::P3Build;
-use pathprof_core::p3::{hit_counts, HitCounts, MapProgram, Strategy};
+use pathprof_core::p3::{hit_counts, plan_program, HitCounts, MapProgram, Strategy};
 use pathprof_core::FuncId;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -21,11 +21,36 @@ pub struct Stats {
     pub version: u32,
     /// Functions in the program.
     pub functions: usize,
+    /// Functions the build's training run (`--p3-train`) gave paths; 0:
+    /// the paper's plan, by probe counts.
+    pub trained_functions: usize,
+    /// With training: the hits of one copy planned as the trained copies
+    /// are (its spanning trees from the training's edge counts), to tell
+    /// what partitioning gains from what placement gains; `null` without.
+    pub sbl_trained_placement: Option<u64>,
     /// One row per K asked for.
     pub rows: Vec<Row>,
     /// Functions profitable for some K, with their tasks per K (in `rows`'
     /// order).
     pub profitable: Vec<Profitable>,
+    /// The functions with the most SBL hits, most first (at most
+    /// [`HOTTEST`]): what bounds the slowest copy.
+    pub hottest: Vec<Hot>,
+}
+
+/// How many of the hottest functions [`Stats::hottest`] lists.
+pub const HOTTEST: usize = 10;
+
+/// One of the functions with the most probe executions.
+#[derive(Clone, Debug, Serialize)]
+pub struct Hot {
+    pub name: String,
+    /// `null`: called from outside the program or through a pointer.
+    pub call_sites: Option<u32>,
+    /// Its hits under SBL.
+    pub sbl: u64,
+    /// For each K of `rows`: its hits in the P3 copy where it has the most.
+    pub p3_max: Vec<u64>,
 }
 
 /// The hit counts for one K.
@@ -58,25 +83,45 @@ pub struct Profitable {
 /// The statistics of `loaded` (a path-mode profile read with a P3 build's
 /// map) for each K of `copies`.
 pub fn stats(loaded: &Loaded, copies: &[usize]) -> Result<Stats> {
-    let (program, _) = MapProgram::recorded(&loaded.map)
-        .with_context(|| format!("{}", loaded.map_path.display()))?;
     let profile: Vec<Vec<(u64, u64)>> = loaded
         .counts
         .iter()
         .map(|c| c.paths.iter().map(|p| (p.id, p.count)).collect())
         .collect();
+    let (program, _) = MapProgram::recorded(&loaded.map)
+        .with_context(|| format!("{}", loaded.map_path.display()))?;
     let hits = |k: usize, strategy| -> Result<(HitCounts, _)> {
         let plan = program.plan(k, strategy);
         let hits = hit_counts(&program.functions, &plan, &profile)
             .context("regenerating the profile's paths (a profile of another build?)")?;
         Ok((hits, plan))
     };
-    let (sbl, _) = hits(1, Strategy::Pbl)?;
+    // SBL is path mode as built: its static spanning trees, no training.
+    let untrained: Vec<_> = program.functions.iter().map(|f| f.untrained()).collect();
+    let sbl = hit_counts(
+        &untrained,
+        &plan_program(&untrained, 1, Strategy::Pbl),
+        &profile,
+    )
+    .context("regenerating the profile's paths (a profile of another build?)")?;
+    let trained_functions = program
+        .functions
+        .iter()
+        .filter(|f| !f.trained.is_empty())
+        .count();
+    let sbl_trained_placement = match trained_functions {
+        0 => None,
+        _ => Some(hits(1, Strategy::Pbl)?.0.max()),
+    };
     let mut rows = Vec::with_capacity(copies.len());
     let mut tasks: Vec<Vec<usize>> = vec![Vec::new(); program.functions.len()];
+    let mut p3_max: Vec<Vec<u64>> = vec![Vec::new(); program.functions.len()];
     for &k in copies {
         let (pbl, _) = hits(k, Strategy::Pbl)?;
         let (p3, plan) = hits(k, Strategy::P3)?;
+        for (m, f) in p3_max.iter_mut().zip(&p3.per_function) {
+            m.push(f.iter().copied().max().unwrap_or(0));
+        }
         for (i, t) in tasks.iter_mut().enumerate() {
             let f = FuncId::new(i);
             t.push(if plan.is_profitable(f) {
@@ -102,13 +147,28 @@ pub fn stats(loaded: &Loaded, copies: &[usize]) -> Result<Stats> {
         });
     }
     let call_sites = &loaded.map.p3.as_ref().expect("recorded").call_sites;
+    let sites = |i: usize| Some(call_sites[i]).filter(|&n| n != P3Build::MANY);
+    let mut by_hits: Vec<usize> = (0..program.functions.len())
+        .filter(|&i| sbl.per_function[i][0] > 0)
+        .collect();
+    by_hits.sort_by_key(|&i| std::cmp::Reverse(sbl.per_function[i][0]));
+    let hottest = by_hits
+        .into_iter()
+        .take(HOTTEST)
+        .map(|i| Hot {
+            name: loaded.name(i).to_string(),
+            call_sites: sites(i),
+            sbl: sbl.per_function[i][0],
+            p3_max: std::mem::take(&mut p3_max[i]),
+        })
+        .collect();
     let profitable = tasks
         .into_iter()
         .enumerate()
         .filter(|(_, t)| t.iter().any(|&n| n > 1))
         .map(|(i, tasks)| Profitable {
             name: loaded.name(i).to_string(),
-            call_sites: Some(call_sites[i]).filter(|&n| n != P3Build::MANY),
+            call_sites: sites(i),
             tasks,
         })
         .collect();
@@ -116,8 +176,11 @@ pub fn stats(loaded: &Loaded, copies: &[usize]) -> Result<Stats> {
         format: "pathprof-p3-stats",
         version: 1,
         functions: program.functions.len(),
+        trained_functions,
+        sbl_trained_placement,
         rows,
         profitable,
+        hottest,
     })
 }
 
@@ -128,6 +191,14 @@ pub fn text(s: &Stats) -> String {
         out,
         "Hit counts (probe executions on this profile's input; PBL and P3: the slowest copy)"
     );
+    if let Some(placed) = s.sbl_trained_placement {
+        let _ = writeln!(
+            out,
+            "PBL and P3 planned by the build's training run ({} of {} functions trained); SBL is \
+             path mode as built; one copy with the training's spanning trees: {placed} hits",
+            s.trained_functions, s.functions
+        );
+    }
     let _ = writeln!(
         out,
         "{:>6} {:>14} {:>14} {:>14} {:>9} {:>9} {:>10}  P3 per copy",
@@ -153,6 +224,7 @@ pub fn text(s: &Stats) -> String {
         );
     }
     let _ = writeln!(out);
+    hottest_text(s, &mut out);
     let counts: Vec<String> = s
         .rows
         .iter()
@@ -184,6 +256,48 @@ pub fn text(s: &Stats) -> String {
         let _ = writeln!(out, "{sites:>10}  {}  {}", tasks.join(" "), p.name);
     }
     out
+}
+
+/// The hottest functions: each one's SBL hits, its share of them, and its
+/// hits in the P3 copy where it has the most, per K.
+fn hottest_text(s: &Stats, out: &mut String) {
+    if s.hottest.is_empty() {
+        return;
+    }
+    let total = s.rows.first().map_or(0, |r| r.sbl);
+    let _ = writeln!(
+        out,
+        "Hottest functions (SBL hits, their share, and P3's most in one copy per K)"
+    );
+    let header: Vec<String> = s
+        .rows
+        .iter()
+        .map(|r| format!("{:>14}", format!("K={}", r.copies)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "{:>14} {:>6} {:>10} {}  function",
+        "SBL",
+        "share",
+        "call sites",
+        header.join(" ")
+    );
+    for h in &s.hottest {
+        let share = match total {
+            0 => "-".to_string(),
+            t => percent(h.sbl as f64 / t as f64),
+        };
+        let per_k: Vec<String> = h.p3_max.iter().map(|n| format!("{n:>14}")).collect();
+        let sites = h.call_sites.map_or("many".to_string(), |n| n.to_string());
+        let _ = writeln!(
+            out,
+            "{:>14} {share:>6} {sites:>10} {}  {}",
+            h.sbl,
+            per_k.join(" "),
+            h.name
+        );
+    }
+    let _ = writeln!(out);
 }
 
 fn percent(x: f64) -> String {

@@ -189,14 +189,16 @@ fn reference(dir: &Path, c: &Case) -> Reference {
     }
 }
 
-/// Builds `c` as `k` copies in `dir/k<k>`, runs them with `p3 run` and
-/// checks the merged profile against `r`; also that the P3 build's own
-/// program is path mode's build.
-fn check_copies(dir: &Path, c: &Case, k: usize, r: &Reference) {
-    let what = format!("{} with {k} copies", c.name);
+/// Builds `c` as `k` copies in `dir/k<k>` (with `extra` flags), runs them
+/// with `p3 run` and checks the merged profile against `r`; also that the P3
+/// build's own program is path mode's build. Returns the directory.
+fn check_copies(dir: &Path, c: &Case, k: usize, r: &Reference, extra: &[&str]) -> PathBuf {
+    let what = format!("{} with {k} copies {extra:?}", c.name);
     let kdir = subdir(dir, &format!("k{k}"));
     let copies = format!("--copies={k}");
-    let exe = build(&kdir, c, "p3", &[&copies], c.name);
+    let mut flags = vec![copies.as_str()];
+    flags.extend(extra);
+    let exe = build(&kdir, c, "p3", &flags, c.name);
     let map = map_of(&exe);
     for i in 0..k {
         assert!(
@@ -253,6 +255,7 @@ fn check_copies(dir: &Path, c: &Case, k: usize, r: &Reference) {
         &json_report(&map, &own),
         &r.report,
     );
+    kdir
 }
 
 #[test]
@@ -261,9 +264,81 @@ fn corpus_copies_merge_into_the_path_mode_profile() {
         let dir = tempdir();
         let r = reference(dir.path(), c);
         for k in [2, 4, 8] {
-            check_copies(dir.path(), c, k, &r);
+            check_copies(dir.path(), c, k, &r, &[]);
         }
     }
+}
+
+/// `--p3-train`: a training run's paths (`pathprof interesting` of the
+/// path-mode build's profile) plan the copies by what their probes would
+/// execute; the merge stays exactly path mode's profile, and `p3 stats`
+/// says the plan was trained. Functions the list names but the program
+/// lacks are warned about, never fatal.
+#[test]
+fn a_training_run_plans_the_copies_and_the_merge_stays_exact() {
+    let dir = tempdir();
+    let d = dir.path();
+    let c = &case("interp", &["interp.c"]);
+    let r = reference(d, c);
+    let list = d.join("train.paths");
+    let out = pathprof(
+        d,
+        &[
+            "interesting",
+            "--map",
+            &map_of(&d.join("path").join(c.name)).display().to_string(),
+            "path.pprof",
+            "-o",
+            "train.paths",
+        ],
+    );
+    assert!(out.status.success(), "{}", failure("interesting", &out));
+    // One entry renamed to a function the program does not have.
+    let text = std::fs::read_to_string(&list).unwrap();
+    let renamed = text.replacen("\"function\": \"", "\"function\": \"no_such_", 1);
+    assert_ne!(text, renamed);
+    std::fs::write(&list, renamed).unwrap();
+    let train = format!("--p3-train={}", list.display());
+    for k in [2, 4] {
+        let kdir = check_copies(d, c, k, &r, &[&train]);
+        let out = pathprof(
+            &kdir,
+            &[
+                "p3",
+                "stats",
+                "-k",
+                &k.to_string(),
+                "--map",
+                &format!("{}.ppmap", c.name),
+                "merged.pprof",
+                "--format",
+                "json",
+            ],
+        );
+        assert!(out.status.success(), "{}", failure("p3 stats", &out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["trained_functions"].as_u64() > Some(0), "{v}");
+        let placed = v["sbl_trained_placement"].as_u64().unwrap();
+        let row = &v["rows"][0];
+        let (sbl, p3) = (row["sbl"].as_u64().unwrap(), row["p3"].as_u64().unwrap());
+        // The slowest copy runs fewer probes than one copy planned alike.
+        assert!(p3 < placed && placed <= sbl, "{v}");
+    }
+    // The build said which listed function it did not find.
+    let out = Command::new(PATHPROF)
+        .current_dir(d)
+        .arg("cc")
+        .args(["--mode=p3", "--copies=2", &train, "-O2"])
+        .arg(programs_dir().join("interp.c"))
+        .args(["-o", "again"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", failure("cc", &out));
+    assert!(
+        stderr(&out).contains("of the --p3-train list are not in the program: no_such_"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `p3_aslr.c` prints addresses, which differ from run to run with address

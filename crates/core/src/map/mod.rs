@@ -131,6 +131,11 @@ pub struct P3Build {
     /// the linked program, [`P3Build::MANY`] for a function called from
     /// outside it or through a pointer.
     pub call_sites: Vec<u32>,
+    /// Per function (in [`MapFile::functions`]' order): the paths of the
+    /// training run that guided the plan (`--p3-train`), as Ball-Larus id and
+    /// count pairs ([`crate::p3::trained`]); empty (no function at all)
+    /// when the build had no training.
+    pub trained: Vec<Vec<(u64, u64)>>,
 }
 
 impl P3Build {

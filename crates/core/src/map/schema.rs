@@ -47,6 +47,7 @@ impl From<&MapFile> for Fragment {
             p3: m.p3.as_ref().map(|p| P3 {
                 copies: p.copies,
                 call_sites: p.call_sites.clone(),
+                trained: p.trained.clone(),
             }),
         }
     }
@@ -249,6 +250,7 @@ impl TryFrom<Fragment> for MapFile {
             p3: f.p3.map(|p| super::P3Build {
                 copies: p.copies,
                 call_sites: p.call_sites,
+                trained: p.trained,
             }),
         };
         map.check()?;

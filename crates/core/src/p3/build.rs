@@ -31,6 +31,8 @@ pub enum BuildError {
     NotP3,
     #[error("expected {expected} call-site counts, one per function, not {found}")]
     CallSites { expected: usize, found: usize },
+    #[error("expected {expected} training path lists, one per function, not {found}")]
+    Trained { expected: usize, found: usize },
     #[error("function {name} was not planned in path mode (see the build's warnings; a lower --max-paths plans it), so P3 cannot profile it")]
     NotPath { name: String },
     #[error("copy {copy}'s plan of function {name} has another counter layout than path mode's (a pathprof bug)")]
@@ -46,24 +48,36 @@ pub struct MapProgram<'a> {
 }
 
 impl<'a> MapProgram<'a> {
-    /// The program of `map` (path mode's) with these call-site counts, one
-    /// per function.
-    pub fn new(map: &'a MapFile, call_sites: &[u32]) -> Result<Self, BuildError> {
+    /// The program of `map` (path mode's) with these call-site counts and
+    /// training paths (none, or one list per function).
+    pub fn new(
+        map: &'a MapFile,
+        call_sites: &[u32],
+        trained: &'a [Vec<(u64, u64)>],
+    ) -> Result<Self, BuildError> {
         if call_sites.len() != map.functions.len() {
             return Err(BuildError::CallSites {
                 expected: map.functions.len(),
                 found: call_sites.len(),
             });
         }
+        if !trained.is_empty() && trained.len() != map.functions.len() {
+            return Err(BuildError::Trained {
+                expected: map.functions.len(),
+                found: trained.len(),
+            });
+        }
         let functions = map
             .functions
             .iter()
             .zip(call_sites)
-            .map(|(f, &call_sites)| match &f.layout {
+            .enumerate()
+            .map(|(i, (f, &call_sites))| match &f.layout {
                 Layout::Path { dag, .. } => Ok(Function {
                     cfg: &f.cfg,
                     dag,
                     call_sites,
+                    trained: trained.get(i).map_or(&[], Vec::as_slice),
                 }),
                 _ => Err(BuildError::NotPath {
                     name: f.shown_name().to_string(),
@@ -76,7 +90,7 @@ impl<'a> MapProgram<'a> {
     /// The program a P3 build's map records, with its record.
     pub fn recorded(map: &'a MapFile) -> Result<(Self, &'a P3Build), BuildError> {
         let p3 = map.p3.as_ref().ok_or(BuildError::NotP3)?;
-        Ok((MapProgram::new(map, &p3.call_sites)?, p3))
+        Ok((MapProgram::new(map, &p3.call_sites, &p3.trained)?, p3))
     }
 
     /// Its plan for `copies` copies.

@@ -20,6 +20,9 @@ use crate::regen::{regenerate, RegenError};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HitCounts {
     pub per_copy: Vec<u64>,
+    /// Per function, per copy: the probe executions in that function (the
+    /// parts of `per_copy`).
+    pub per_function: Vec<Vec<u64>>,
 }
 
 impl HitCounts {
@@ -45,7 +48,7 @@ pub fn hit_counts(
     profile: &[Vec<(u64, u64)>],
 ) -> Result<HitCounts, RegenError> {
     assert_eq!(profile.len(), functions.len(), "a profile per function");
-    let mut per_copy = vec![0u128; plan.copies()];
+    let mut per_function = vec![vec![0u128; plan.copies()]; functions.len()];
     for (i, (f, paths)) in functions.iter().zip(profile).enumerate() {
         if paths.is_empty() {
             continue;
@@ -60,17 +63,22 @@ pub fn hit_counts(
             .collect();
         for &(bl, n) in paths {
             let path = regenerate(f.dag, bl)?;
-            for (hits, p) in per_copy.iter_mut().zip(&probes) {
+            for (hits, p) in per_function[i].iter_mut().zip(&probes) {
                 if let Some(p) = p {
                     *hits += n as u128 * p.along(f.dag, &path.edges) as u128;
                 }
             }
         }
     }
+    let saturated = |h: u128| u64::try_from(h).unwrap_or(u64::MAX);
+    let per_copy = (0..plan.copies())
+        .map(|c| saturated(per_function.iter().map(|f| f[c]).sum()))
+        .collect();
     Ok(HitCounts {
-        per_copy: per_copy
+        per_copy,
+        per_function: per_function
             .into_iter()
-            .map(|h| u64::try_from(h).unwrap_or(u64::MAX))
+            .map(|f| f.into_iter().map(saturated).collect())
             .collect(),
     })
 }
@@ -88,8 +96,13 @@ pub fn hit_table(
             profile,
         )
     };
+    let untrained: Vec<Function> = functions.iter().map(Function::untrained).collect();
     Ok(HitTable {
-        sbl: hits(1, Strategy::Pbl)?,
+        sbl: hit_counts(
+            &untrained,
+            &plan_program(&untrained, 1, Strategy::Pbl),
+            profile,
+        )?,
         pbl: hits(copies, Strategy::Pbl)?,
         p3: hits(copies, Strategy::P3)?,
     })

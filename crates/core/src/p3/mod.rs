@@ -25,6 +25,7 @@
 //!   copy's plans and build id;
 //! - [`merge`](mod@merge): the copies' profiles into one, refusing divergent ones;
 //! - [`partial`]: the copies' raw profile sections into the map's;
+//! - [`trained`]: P3 guided by a training run's path counts;
 //! - [`hits`]: the hit counts of SBL, PBL and P3 (section 4.2).
 
 pub mod build;
@@ -40,6 +41,7 @@ pub mod reduce;
 pub mod role;
 pub mod schedule;
 pub mod spp;
+pub mod trained;
 
 pub use build::{copy_build_id, BuildError, MapProgram};
 pub use edge_set::EdgeSet;

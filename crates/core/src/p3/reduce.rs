@@ -54,6 +54,9 @@ pub struct ReducedGraph {
     /// Per reduced node: the DAG edges inside it (empty unless a dummy).
     replaced: Vec<Vec<DagEdgeId>>,
     edges: Vec<ReducedEdge>,
+    /// Per DAG edge: the reduced edge standing for it (`None` inside a
+    /// dummy vertex).
+    reduced_of: Vec<Option<REdge>>,
     succs: Vec<Vec<REdge>>,
     topo: Vec<RNode>,
     exit: RNode,
@@ -96,6 +99,7 @@ pub fn reduced_graph(dag: &Dag) -> ReducedGraph {
         .collect();
     let mut replaced = vec![Vec::new(); topo.len()];
     let mut edges = Vec::new();
+    let mut reduced_of = vec![None; dag.edges().len()];
     let mut succs = vec![Vec::new(); topo.len()];
     for e in dag.edge_ids() {
         let (from, to) = (
@@ -105,6 +109,7 @@ pub fn reduced_graph(dag: &Dag) -> ReducedGraph {
         if from == to {
             replaced[from.index()].push(e);
         } else {
+            reduced_of[e.index()] = Some(REdge::new(edges.len()));
             succs[from.index()].push(REdge::new(edges.len()));
             edges.push(ReducedEdge {
                 from,
@@ -118,6 +123,7 @@ pub fn reduced_graph(dag: &Dag) -> ReducedGraph {
         node_of,
         replaced,
         edges,
+        reduced_of,
         succs,
         topo,
     }
@@ -175,6 +181,12 @@ impl ReducedGraph {
 
     pub fn edge(&self, e: REdge) -> &ReducedEdge {
         &self.edges[e.index()]
+    }
+
+    /// The reduced edge standing for DAG edge `e` (`None` when `e` is inside
+    /// a dummy vertex): a DAG path's reduced path is its edges' in order.
+    pub fn reduced_edge(&self, e: DagEdgeId) -> Option<REdge> {
+        self.reduced_of[e.index()]
     }
 
     /// Out-edges of `v`, in the DAG's order.

@@ -160,6 +160,7 @@ impl Figure {
             cfg: &self.cfg,
             dag: &self.dag,
             call_sites,
+            trained: &[],
         }
     }
 }

@@ -35,9 +35,10 @@
 //!     function (built with the same `--max-paths` and early-exit setting);
 //!   - `blocks` (required, not empty): the blocks the path visits in order, as
 //!     block numbers: a check that `id` still names the same path;
-//!   - `count` (optional): how often the training run took the path, and
-//!     `note` (optional): free text. Both are for people and other tools;
-//!     pathprof reads and writes them but decides nothing by them.
+//!   - `count` (optional): how often the training run took the path. PPP
+//!     decides nothing by it; `--mode=p3 --p3-train` balances its copies by
+//!     it (an entry without a count weighs 1);
+//!   - `note` (optional): free text, for people and other tools.
 //!
 //! Any other field is an error (a misspelt field must not silently disable a
 //! check). Errors are one line, `line L, column C: what is wrong`, for the
@@ -245,13 +246,54 @@ impl InterestingList {
         cfg: &Cfg,
         dag: &Dag,
     ) -> Result<Option<Vec<u64>>, StaleEntry> {
+        Ok(self
+            .checked_entries(function, file, cfg, dag)?
+            .map(|entries| {
+                let mut ids: Vec<u64> = entries.iter().map(|e| e.id).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            }))
+    }
+
+    /// The listed paths of `function` of `file` (as [`InterestingList::paths_of`]
+    /// checks them) with their counts, an entry without one counting 1: the
+    /// training run `--mode=p3 --p3-train` plans by. Sorted by id, each once.
+    pub fn counts_of(
+        &self,
+        function: &str,
+        file: &str,
+        cfg: &Cfg,
+        dag: &Dag,
+    ) -> Result<Option<Vec<(u64, u64)>>, StaleEntry> {
+        Ok(self
+            .checked_entries(function, file, cfg, dag)?
+            .map(|entries| {
+                let mut counts: Vec<(u64, u64)> = entries
+                    .iter()
+                    .map(|e| (e.id, e.count.unwrap_or(1)))
+                    .collect();
+                counts.sort_unstable();
+                counts.dedup_by_key(|(id, _)| *id);
+                counts
+            }))
+    }
+
+    /// The entries of `function` of `file`, each checked against its CFG
+    /// and DAG; `None` when it has none.
+    fn checked_entries(
+        &self,
+        function: &str,
+        file: &str,
+        cfg: &Cfg,
+        dag: &Dag,
+    ) -> Result<Option<Vec<&ListEntry>>, StaleEntry> {
         let entries = self.entries_of(function, file);
         if entries.is_empty() {
             return Ok(None);
         }
         let actual = cfg.shape_hash();
-        let mut ids = Vec::with_capacity(entries.len());
-        for entry in entries {
+        for &entry in &entries {
             if entry.shape != actual {
                 return Err(StaleEntry::Shape {
                     function: function.to_string(),
@@ -273,11 +315,8 @@ impl InterestingList {
                     actual: blocks,
                 });
             }
-            ids.push(entry.id);
         }
-        ids.sort_unstable();
-        ids.dedup();
-        Ok(Some(ids))
+        Ok(Some(entries))
     }
 
     /// The entries that apply to `function` of `file` (see the module doc).
