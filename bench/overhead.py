@@ -62,6 +62,15 @@ def commit_and_date():
     return commit, date
 
 
+def publish(text, out, data, indent=1):
+    """Prints a results file's markdown `text` and, when `out` is given,
+    writes it there and `data` as JSON beside it (`out` with `.json`)."""
+    print(text)
+    if out:
+        out.write_text(text + "\n")
+        out.with_suffix(".json").write_text(json.dumps(data, indent=indent) + "\n")
+
+
 def crate_dir(name):
     """Where cargo keeps registry crate `name`'s sources (named, never built, by
     bench/thirdparty/Cargo.toml)."""
@@ -384,16 +393,12 @@ def main():
                     lines += [f"`pathprof ppp-stats` of {prog['name']}-{v}:\n", "```", stats.rstrip(), "```", ""]
     lines += suite_table(medians, build_s, variants)
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
-        args.out.with_suffix(".json").write_text(json.dumps({
-            "runs": args.runs, "scale": args.scale,
-            "programs": {name: {v: {"median_cpu_s": m, "ratio": ratio(ms, v), "build_s": build_s[(name, v)]}
-                                for v, m in ms.items()}
-                         for name, ms in medians.items()},
-        }, indent=1) + "\n")
+    publish("\n".join(lines), args.out, {
+        "runs": args.runs, "scale": args.scale,
+        "programs": {name: {v: {"median_cpu_s": m, "ratio": ratio(ms, v), "build_s": build_s[(name, v)]}
+                            for v, m in ms.items()}
+                     for name, ms in medians.items()},
+    })
 
 
 if __name__ == "__main__":

@@ -296,11 +296,8 @@ def main():
             times = measure(binaries, prog, args.scale, out, args.runs)
             results[name] = summarize(times, args.copies, merges)
     wall = time.monotonic() - started
-    text = render(meta, results, wall)
-    print(text)
-    args.out.write_text(text + "\n")
-    args.out.with_suffix(".json").write_text(
-        json.dumps(dict(meta, programs=results, wall_seconds=round(wall, 1)), indent=2) + "\n")
+    overhead.publish(render(meta, results, wall), args.out,
+                     dict(meta, programs=results, wall_seconds=round(wall, 1)), indent=2)
 
 
 if __name__ == "__main__":

@@ -115,6 +115,10 @@ def render(results, args, wall):
             lines.append(f"| {name} | {k} | {1 - ratio(u):.1%} | {1 - ratio(t):.1%} | "
                          f"{1 - t['pbl'] / t['sbl']:.1%} | {1 - placed / t['sbl']:.1%} | "
                          f"{'yes' if r['exact'] else 'NO'} |")
+    if not all(r["exact"] for r in results.values()):
+        lines += ["", "A merge marked NO differs from the reference run: the program's paths depend on "
+                  "something that differs between its binaries (addresses: Lua's string cache is keyed by "
+                  "them), which P3 cannot make exact; see the README on deterministic programs."]
     lines += ["", "Geometric mean of the slowest copy's hits over SBL's, as a reduction:", "",
               "| K | untrained P3 | trained P3 | the paper's average |", "|---|---|---|---|"]
     for k in KS:
@@ -150,9 +154,7 @@ def main():
         for name in args.only or list(overhead.SUITE):
             results[name] = measure(name, overhead.SUITE[name](), Path(tmp), pathprof,
                                     args.scale, args.train_scale)
-    args.out.write_text(render(results, args, time.time() - start))
-    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
-    print(args.out.read_text())
+    overhead.publish(render(results, args, time.time() - start).rstrip("\n"), args.out, results)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,6 @@ Without --pathprof it builds this checkout's pathprof first (overhead.py's
 `build_pathprof`). Builds need the network (crates.io) the first time.
 """
 import argparse
-import json
 import os
 import shlex
 import statistics
@@ -248,23 +247,19 @@ def main():
         lines += ["`pathprof verify` of that path profile against the edge build's profile of the same run:\n",
                   "```", verified, "```", ""]
     lines.append(f"Wall time of the whole run (builds, checks, measurement): {wall:.0f} s.")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
-        args.out.with_suffix(".json").write_text(json.dumps({
-            "program": {"crate": CRATE, "version": VERSION, "binary": BINARY},
-            "command": command, "date": date, "commit": commit, "runs": args.runs, "files": args.files,
-            "variants": {v: {"build_s": build_s[v], "median_cpu_s": medians[v],
-                             "ratio": medians[v] / medians["plain"],
-                             "ratio_lto": medians[v] / medians["plain-lto"] if "plain-lto" in medians else None,
-                             "version_cpu_s": startups[v],
-                             "ratio_less_version": (medians[v] - SEARCHES * startups[v])
-                             / (medians["plain"] - SEARCHES * startups["plain"]),
-                             "cpu_s": times[v]}
-                         for v in variants},
-            "paths_top5": paths, "verify": verified, "wall_s": wall,
-        }, indent=1) + "\n")
+    overhead.publish("\n".join(lines), args.out, {
+        "program": {"crate": CRATE, "version": VERSION, "binary": BINARY},
+        "command": command, "date": date, "commit": commit, "runs": args.runs, "files": args.files,
+        "variants": {v: {"build_s": build_s[v], "median_cpu_s": medians[v],
+                         "ratio": medians[v] / medians["plain"],
+                         "ratio_lto": medians[v] / medians["plain-lto"] if "plain-lto" in medians else None,
+                         "version_cpu_s": startups[v],
+                         "ratio_less_version": (medians[v] - SEARCHES * startups[v])
+                         / (medians["plain"] - SEARCHES * startups["plain"]),
+                         "cpu_s": times[v]}
+                     for v in variants},
+        "paths_top5": paths, "verify": verified, "wall_s": wall,
+    })
 
 
 if __name__ == "__main__":

@@ -125,10 +125,7 @@ fn trained_paths(map: &MapFile, list: &Path) -> Result<Vec<Vec<(u64, u64)>>> {
             trained.push(Vec::new());
             continue;
         };
-        let file = f
-            .file
-            .and_then(|i| map.files.get(i as usize))
-            .map_or("", String::as_str);
+        let file = map.file_name(f.file).unwrap_or("");
         match list.counts_of(&f.name, file, &f.cfg, dag) {
             Ok(Some(counts)) => {
                 met.insert(f.name.as_str());

@@ -9,7 +9,7 @@
 use super::load::Loaded;
 use anyhow::{Context as _, Result};
 use pathprof_core::map::P3Build;
-use pathprof_core::p3::{hit_counts, plan_program, HitCounts, MapProgram, Strategy};
+use pathprof_core::p3::{hit_counts, sbl_hits, HitCounts, MapProgram, Strategy};
 use pathprof_core::FuncId;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -96,14 +96,8 @@ pub fn stats(loaded: &Loaded, copies: &[usize]) -> Result<Stats> {
             .context("regenerating the profile's paths (a profile of another build?)")?;
         Ok((hits, plan))
     };
-    // SBL is path mode as built: its static spanning trees, no training.
-    let untrained: Vec<_> = program.functions.iter().map(|f| f.untrained()).collect();
-    let sbl = hit_counts(
-        &untrained,
-        &plan_program(&untrained, 1, Strategy::Pbl),
-        &profile,
-    )
-    .context("regenerating the profile's paths (a profile of another build?)")?;
+    let sbl = sbl_hits(&program.functions, &profile)
+        .context("regenerating the profile's paths (a profile of another build?)")?;
     let trained_functions = program
         .functions
         .iter()

@@ -83,6 +83,20 @@ pub fn hit_counts(
     })
 }
 
+/// The hits of SBL on `profile`: path mode as built, one copy planned
+/// without the functions' training (its static spanning trees).
+pub fn sbl_hits(
+    functions: &[Function],
+    profile: &[Vec<(u64, u64)>],
+) -> Result<HitCounts, RegenError> {
+    let untrained: Vec<Function> = functions.iter().map(Function::untrained).collect();
+    hit_counts(
+        &untrained,
+        &plan_program(&untrained, 1, Strategy::Pbl),
+        profile,
+    )
+}
+
 /// The hits of SBL, PBL and P3 with `copies` copies on `profile`.
 pub fn hit_table(
     functions: &[Function],
@@ -96,13 +110,8 @@ pub fn hit_table(
             profile,
         )
     };
-    let untrained: Vec<Function> = functions.iter().map(Function::untrained).collect();
     Ok(HitTable {
-        sbl: hit_counts(
-            &untrained,
-            &plan_program(&untrained, 1, Strategy::Pbl),
-            profile,
-        )?,
+        sbl: sbl_hits(functions, profile)?,
         pbl: hits(copies, Strategy::Pbl)?,
         p3: hits(copies, Strategy::P3)?,
     })

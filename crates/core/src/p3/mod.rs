@@ -45,7 +45,7 @@ pub mod trained;
 
 pub use build::{copy_build_id, BuildError, MapProgram};
 pub use edge_set::EdgeSet;
-pub use hits::{hit_counts, hit_table, HitCounts, HitTable};
+pub use hits::{hit_counts, hit_table, sbl_hits, HitCounts, HitTable};
 pub use labeling::{Invalid, Labeling};
 pub use merge::{check_flow, merge, MergeError, RawCounts};
 pub use partial::PartialError;

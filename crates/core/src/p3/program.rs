@@ -246,8 +246,8 @@ impl<'a> Costs<'a> {
             .collect();
         // It pays only if its costliest part costs less than the whole (a
         // path that takes most of the hits can cost more in a copy that
-        // profiles it alone than in Ball-Larus' plan).
-        let whole = self.of(f, &Role::BallLarus);
+        // profiles it alone than in Ball-Larus' plan): `of` Ball-Larus.
+        let whole = probes.count().saturating_add(hits);
         let costliest = tasks.iter().map(|t| t.cost).max().unwrap_or(0);
         (tasks.len() > 1 && costliest < whole).then_some(tasks)
     }
