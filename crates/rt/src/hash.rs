@@ -11,6 +11,13 @@
 //! | 3 `MAX_WRITTEN` | how much of `MAX_COUNT` has been written to a profile |
 //! | 4 `LOST` | counts dropped because no memory could be mapped for a table |
 //!
+//! The 4096 words after the state in its global are the instrumented code's
+//! inline cache (CONTRACTS.md §2): entry addresses, by the id's Fibonacci
+//! hash, that the code reads to increment an entry's count itself;
+//! `__pathprof_hash_count_cached` ([`count_cached`]) fills a slot on a miss.
+//! The runtime never reads them. Entries therefore begin with `key` and
+//! `count`, in that order, and are never moved or freed.
+//!
 //! A table is an `mmap`ed open-addressing array (linear probing, Fibonacci
 //! hashing) of entries `{key = id + 1, count, written}`. Everything is
 //! lock-free, so the table is thread-safe and safe to re-enter from a signal
@@ -50,6 +57,7 @@
 //! makes counts go down, `written` is a high-water mark (see `snapshot`).
 
 use crate::mem::{map_zeroed, unmap};
+use pathprof_format::abi::FIBONACCI_MULTIPLIER;
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
 const HEAD: usize = 0;
@@ -81,7 +89,8 @@ struct Table {
     map_len: usize,
 }
 
-/// One path id's counter.
+/// One path id's counter (`key` then `count`: the layout the inline cache
+/// reads, CONTRACTS.md §2).
 #[repr(C)]
 pub(crate) struct Entry {
     /// `id + 1`; 0 while the entry is free.
@@ -109,7 +118,7 @@ impl Table {
     /// The entry of `key`; with `claim`, takes a free one for it.
     fn probe(&self, key: u64, claim: bool) -> Probe<'_> {
         let mask = self.capacity - 1;
-        let mut i = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift;
+        let mut i = key.wrapping_mul(FIBONACCI_MULTIPLIER) >> self.shift;
         for _ in 0..self.capacity {
             let e = self.entry(i & mask);
             let mut k = e.key.load(Acquire);
@@ -248,29 +257,58 @@ pub(crate) enum Update {
 
 /// Adds `n` executions of path `id` (saturating).
 pub(crate) fn count(state: &[AtomicU64; 8], id: u64, n: u64, update: Update) {
-    let add = |c: &AtomicU64| match update {
-        Update::Plain => add_saturating_plain(c, n),
-        Update::Atomic => add_saturating(c, n),
-    };
     if id == u64::MAX {
-        return add(&state[MAX_COUNT]);
+        return update.add(&state[MAX_COUNT], n);
     }
-    let key = id + 1;
     let cache = cache_slot(state, id);
     let cached = cache.load(Acquire) as *const Entry;
     if !cached.is_null() {
         // Safety: the cache only ever points to entries of published tables.
         let e = unsafe { &*cached };
-        if e.key.load(Relaxed) == key {
-            return add(&e.count);
+        if e.key.load(Relaxed) == id + 1 {
+            return update.add(&e.count, n);
         }
     }
-    match entry_for(state, key) {
+    count_remembered(state, cache, id, n, update);
+}
+
+/// [`count`] from the instrumented code's inline cache (CONTRACTS.md §2):
+/// called when `slot`, the cache word the id hashes to, holds no entry or
+/// another id's entry. Adds `n` to the id's entry and leaves the entry's
+/// address in `slot`, so the id's next executions count inline; the
+/// runtime's own cache words are neither read nor written.
+pub(crate) fn count_cached(
+    state: &[AtomicU64; 8],
+    slot: &AtomicU64,
+    id: u64,
+    n: u64,
+    update: Update,
+) {
+    if id == u64::MAX {
+        return update.add(&state[MAX_COUNT], n);
+    }
+    count_remembered(state, slot, id, n, update);
+}
+
+/// Adds `n` to the entry of `id` (`< u64::MAX`), creating it, and stores
+/// its address in `memo`; counts the executions as lost without memory.
+fn count_remembered(state: &[AtomicU64; 8], memo: &AtomicU64, id: u64, n: u64, update: Update) {
+    match entry_for(state, id + 1) {
         Some(e) => {
-            add(&e.count);
-            cache.store(e as *const Entry as u64, Release);
+            update.add(&e.count, n);
+            memo.store(e as *const Entry as u64, Release);
         }
         None => add_saturating(&state[LOST], n),
+    }
+}
+
+impl Update {
+    /// Adds `n` to `c`, saturating.
+    fn add(self, c: &AtomicU64, n: u64) {
+        match self {
+            Update::Plain => add_saturating_plain(c, n),
+            Update::Atomic => add_saturating(c, n),
+        }
     }
 }
 
@@ -397,6 +435,55 @@ mod tests {
         // Safety: the state is local to this test.
         unsafe { reset(&state) };
         assert!(totals(&state).is_empty());
+    }
+
+    /// What the instrumented code's inline cache does (CONTRACTS.md §2):
+    /// the slot's entry when its key is `id + 1`, else the runtime's miss.
+    fn count_inline(state: &[AtomicU64; 8], cache: &[AtomicU64], id: u64) {
+        let index = (id.wrapping_add(1).wrapping_mul(FIBONACCI_MULTIPLIER)
+            >> (64 - cache.len().trailing_zeros())) as usize;
+        let slot = &cache[index];
+        let e = slot.load(Relaxed) as *const u64;
+        // Safety: the slot holds null or an entry, whose first two words are
+        // its key and count.
+        unsafe {
+            if !e.is_null() && *e == id.wrapping_add(1) {
+                let count = &*e.add(1).cast::<AtomicU64>();
+                count.store(count.load(Relaxed) + 1, Relaxed);
+                return;
+            }
+        }
+        count_cached(state, slot, id, 1, Update::Plain);
+    }
+
+    #[test]
+    fn the_inline_cache_counts_into_the_entries_the_dump_reads() {
+        let state: [AtomicU64; 8] = Default::default();
+        let cache: Vec<AtomicU64> = (0..pathprof_format::abi::HASH_CACHE_SLOTS)
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        // Far more ids than slots and than the first table: slots are
+        // refilled and tables grow while cached entries stay valid.
+        for round in 0..3u64 {
+            for id in 0..5000u64 {
+                for _ in 0..=(id % 3) {
+                    count_inline(&state, &cache, id * 104_729 + round % 2);
+                }
+            }
+        }
+        count_inline(&state, &cache, u64::MAX);
+        count_inline(&state, &cache, u64::MAX);
+        let m = totals(&state);
+        assert_eq!(m.len(), 10_001);
+        assert_eq!(m[&(104_729 * 4999)], 2 * 2, "rounds 0 and 2, twice each");
+        assert_eq!(m[&(104_729 * 4999 + 1)], 2, "round 1, twice");
+        assert_eq!(m[&104_729], 2 * 2);
+        assert_eq!(m[&u64::MAX], 2);
+        assert!(cache.iter().any(|s| s.load(Relaxed) != 0));
+        // The runtime's own cache words were left alone.
+        assert!(CACHE.iter().all(|&w| state[w].load(Relaxed) == 0));
+        // Safety: the state is local to this test.
+        unsafe { reset(&state) };
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! void __pathprof_fini(const struct PpModule *m);             // from a destructor
 //! void __pathprof_hash_count(uint64_t *state, uint64_t id);   // one execution of path id
 //! void __pathprof_hash_count_atomic(uint64_t *state, uint64_t id); // the same, exact across threads
+//! void __pathprof_hash_count_cached(uint64_t *state, uint64_t *slot, uint64_t id); // an inline cache's miss
+//! void __pathprof_hash_count_cached_atomic(uint64_t *state, uint64_t *slot, uint64_t id);
 //! void __pathprof_hash_uncount(uint64_t *state, uint64_t id); // undo one (Call sites)
 //! void __pathprof_dump(void);                                 // write (merge) now
 //! ```
@@ -338,12 +340,65 @@ pub(crate) unsafe extern "C" fn fini_here(m: *const PpModule) {
 /// always thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn __pathprof_hash_count(state: *mut u64, id: u64) {
-    if state.is_null() || !state.is_aligned() {
+    // Safety: by the contract.
+    if let Some(state) = unsafe { hash_state(state) } {
+        hash::count(state, id, 1, hash::Update::Plain);
+    }
+}
+
+/// The `PpHashState` at `state`, unless it is null or misaligned.
+///
+/// # Safety
+/// As for [`__pathprof_hash_count`].
+unsafe fn hash_state<'a>(state: *mut u64) -> Option<&'a [AtomicU64; 8]> {
+    // Safety: by the contract; AtomicU64 has the layout of u64.
+    (!state.is_null() && state.is_aligned()).then(|| unsafe { &*state.cast::<[AtomicU64; 8]>() })
+}
+
+/// Counts one execution of path `id` in a hash-table function whose
+/// instrumented code keeps an inline cache (CONTRACTS.md §2): `slot` is the
+/// cache word `id` hashes to, which held no entry or another id's. The
+/// count goes to the id's entry as with [`__pathprof_hash_count`], and the
+/// entry's address is left in `slot` (its first word is `id + 1`, its
+/// second the count), so the next execution of `id` counts inline.
+///
+/// # Safety
+/// As for [`__pathprof_hash_count`]; `slot` is null or an 8-aligned word
+/// the instrumented code reads entry addresses from and nothing else writes.
+#[no_mangle]
+pub unsafe extern "C" fn __pathprof_hash_count_cached(state: *mut u64, slot: *mut u64, id: u64) {
+    // Safety: by the contract.
+    unsafe { count_cached(state, slot, id, hash::Update::Plain) }
+}
+
+/// [`__pathprof_hash_count_cached`] with atomic updates (exact across
+/// threads).
+///
+/// # Safety
+/// As for [`__pathprof_hash_count_cached`].
+#[no_mangle]
+pub unsafe extern "C" fn __pathprof_hash_count_cached_atomic(
+    state: *mut u64,
+    slot: *mut u64,
+    id: u64,
+) {
+    // Safety: by the contract.
+    unsafe { count_cached(state, slot, id, hash::Update::Atomic) }
+}
+
+/// # Safety
+/// As for [`__pathprof_hash_count_cached`].
+unsafe fn count_cached(state: *mut u64, slot: *mut u64, id: u64, update: hash::Update) {
+    // Safety: by the contract.
+    let Some(state) = (unsafe { hash_state(state) }) else {
         return;
+    };
+    if slot.is_null() || !slot.is_aligned() {
+        return hash::count(state, id, 1, update);
     }
     // Safety: by the contract; AtomicU64 has the layout of u64.
-    let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
-    hash::count(state, id, 1, hash::Update::Plain);
+    let slot = unsafe { &*slot.cast::<AtomicU64>() };
+    hash::count_cached(state, slot, id, 1, update);
 }
 
 /// [`__pathprof_hash_count`] for programs instrumented with atomic updates: the
@@ -353,12 +408,10 @@ pub unsafe extern "C" fn __pathprof_hash_count(state: *mut u64, id: u64) {
 /// As for [`__pathprof_hash_count`].
 #[no_mangle]
 pub unsafe extern "C" fn __pathprof_hash_count_atomic(state: *mut u64, id: u64) {
-    if state.is_null() || !state.is_aligned() {
-        return;
+    // Safety: by the contract.
+    if let Some(state) = unsafe { hash_state(state) } {
+        hash::count(state, id, 1, hash::Update::Atomic);
     }
-    // Safety: by the contract; AtomicU64 has the layout of u64.
-    let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
-    hash::count(state, id, 1, hash::Update::Atomic);
 }
 
 /// Undoes one [`__pathprof_hash_count`] of path `id` (after a call returned,
@@ -370,12 +423,10 @@ pub unsafe extern "C" fn __pathprof_hash_count_atomic(state: *mut u64, id: u64) 
 /// As for [`__pathprof_hash_count`].
 #[no_mangle]
 pub unsafe extern "C" fn __pathprof_hash_uncount(state: *mut u64, id: u64) {
-    if state.is_null() || !state.is_aligned() {
-        return;
+    // Safety: by the contract.
+    if let Some(state) = unsafe { hash_state(state) } {
+        hash::uncount(state, id);
     }
-    // Safety: by the contract; AtomicU64 has the layout of u64.
-    let state = unsafe { &*state.cast::<[AtomicU64; 8]>() };
-    hash::uncount(state, id);
 }
 
 /// Writes (merges) every registered module's new counts now; the counts

@@ -31,7 +31,9 @@ use inkwell::AddressSpace;
 use inkwell::{GlobalVisibility, ThreadLocalMode};
 use pathprof_core::plan::{FunctionPlan, PathStorage};
 use pathprof_core::profile::mode_number;
-use pathprof_format::abi::{ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE};
+use pathprof_format::abi::{
+    ABI_VERSION, HASH_CACHE_SLOTS, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE,
+};
 
 /// Name of the `PpModule` global; its presence means "already instrumented".
 pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
@@ -73,7 +75,9 @@ pub(crate) enum PathCounters<'ctx> {
     None,
     /// `[len x i64]`, indexed by path id.
     Array(GlobalValue<'ctx>),
-    /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count` and `_uncount`.
+    /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count*` and
+    /// `_uncount`, followed by the inline cache's `HASH_CACHE_SLOTS` entry
+    /// addresses (`[8 + HASH_CACHE_SLOTS x i64]` in all).
     Hash(GlobalValue<'ctx>),
 }
 
@@ -105,7 +109,7 @@ pub(crate) fn counters<'ctx>(
         }
         PathStorage::Hash { .. } => PathCounters::Hash(zeroed(
             format!("{RESERVED_PREFIX}_hash.{index}"),
-            HASH_STATE_WORDS as u64,
+            (HASH_STATE_WORDS + HASH_CACHE_SLOTS) as u64,
         )),
     };
     let ppp = plan.ppp.as_ref().map(|t| {

@@ -1,13 +1,20 @@
 //! Emission: turns a function's [`Placement`] into IR, as inline loads, adds and
-//! stores (the only calls are `__pathprof_hash_count` / `__pathprof_hash_uncount`
-//! for hash-stored paths).
+//! stores (the only calls are to the runtime's hash table, for hash-stored
+//! paths: `__pathprof_hash_count_cached` when the inline cache misses, and
+//! `__pathprof_hash_uncount`).
 //!
 //! - The path register `r` is an `i64` alloca at the top of the entry block, set
 //!   to 0 after the block's leading allocas (where the entry ops go); mem2reg/SROA
 //!   turn it into SSA values.
 //! - `SetPath(c)`: `store c, r`; `AddPath(c)`: `store (load r) + c, r`.
-//! - `CountPath(c)`: increments `paths[r + c]` (array) or calls
-//!   `__pathprof_hash_count(state, r + c)` (hash; `_atomic` with atomic updates).
+//! - `CountPath(c)`: increments `paths[r + c]` (array) or counts `r + c` in
+//!   the hash table through the function's inline cache (hash): the
+//!   internal `alwaysinline` helper `__pathprof_hash_count_inline(state, id)`
+//!   increments the id's table entry when the cache slot the id hashes to
+//!   holds it (two loads and a compare), else calls the runtime's cold
+//!   `__pathprof_hash_count_cached(state, slot, id)` (`_atomic` with atomic
+//!   updates), which counts and leaves the entry in the slot. On SQLite's
+//!   VDBE only first executions miss; a call per path end cost 80 instructions.
 //! - `CountSlot(k)`: increments `slots[k]`.
 //! - Every counter is counted in the calling thread's copy: a function with
 //!   counters loads the thread's delta (`abi::ThreadDelta`) once, in its
@@ -78,6 +85,7 @@ use inkwell::values::{
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use pathprof_core::plan::Op;
 use pathprof_core::Cfg;
+use pathprof_format::abi::{FIBONACCI_MULTIPLIER, HASH_CACHE_SLOTS, HASH_STATE_WORDS};
 use std::collections::HashMap;
 
 /// What every function's emission shares.
@@ -86,6 +94,8 @@ pub(crate) struct Emitter<'ctx> {
     i64_type: IntType<'ctx>,
     /// The runtime's hash functions, indexed by [`HashFn`]; declared on first use.
     hash_fns: [Option<FunctionValue<'ctx>>; 3],
+    /// The inline-cache hash count helper; defined on first use.
+    hash_inline: Option<FunctionValue<'ctx>>,
     /// The PPP helpers, indexed by `2 * uncount + hash`; defined on first use.
     ppp_fns: [Option<FunctionValue<'ctx>>; 4],
     atomic: bool,
@@ -95,23 +105,32 @@ pub(crate) struct Emitter<'ctx> {
 
 pub(super) const POSITIONED: &str = "the builder is positioned";
 
-/// The runtime's hash-table entry points (CONTRACTS.md §2), both
-/// `void (uint64_t *state, uint64_t id)`.
+/// The runtime's hash-table entry points the emitted code calls (CONTRACTS.md
+/// §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HashFn {
-    Count = 0,
-    Uncount = 1,
-    /// Counting with atomic updates (exact across threads, slower).
-    CountAtomic = 2,
+    /// `void (uint64_t *state, uint64_t id)`: undo one count.
+    Uncount = 0,
+    /// `void (uint64_t *state, uint64_t *slot, uint64_t id)`: an inline
+    /// cache's miss (declared `cold`).
+    CountCached = 1,
+    /// The same with atomic updates (exact across threads, slower).
+    CountCachedAtomic = 2,
 }
 
 impl HashFn {
     fn name(self) -> &'static str {
         match self {
-            HashFn::Count => "__pathprof_hash_count",
             HashFn::Uncount => "__pathprof_hash_uncount",
-            HashFn::CountAtomic => "__pathprof_hash_count_atomic",
+            HashFn::CountCached => "__pathprof_hash_count_cached",
+            HashFn::CountCachedAtomic => "__pathprof_hash_count_cached_atomic",
         }
+    }
+
+    /// Whether it counts (through an inline cache's slot, passed between
+    /// the state and the id).
+    fn cached(self) -> bool {
+        self != HashFn::Uncount
     }
 }
 
@@ -134,6 +153,7 @@ impl<'ctx> Emitter<'ctx> {
             builder: context.create_builder(),
             i64_type,
             hash_fns: [None; 3],
+            hash_inline: None,
             ppp_fns: [None; 4],
             atomic,
             delta,
@@ -544,12 +564,7 @@ impl<'ctx> Site<'_, 'ctx> {
         args: &[inkwell::values::BasicMetadataValueEnum<'ctx>],
     ) {
         let f = self.ppp_fn(uncount, hash);
-        let call = self
-            .emitter
-            .builder
-            .build_call(f, args, "")
-            .expect(POSITIONED);
-        ffi::set_line0_location(call.as_value_ref(), self.function);
+        self.call_line0(f, args);
     }
 
     /// `void __pathprof_ppp_{count,uncount}_{array,hash}(ptr ppp, ptr owners,
@@ -579,21 +594,11 @@ impl<'ctx> Site<'_, 'ctx> {
             if uncount { "uncount" } else { "count" },
             if hash { "hash" } else { "array" }
         );
-        let f = self
-            .module
-            .add_function(&name, ty, Some(inkwell::module::Linkage::Internal));
-        for attr in ["nounwind", "alwaysinline"] {
-            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(attr);
-            f.add_attribute(
-                inkwell::attributes::AttributeLoc::Function,
-                context.create_enum_attribute(kind, 0),
-            );
-        }
+        let f = self.inline_helper(&name, ty);
         let hash_fn = match (uncount, hash) {
             (_, false) => None,
             (true, true) => Some(self.hash_fn(HashFn::Uncount)),
-            (false, true) if self.emitter.atomic => Some(self.hash_fn(HashFn::CountAtomic)),
-            (false, true) => Some(self.hash_fn(HashFn::Count)),
+            (false, true) => Some(self.hash_inline_fn()),
         };
         // Build with a fresh builder: the emitter's stays where it was.
         let saved = std::mem::replace(&mut self.emitter.builder, context.create_builder());
@@ -653,6 +658,104 @@ impl<'ctx> Site<'_, 'ctx> {
         f
     }
 
+    /// An internal `alwaysinline`, `nounwind` function `name` of type `ty`,
+    /// without a body.
+    fn inline_helper(
+        &self,
+        name: &str,
+        ty: inkwell::types::FunctionType<'ctx>,
+    ) -> FunctionValue<'ctx> {
+        let context = self.module.get_context();
+        let f = self
+            .module
+            .add_function(name, ty, Some(inkwell::module::Linkage::Internal));
+        for attr in ["nounwind", "alwaysinline"] {
+            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(attr);
+            f.add_attribute(
+                inkwell::attributes::AttributeLoc::Function,
+                context.create_enum_attribute(kind, 0),
+            );
+        }
+        f
+    }
+
+    /// `void __pathprof_hash_count_inline(ptr state, i64 id)`: counts path
+    /// `id` of a hash-table function through its inline cache (CONTRACTS.md
+    /// §2), defined on first use with a builder of its own:
+    ///
+    /// ```text
+    /// slot = &state[8 + ((id + 1) * FIBONACCI_MULTIPLIER >> (64 - log2 HASH_CACHE_SLOTS))]
+    /// e = *slot
+    /// if (e != null && e[0] == id + 1) e[1]++   // the entry's key and count
+    /// else __pathprof_hash_count_cached(state, slot, id)  // cold; fills *slot
+    /// ```
+    fn hash_inline_fn(&mut self) -> FunctionValue<'ctx> {
+        if let Some(f) = self.emitter.hash_inline {
+            return f;
+        }
+        let context = self.module.get_context();
+        let ptr = context.ptr_type(AddressSpace::default());
+        let i64_type = self.emitter.i64_type;
+        let ty = context
+            .void_type()
+            .fn_type(&[ptr.into(), i64_type.into()], false);
+        let f = self.inline_helper("__pathprof_hash_count_inline", ty);
+        let miss_fn = self.hash_fn(if self.emitter.atomic {
+            HashFn::CountCachedAtomic
+        } else {
+            HashFn::CountCached
+        });
+        let saved = std::mem::replace(&mut self.emitter.builder, context.create_builder());
+        let param = |i: u32| f.get_nth_param(i).expect("two parameters");
+        let (state, id) = (param(0).into_pointer_value(), param(1).into_int_value());
+        let entry = context.append_basic_block(f, "entry");
+        let check = context.append_basic_block(f, "check");
+        let hit = context.append_basic_block(f, "hit");
+        let miss = context.append_basic_block(f, "miss");
+        let e = &*self.emitter;
+        let b = &e.builder;
+        let constant = |c: u64| i64_type.const_int(c, false);
+        b.position_at_end(entry);
+        let key = b
+            .build_int_add(id, constant(1), "pp.key")
+            .expect(POSITIONED);
+        let hashed = b
+            .build_int_mul(key, constant(FIBONACCI_MULTIPLIER), "pp.hash")
+            .expect(POSITIONED);
+        let shift = 64 - u64::from(HASH_CACHE_SLOTS.trailing_zeros());
+        let index = b
+            .build_right_shift(hashed, constant(shift), false, "pp.index")
+            .expect(POSITIONED);
+        let word = b
+            .build_int_add(index, constant(HASH_STATE_WORDS as u64), "pp.word")
+            .expect(POSITIONED);
+        let slot = e.element(state, word);
+        let cached = b.build_load(ptr, slot, "pp.entry").expect(POSITIONED);
+        let cached = cached.into_pointer_value();
+        let empty = b.build_is_null(cached, "pp.empty").expect(POSITIONED);
+        b.build_conditional_branch(empty, miss, check)
+            .expect(POSITIONED);
+        b.position_at_end(check);
+        let owner = b
+            .build_load(i64_type, cached, "pp.owner")
+            .expect(POSITIONED);
+        let mine = b
+            .build_int_compare(IntPredicate::EQ, owner.into_int_value(), key, "pp.mine")
+            .expect(POSITIONED);
+        b.build_conditional_branch(mine, hit, miss)
+            .expect(POSITIONED);
+        b.position_at_end(hit);
+        e.increment(e.element(cached, constant(1)));
+        b.build_return(None).expect(POSITIONED);
+        b.position_at_end(miss);
+        b.build_call(miss_fn, &[state.into(), slot.into(), id.into()], "")
+            .expect(POSITIONED);
+        b.build_return(None).expect(POSITIONED);
+        self.emitter.builder = saved;
+        self.emitter.hash_inline = Some(f);
+        f
+    }
+
     /// Counts one execution of path `id`.
     fn count_path(&mut self, id: IntValue<'ctx>) -> Counted<'ctx> {
         match self.counters.paths {
@@ -663,12 +766,8 @@ impl<'ctx> Site<'_, 'ctx> {
             }
             PathCounters::Hash(state) => {
                 let state = self.counters_at(state);
-                let count = if self.emitter.atomic {
-                    HashFn::CountAtomic
-                } else {
-                    HashFn::Count
-                };
-                self.call_hash(count, state, id);
+                let f = self.hash_inline_fn();
+                self.call_line0(f, &[state.into(), id.into()]);
                 Counted::Hash(state, id)
             }
             PathCounters::None => unreachable!("placement checked CountPath has storage"),
@@ -690,10 +789,19 @@ impl<'ctx> Site<'_, 'ctx> {
     /// `which(state, id)`, with a line-0 location.
     fn call_hash(&mut self, which: HashFn, state: PointerValue<'ctx>, id: IntValue<'ctx>) {
         let f = self.hash_fn(which);
+        self.call_line0(f, &[state.into(), id.into()]);
+    }
+
+    /// `f(args)` at the builder's position, with a line-0 location.
+    fn call_line0(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &[inkwell::values::BasicMetadataValueEnum<'ctx>],
+    ) {
         let call = self
             .emitter
             .builder
-            .build_call(f, &[state.into(), id.into()], "")
+            .build_call(f, args, "")
             .expect(POSITIONED);
         ffi::set_line0_location(call.as_value_ref(), self.function);
     }
@@ -725,8 +833,8 @@ impl<'ctx> Site<'_, 'ctx> {
         self.plus(v, c)
     }
 
-    /// `void __pathprof_hash_count / _uncount(uint64_t *state, uint64_t id)`,
-    /// declared `nounwind`.
+    /// The runtime's hash function `which`, declared `nounwind` (and `cold`
+    /// for an inline cache's miss).
     fn hash_fn(&mut self, which: HashFn) -> FunctionValue<'ctx> {
         if let Some(f) = self.emitter.hash_fns[which as usize] {
             return f;
@@ -734,19 +842,28 @@ impl<'ctx> Site<'_, 'ctx> {
         let name = which.name();
         let context = self.module.get_context();
         let f = self.module.get_function(name).unwrap_or_else(|| {
-            let ty = context.void_type().fn_type(
-                &[
-                    context.ptr_type(AddressSpace::default()).into(),
-                    context.i64_type().into(),
-                ],
-                false,
-            );
-            let f = self.module.add_function(name, ty, None);
-            let nounwind = inkwell::attributes::Attribute::get_named_enum_kind_id("nounwind");
-            f.add_attribute(
-                inkwell::attributes::AttributeLoc::Function,
-                context.create_enum_attribute(nounwind, 0),
-            );
+            let ptr = context.ptr_type(AddressSpace::default());
+            let i64_type = context.i64_type();
+            let params: &[inkwell::types::BasicMetadataTypeEnum<'ctx>] = if which.cached() {
+                &[ptr.into(), ptr.into(), i64_type.into()]
+            } else {
+                &[ptr.into(), i64_type.into()]
+            };
+            let f =
+                self.module
+                    .add_function(name, context.void_type().fn_type(params, false), None);
+            let attrs: &[&str] = if which.cached() {
+                &["nounwind", "cold"]
+            } else {
+                &["nounwind"]
+            };
+            for attr in attrs {
+                let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(attr);
+                f.add_attribute(
+                    inkwell::attributes::AttributeLoc::Function,
+                    context.create_enum_attribute(kind, 0),
+                );
+            }
             f
         });
         self.emitter.hash_fns[which as usize] = Some(f);

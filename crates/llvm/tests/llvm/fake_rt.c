@@ -7,7 +7,8 @@
  *   pp-paths <index> <id>:<count> ...          (nonzero counts, array or hash)
  *   pp-error <text>                            (an ABI violation)
  *
- * Hash counts saturate and are undone like the real runtime's. Tests of
+ * Hash counts are undone like the real runtime's; its entries are laid out
+ * like the real runtime's, for the instrumented code's inline cache. Tests of
  * early-termination probes call fake_rt_set_counters() from the program to
  * overwrite every counter, as a fork child's reset (0) or saturation would.
  */
@@ -41,10 +42,12 @@ _Static_assert(sizeof(struct PpModule) == 40, "PpModule is 40 bytes");
 
 static const struct PpModule *modules[MAX_MODULES];
 static int num_modules;
+/* An entry as the real runtime lays it out for the inline cache (CONTRACTS.md
+ * §2): the key (id + 1) first, the count second. */
 static struct {
-  uint64_t *state;
-  uint64_t id;
+  uint64_t key;
   uint64_t count;
+  uint64_t *state;
 } hashed[MAX_HASHED];
 static int num_hashed;
 
@@ -77,7 +80,7 @@ static void print_function(const struct PpFunction *f) {
     fprintf(stderr, "pp-paths %u", f->index);
     for (int i = 0; i < num_hashed; i++)
       if (hashed[i].state == f->paths && hashed[i].count != 0)
-        fprintf(stderr, " %llu:%llu", (unsigned long long)hashed[i].id,
+        fprintf(stderr, " %llu:%llu", (unsigned long long)(hashed[i].key - 1),
                 (unsigned long long)hashed[i].count);
     fprintf(stderr, "\n");
   }
@@ -112,34 +115,46 @@ void __pathprof_fini(const struct PpModule *m) {
   fprintf(stderr, "pp-error fini of a module never registered\n");
 }
 
-void __pathprof_hash_count(uint64_t *state, uint64_t id) {
-  for (int i = 0; i < num_hashed; i++) {
-    if (hashed[i].state == state && hashed[i].id == id) {
-      if (hashed[i].count != UINT64_MAX)
-        hashed[i].count++;
-      return;
-    }
-  }
+/* The entry of (state, id), created with count 0; NULL when full. */
+static uint64_t *entry(uint64_t *state, uint64_t id) {
+  for (int i = 0; i < num_hashed; i++)
+    if (hashed[i].state == state && hashed[i].key == id + 1)
+      return &hashed[i].key;
   if (num_hashed == MAX_HASHED) {
     fprintf(stderr, "pp-error hash table full\n");
-    return;
+    return NULL;
   }
   hashed[num_hashed].state = state;
-  hashed[num_hashed].id = id;
-  hashed[num_hashed].count = 1;
-  num_hashed++;
+  hashed[num_hashed].key = id + 1;
+  hashed[num_hashed].count = 0;
+  return &hashed[num_hashed++].key;
+}
+
+void __pathprof_hash_count(uint64_t *state, uint64_t id) {
+  uint64_t *e = entry(state, id);
+  if (e != NULL && e[1] != UINT64_MAX)
+    e[1]++;
+}
+
+/* The inline cache's miss: counts and leaves the entry in the slot. The
+ * cache words follow the 8 state words. */
+void __pathprof_hash_count_cached(uint64_t *state, uint64_t *slot, uint64_t id) {
+  if (slot < state + 8 || slot >= state + 8 + 4096)
+    fprintf(stderr, "pp-error cache slot outside the hash state's cache\n");
+  __pathprof_hash_count(state, id);
+  *slot = (uint64_t)(uintptr_t)entry(state, id);
 }
 
 /* The fake runtime is single-threaded: atomic counting is the same. */
-void __pathprof_hash_count_atomic(uint64_t *state, uint64_t id) {
-  __pathprof_hash_count(state, id);
+void __pathprof_hash_count_cached_atomic(uint64_t *state, uint64_t *slot, uint64_t id) {
+  __pathprof_hash_count_cached(state, slot, id);
 }
 
 /* Undoes one count: never below 0, never from UINT64_MAX; unknown ids stay
  * unknown. */
 void __pathprof_hash_uncount(uint64_t *state, uint64_t id) {
   for (int i = 0; i < num_hashed; i++) {
-    if (hashed[i].state == state && hashed[i].id == id) {
+    if (hashed[i].state == state && hashed[i].key == id + 1) {
       if (hashed[i].count != 0 && hashed[i].count != UINT64_MAX)
         hashed[i].count--;
       return;
