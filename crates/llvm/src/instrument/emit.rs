@@ -19,7 +19,10 @@
 //! - Every counter is counted in the calling thread's copy: a function with
 //!   counters loads the thread's delta (`abi::ThreadDelta`) once, in its
 //!   entry block, and each probe addresses `global + delta` (an integer turned
-//!   pointer: the copy is memory LLVM knows nothing of).
+//!   pointer: the copy is memory LLVM knows nothing of). For the slot and
+//!   path-array globals that sum is computed once there too, behind an empty
+//!   `asm`, so that each probe is one instruction on a register
+//!   ([`Site::pinned_bases`]).
 //! - A PPP function (preferential path profiling) has a second register `q`,
 //!   an `i64` alloca beside `r`: `SetPpp(c)` / `AddPpp(c)` as above;
 //!   `CountPpp { bl, ppp }` calls an internal helper,
@@ -80,7 +83,8 @@ use inkwell::module::Module;
 use inkwell::types::IntType;
 use inkwell::values::LLVMTailCallKind;
 use inkwell::values::{
-    AsValueRef, FunctionValue, InstructionOpcode, InstructionValue, IntValue, PointerValue,
+    AsValueRef, FunctionValue, GlobalValue, InstructionOpcode, InstructionValue, IntValue,
+    PointerValue,
 };
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use pathprof_core::plan::Op;
@@ -199,6 +203,7 @@ impl<'ctx> Emitter<'ctx> {
             r: None,
             q: None,
             delta: None,
+            bases: Vec::new(),
         };
         // Entry: the path register first of all, then (after the block's leading
         // allocas) r = 0, the FunctionEntry ops and the entry block's start ops.
@@ -234,6 +239,9 @@ impl<'ctx> Emitter<'ctx> {
         }
         if counters.any() {
             site.delta = Some(site.load_delta());
+            if pins_bases(body, placement) {
+                site.bases = site.pinned_bases();
+            }
         }
         site.ops(&placement.entry);
         site.ops(&placement.start[0]);
@@ -346,6 +354,22 @@ impl<'ctx> Emitter<'ctx> {
     }
 }
 
+/// Functions with more blocks than this compute their counters' addresses
+/// at each probe, as code generation chooses, instead of holding a pinned
+/// base in a register: in the interpreters' loops (SQLite's
+/// `sqlite3VdbeExec`, 1454 blocks; Lua's `luaV_execute`, 732) the register
+/// held cost 2-5 % more instructions than the `lea`s it saved (callgrind).
+const MAX_PINNED_BLOCKS: usize = 512;
+
+/// Whether a function holds its counters' addresses from entry
+/// ([`Site::pinned_bases`]): when it counts at two places or more (with one,
+/// the base costs its `lea` on entry instead of at the probe, and a run
+/// that passes no probe pays it for nothing) and is not one of the largest
+/// ([`MAX_PINNED_BLOCKS`]).
+fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
+    body.blocks.len() <= MAX_PINNED_BLOCKS && placement.counts() >= 2
+}
+
 /// Emission into one function.
 struct Site<'e, 'ctx> {
     emitter: &'e mut Emitter<'ctx>,
@@ -360,6 +384,9 @@ struct Site<'e, 'ctx> {
     /// The thread's counter delta, loaded once in the entry block, when the
     /// function has counters.
     delta: Option<IntValue<'ctx>>,
+    /// The counter globals whose address in the calling thread is computed
+    /// once, in the entry block (see [`Site::pinned_bases`]), with it.
+    bases: Vec<(GlobalValue<'ctx>, PointerValue<'ctx>)>,
 }
 
 impl<'ctx> Site<'_, 'ctx> {
@@ -423,10 +450,35 @@ impl<'ctx> Site<'_, 'ctx> {
             .into_int_value()
     }
 
-    /// Where the calling thread counts counter global `g`: its address plus
-    /// the thread's delta, as an integer turned pointer (the thread's block
-    /// is memory LLVM knows nothing of, so the pointer may not be `g`'s).
-    fn counters_at(&self, g: inkwell::values::GlobalValue<'ctx>) -> PointerValue<'ctx> {
+    /// The thread's addresses of the slot and path-array globals (when
+    /// [`pins_bases`]), at the
+    /// builder's position (the entry block), each through an empty inline
+    /// `asm` (no side effects, no memory, so it is still hoisted, merged and
+    /// deleted like arithmetic). Code generation then keeps each in one
+    /// register (or a spill slot) and a probe is one `addq $1, k(%reg)`.
+    /// Without it, code generation folds `global + delta` into every probe's
+    /// address and, in a position-independent executable, rematerialises a
+    /// `lea global(%rip)` at probes after calls (`freeze` does not stop
+    /// that: InstCombine moves it onto the delta). A hash-table function's
+    /// state is left out: its paths count through the inline cache, whose
+    /// own address arithmetic needs no register held.
+    fn pinned_bases(&self) -> Vec<(GlobalValue<'ctx>, PointerValue<'ctx>)> {
+        let array = match self.counters.paths {
+            PathCounters::Array(g) => Some(g),
+            PathCounters::None | PathCounters::Hash(_) => None,
+        };
+        [self.counters.slots, array]
+            .into_iter()
+            .flatten()
+            .map(|g| {
+                let at = self.opaque(self.thread_address(g));
+                (g, self.as_pointer(g, at))
+            })
+            .collect()
+    }
+
+    /// `global + delta`, as an integer, at the builder's position.
+    fn thread_address(&self, g: GlobalValue<'ctx>) -> IntValue<'ctx> {
         let delta = self
             .delta
             .expect("a function with counters loads the delta");
@@ -434,9 +486,57 @@ impl<'ctx> Site<'_, 'ctx> {
         let at = b
             .build_ptr_to_int(g.as_pointer_value(), self.emitter.i64_type, "pp.global")
             .expect(POSITIONED);
-        let at = b.build_int_add(at, delta, "pp.mine").expect(POSITIONED);
-        b.build_int_to_ptr(at, g.as_pointer_value().get_type(), "pp.counters")
+        b.build_int_add(at, delta, "pp.mine").expect(POSITIONED)
+    }
+
+    /// Address `at` of `g`'s copy as a pointer: an integer turned pointer,
+    /// as the thread's block is memory LLVM knows nothing of, so the pointer
+    /// may not be `g`'s.
+    fn as_pointer(&self, g: GlobalValue<'ctx>, at: IntValue<'ctx>) -> PointerValue<'ctx> {
+        self.emitter
+            .builder
+            .build_int_to_ptr(at, g.as_pointer_value().get_type(), "pp.counters")
             .expect(POSITIONED)
+    }
+
+    /// `value`, through an empty inline `asm` the optimisers cannot see into.
+    fn opaque(&self, value: IntValue<'ctx>) -> IntValue<'ctx> {
+        let context = self.module.get_context();
+        let i64_type = self.emitter.i64_type;
+        let ty = i64_type.fn_type(&[i64_type.into()], false);
+        let asm = context.create_inline_asm(
+            ty,
+            String::new(),
+            "=r,0".to_string(),
+            false,
+            false,
+            None,
+            false,
+        );
+        let call = self
+            .emitter
+            .builder
+            .build_indirect_call(ty, asm, &[value.into()], "pp.base")
+            .expect(POSITIONED);
+        for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", 0)] {
+            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(name);
+            call.add_attribute(
+                inkwell::attributes::AttributeLoc::Function,
+                context.create_enum_attribute(kind, value),
+            );
+        }
+        call.try_as_basic_value()
+            .expect_basic("the asm returns its operand")
+            .into_int_value()
+    }
+
+    /// Where the calling thread counts counter global `g`: its pinned base,
+    /// or its address plus the thread's delta, computed here.
+    fn counters_at(&self, g: GlobalValue<'ctx>) -> PointerValue<'ctx> {
+        match self.bases.iter().find(|(global, _)| *global == g) {
+            Some(&(_, at)) => at,
+            None => self.as_pointer(g, self.thread_address(g)),
+        }
     }
 
     fn path_register(&self) -> PointerValue<'ctx> {

@@ -53,6 +53,19 @@ impl Placement {
         self.all_ops().any(|op| !matches!(op, Op::CountSlot(_)))
     }
 
+    /// How many ops increment a counter in memory (each call probe's
+    /// counts once: its undo reuses the address).
+    pub fn counts(&self) -> usize {
+        self.all_ops()
+            .filter(|op| {
+                matches!(
+                    op,
+                    Op::CountPath(_) | Op::CountSlot(_) | Op::CountPpp { .. }
+                )
+            })
+            .count()
+    }
+
     /// Whether any op reads or writes the PPP register.
     pub fn uses_ppp_register(&self) -> bool {
         self.all_ops()
