@@ -6,7 +6,9 @@
 //!   ENTRY→entry-block stands for "the function is called", so an entry block that
 //!   heads a loop needs no special case.
 //! - A *backedge* is a CFG edge to a block on the depth-first-search stack from the
-//!   entry (so irreducible loops work). It leaves the DAG and is replaced by two
+//!   entry (so irreducible loops work), in the graph without the edges that
+//!   end paths anyway (unsplittable edges, their siblings, resume edges; see
+//!   [`backedges_between_cuts`]). It leaves the DAG and is replaced by two
 //!   dummy edges of its own, ENTRY→target ([`DagEdgeKind::BackEntry`]) and
 //!   source→EXIT ([`DagEdgeKind::BackExit`]); two backedges out of one block thus
 //!   end different paths.
@@ -370,10 +372,32 @@ impl Dag {
 /// each block's successors in slot order (see the module doc). A self loop is
 /// a backedge; an irreducible loop has at least one; edges out of blocks the
 /// entry does not reach are not. Every cycle of reachable blocks holds one,
-/// so the reachable graph without them is acyclic. This one search decides
-/// the DAG's backedges ([`EdgeClass::Back`]) and the loops of
-/// [`crate::weights`]' estimate; reports that draw loops should ask it too.
+/// so the reachable graph without them is acyclic. These are the loops of
+/// [`crate::weights`]' estimate and of the CFG reports draw; the DAG's
+/// backedges are [`backedges_between_cuts`].
 pub fn backedges(cfg: &Cfg) -> Vec<bool> {
+    search_backedges(cfg, &vec![false; cfg.edges().len()])
+}
+
+/// The backedges of `cfg` without the edges that end paths anyway (`cut`,
+/// indexed by [`EdgeId`]: unsplittable edges, their siblings, resume
+/// edges): the same search as [`backedges`], which does not follow cut
+/// edges and starts again at their targets, in edge order, for the blocks
+/// it has not reached. Every cycle of reachable blocks holds a cut edge or
+/// one of these, so the DAG is acyclic; a loop that a cut edge already
+/// closes needs no backedge of its own. So an interpreter's dispatch through
+/// a computed `goto` (an `indirectbr` to every handler, unsplittable) ends
+/// one path per instruction at the dispatch, where a backedge into the
+/// dispatch block would end a second, one-block path there too: half of
+/// the path counts of Lua's `luaV_execute`. These decide
+/// [`EdgeClass::Back`].
+pub fn backedges_between_cuts(cfg: &Cfg, cut: &[bool]) -> Vec<bool> {
+    search_backedges(cfg, cut)
+}
+
+/// Depth-first search for backedges from the entry, then from the targets
+/// of `cut` edges (which it does not follow), in edge order.
+fn search_backedges(cfg: &Cfg, cut: &[bool]) -> Vec<bool> {
     let mut back = vec![false; cfg.edges().len()];
     #[derive(Clone, Copy, PartialEq)]
     enum State {
@@ -382,31 +406,63 @@ pub fn backedges(cfg: &Cfg) -> Vec<bool> {
         Done,
     }
     let mut state = vec![State::Unseen; cfg.num_blocks()];
-    let mut stack: Vec<(BlockId, usize)> = vec![(cfg.entry(), 0)];
-    state[cfg.entry().index()] = State::OnStack;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        if let Some(&e) = cfg.succs(b).get(*next) {
-            *next += 1;
-            let to = cfg.edge(e).to;
-            match state[to.index()] {
-                State::Unseen => {
-                    state[to.index()] = State::OnStack;
-                    stack.push((to, 0));
+    let roots = std::iter::once(cfg.entry()).chain(
+        cfg.edge_ids()
+            .filter(|e| cut[e.index()] && cfg.is_reachable(cfg.edge(*e).from))
+            .map(|e| cfg.edge(e).to),
+    );
+    let mut stack: Vec<(BlockId, usize)> = Vec::new();
+    for root in roots {
+        if state[root.index()] != State::Unseen {
+            continue;
+        }
+        state[root.index()] = State::OnStack;
+        stack.push((root, 0));
+        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+            if let Some(&e) = cfg.succs(b).get(*next) {
+                *next += 1;
+                if cut[e.index()] {
+                    continue;
                 }
-                State::OnStack => back[e.index()] = true,
-                State::Done => {}
+                let to = cfg.edge(e).to;
+                match state[to.index()] {
+                    State::Unseen => {
+                        state[to.index()] = State::OnStack;
+                        stack.push((to, 0));
+                    }
+                    State::OnStack => back[e.index()] = true,
+                    State::Done => {}
+                }
+            } else {
+                state[b.index()] = State::Done;
+                stack.pop();
             }
-        } else {
-            state[b.index()] = State::Done;
-            stack.pop();
         }
     }
     back
 }
 
-/// Classifies CFG edges: backedges by [`backedges`], then the special edges.
+/// The edges that end paths whatever the loops: every out-edge of a
+/// reachable block with an unsplittable one, and resume edges.
+fn cut_anyway(cfg: &Cfg) -> Vec<bool> {
+    let mut cut = vec![false; cfg.edges().len()];
+    for b in cfg.blocks().filter(|&b| cfg.is_reachable(b)) {
+        let succs = cfg.succs(b);
+        if cfg.ends_in_resume(b) {
+            cut[succs[0].index()] = true;
+        } else if succs.iter().any(|&e| !cfg.edge(e).splittable) {
+            for &e in succs {
+                cut[e.index()] = true;
+            }
+        }
+    }
+    cut
+}
+
+/// Classifies CFG edges: backedges by [`backedges_between_cuts`], then the
+/// special edges.
 fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
-    let mut classes: Vec<EdgeClass> = backedges(cfg)
+    let mut classes: Vec<EdgeClass> = backedges_between_cuts(cfg, &cut_anyway(cfg))
         .into_iter()
         .map(|back| {
             if back {
@@ -607,8 +663,9 @@ fn cut_nodes(dag: &Dag, order: &[NodeId], threshold: u64) -> Vec<NodeId> {
 
 #[cfg(test)]
 mod tests {
-    use super::backedges;
-    use crate::cfg::Cfg;
+    use super::{backedges, Dag, DagOptions, EdgeClass};
+    use crate::cfg::{Cfg, CfgEdge};
+    use crate::ids::BlockId;
 
     #[test]
     fn backedges_are_edges_to_the_dfs_stack() {
@@ -622,5 +679,45 @@ mod tests {
         // first (slot order), so b2 → b1 is the backedge.
         let cfg = Cfg::from_edge_list(3, &[(0, 1), (0, 2), (1, 2), (2, 1)]).unwrap();
         assert_eq!(backedges(&cfg), [false, false, false, true]);
+    }
+
+    #[test]
+    fn a_dispatch_through_unsplittable_edges_ends_one_path_per_instruction() {
+        // An interpreter with a computed goto, as clang emits it: b0 (the
+        // entry) and both handlers b2, b3 jump to the dispatch b1, whose
+        // indirectbr (unsplittable, e1..e3) goes to a handler or to b4,
+        // which returns.
+        //
+        //   b0 ─e0─▶ b1 ═e1═▶ b2 ─e4─▶ b1
+        //            ║ ╚═e2═▶ b3 ─e5─▶ b1
+        //            ╚═══e3═▶ b4
+        let edge = |from, to, slot, splittable| CfgEdge {
+            from: BlockId(from),
+            to: BlockId(to),
+            slot,
+            splittable,
+            resume: false,
+        };
+        let edges = vec![
+            edge(0, 1, 0, true),
+            edge(1, 2, 0, false),
+            edge(1, 3, 1, false),
+            edge(1, 4, 2, false),
+            edge(2, 1, 0, true),
+            edge(3, 1, 0, true),
+        ];
+        let cfg = Cfg::new(5, BlockId(0), edges).unwrap();
+        // The CFG's loops: the handlers' jumps back to the dispatch.
+        assert_eq!(backedges(&cfg), [false, false, false, false, true, true]);
+        // The DAG's: none, as the dispatch's cut edges close both loops.
+        let dag = Dag::build(&cfg, DagOptions::default()).unwrap();
+        use EdgeClass::{Forward, Unsplit};
+        assert_eq!(
+            dag.classes(),
+            [Forward, Unsplit, Unsplit, Unsplit, Forward, Forward]
+        );
+        // b0-b1, b2-b1, b3-b1 (each ending at the dispatch) and b4: one path
+        // per handler run, none of them the dispatch block alone.
+        assert_eq!(dag.num_paths(), 4);
     }
 }
