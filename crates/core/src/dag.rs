@@ -376,7 +376,7 @@ impl Dag {
 /// [`crate::weights`]' estimate and of the CFG reports draw; the DAG's
 /// backedges are [`backedges_between_cuts`].
 pub fn backedges(cfg: &Cfg) -> Vec<bool> {
-    search_backedges(cfg, &vec![false; cfg.edges().len()])
+    backedges_between_cuts(cfg, &vec![false; cfg.edges().len()])
 }
 
 /// The backedges of `cfg` without the edges that end paths anyway (`cut`,
@@ -392,12 +392,6 @@ pub fn backedges(cfg: &Cfg) -> Vec<bool> {
 /// the path counts of Lua's `luaV_execute`. These decide
 /// [`EdgeClass::Back`].
 pub fn backedges_between_cuts(cfg: &Cfg, cut: &[bool]) -> Vec<bool> {
-    search_backedges(cfg, cut)
-}
-
-/// Depth-first search for backedges from the entry, then from the targets
-/// of `cut` edges (which it does not follow), in edge order.
-fn search_backedges(cfg: &Cfg, cut: &[bool]) -> Vec<bool> {
     let mut back = vec![false; cfg.edges().len()];
     #[derive(Clone, Copy, PartialEq)]
     enum State {
@@ -442,36 +436,11 @@ fn search_backedges(cfg: &Cfg, cut: &[bool]) -> Vec<bool> {
     back
 }
 
-/// The edges that end paths whatever the loops: every out-edge of a
-/// reachable block with an unsplittable one, and resume edges.
-fn cut_anyway(cfg: &Cfg) -> Vec<bool> {
-    let mut cut = vec![false; cfg.edges().len()];
-    for b in cfg.blocks().filter(|&b| cfg.is_reachable(b)) {
-        let succs = cfg.succs(b);
-        if cfg.ends_in_resume(b) {
-            cut[succs[0].index()] = true;
-        } else if succs.iter().any(|&e| !cfg.edge(e).splittable) {
-            for &e in succs {
-                cut[e.index()] = true;
-            }
-        }
-    }
-    cut
-}
-
-/// Classifies CFG edges: backedges by [`backedges_between_cuts`], then the
-/// special edges.
+/// Classifies CFG edges: the special edges block by block, then the
+/// backedges among the rest by [`backedges_between_cuts`], the edges that
+/// end paths anyway (resume, unsplittable and sibling edges) being the cuts.
 fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
-    let mut classes: Vec<EdgeClass> = backedges_between_cuts(cfg, &cut_anyway(cfg))
-        .into_iter()
-        .map(|back| {
-            if back {
-                EdgeClass::Back
-            } else {
-                EdgeClass::Forward
-            }
-        })
-        .collect();
+    let mut classes = vec![EdgeClass::Forward; cfg.edges().len()];
     // Blocks entered by unsplittable edges may count paths at their top, which a
     // self loop kept apart would repeat: there, self loops are backedges.
     let mut unsplit_target = vec![false; cfg.num_blocks()];
@@ -503,6 +472,21 @@ fn classify(cfg: &Cfg) -> Vec<EdgeClass> {
                     }
                 }
             }
+        }
+    }
+    let cut: Vec<bool> = classes
+        .iter()
+        .map(|c| {
+            matches!(
+                c,
+                EdgeClass::Resume | EdgeClass::Sibling | EdgeClass::Unsplit
+            )
+        })
+        .collect();
+    let back = backedges_between_cuts(cfg, &cut);
+    for (class, back) in classes.iter_mut().zip(back) {
+        if back && *class == EdgeClass::Forward {
+            *class = EdgeClass::Back;
         }
     }
     classes

@@ -343,7 +343,13 @@ fn call_runtime_with<'ctx>(
 }
 
 fn nounwind(context: &inkwell::context::ContextRef<'_>) -> Attribute {
-    context.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0)
+    enum_attribute(context, "nounwind")
+}
+
+/// The enum attribute `name` with no argument (for `memory`, `memory(none)`),
+/// for a function or a call site.
+pub(super) fn enum_attribute(context: &inkwell::context::ContextRef<'_>, name: &str) -> Attribute {
+    context.create_enum_attribute(Attribute::get_named_enum_kind_id(name), 0)
 }
 
 fn constant_global<'ctx>(

@@ -70,13 +70,14 @@
 //! once (`fork`, `setjmp`: a resume edge follows) it is before that call too.
 //! A block that is only a `catchswitch` has neither.
 
-use super::abi::{Counters, PathCounters, ThreadDelta};
+use super::abi::{enum_attribute, Counters, PathCounters, ThreadDelta};
 use super::place::Placement;
 use super::split;
 use super::unwind::Unwinds;
 use crate::error::LlvmError;
 use crate::ffi;
 use crate::walk::{self, Body};
+use inkwell::attributes::AttributeLoc;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::module::Module;
@@ -518,12 +519,8 @@ impl<'ctx> Site<'_, 'ctx> {
             .builder
             .build_indirect_call(ty, asm, &[value.into()], "pp.base")
             .expect(POSITIONED);
-        for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", 0)] {
-            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(name);
-            call.add_attribute(
-                inkwell::attributes::AttributeLoc::Function,
-                context.create_enum_attribute(kind, value),
-            );
+        for name in ["nounwind", "willreturn", "memory"] {
+            call.add_attribute(AttributeLoc::Function, enum_attribute(&context, name));
         }
         call.try_as_basic_value()
             .expect_basic("the asm returns its operand")
@@ -769,12 +766,8 @@ impl<'ctx> Site<'_, 'ctx> {
         let f = self
             .module
             .add_function(name, ty, Some(inkwell::module::Linkage::Internal));
-        for attr in ["nounwind", "alwaysinline"] {
-            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(attr);
-            f.add_attribute(
-                inkwell::attributes::AttributeLoc::Function,
-                context.create_enum_attribute(kind, 0),
-            );
+        for name in ["nounwind", "alwaysinline"] {
+            f.add_attribute(AttributeLoc::Function, enum_attribute(&context, name));
         }
         f
     }
@@ -957,12 +950,8 @@ impl<'ctx> Site<'_, 'ctx> {
             } else {
                 &["nounwind"]
             };
-            for attr in attrs {
-                let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(attr);
-                f.add_attribute(
-                    inkwell::attributes::AttributeLoc::Function,
-                    context.create_enum_attribute(kind, 0),
-                );
+            for name in attrs {
+                f.add_attribute(AttributeLoc::Function, enum_attribute(&context, name));
             }
             f
         });
