@@ -7,7 +7,9 @@ cannot read clang 22's DWARF 5). Run on purpose, not in CI:
 
     bench/callgrind.py [--only lua] [--scale 2] [--baseline DIR] [--variants edge,path,block-every]
 
-`--variants`: overhead.py's pathprof variants without their `pathprof-`.
+`--variants`: overhead.py's pathprof variants without their `pathprof-`;
+the PPP ones (`ppp`, `ppp-small`, ...) are trained as overhead.py trains them,
+on a path-mode build of the same flags.
 
 `--baseline DIR`: another pathprof checkout (release build) measured beside
 this one, its variants named `before:...`.
@@ -19,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from overhead import CLANG, PATHPROF_VARIANTS, ROOT, SUITE
+from overhead import CLANG, PATHPROF_VARIANTS, PPP_VARIANTS, ROOT, SUITE, interesting_list
 
 PROGRAMS = SUITE
 
@@ -35,6 +37,12 @@ def instructions(argv, stdin, env, out):
     return int(found.group(1))
 
 
+def compile(cc, prog, exe):
+    """Builds `prog` as `exe` with the compiler command `cc`."""
+    subprocess.run(cc + ["-O2", "-gdwarf-4"] + prog["cflags"] + prog["sources"] + ["-o", exe]
+                   + prog["libs"], check=True, stdout=subprocess.DEVNULL)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=list(PROGRAMS), action="append")
@@ -48,9 +56,14 @@ def main():
     if args.baseline:
         pathprofs["before:"] = str(args.baseline.resolve() / "target/release/pathprof")
     variants = {"plain": [CLANG], "clang-instr": [CLANG, "-fprofile-instr-generate"]}
+    trainers = {}
     for prefix, pathprof in pathprofs.items():
         for v in args.variants:
-            variants[f"{prefix}pathprof-{v}"] = [pathprof, "cc"] + PATHPROF_VARIANTS[f"pathprof-{v}"]
+            if f"pathprof-{v}" in PPP_VARIANTS:
+                variants[f"{prefix}pathprof-{v}"] = [pathprof, "cc", "--mode=ppp"] + PPP_VARIANTS[f"pathprof-{v}"][1]
+                trainers[f"{prefix}pathprof-{v}"] = (pathprof, PPP_VARIANTS[f"pathprof-{v}"][0])
+            else:
+                variants[f"{prefix}pathprof-{v}"] = [pathprof, "cc"] + PATHPROF_VARIANTS[f"pathprof-{v}"]
     print("| program | variant | instructions | ratio to plain |\n|---|---|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="pathprof-callgrind-") as tmp:
         tmp = Path(tmp)
@@ -61,10 +74,19 @@ def main():
             plain = None
             for variant, cc in variants.items():
                 exe = str(tmp / f"{name}-{variant.replace(':', '-')}")
-                subprocess.run(cc + ["-O2", "-gdwarf-4"] + prog["cflags"] + prog["sources"] + ["-o", exe]
-                               + prog["libs"], check=True, stdout=subprocess.DEVNULL)
+                if variant in trainers:
+                    pathprof, training = trainers[variant]
+                    trained = exe + "-train"
+                    compile(cc[:2] + ["--mode=path"], prog, trained)
+                    paths, _ = interesting_list(prog, training, tmp, pathprof, args.scale, trained)
+                    cc = cc + [f"--interesting={paths}"]
+                compile(cc, prog, exe)
                 argv, stdin = prog["run"](exe, args.scale, tmp)
-                env = dict(os.environ, PATHPROF_FILE=str(tmp / "p.pprof"), LLVM_PROFILE_FILE=str(tmp / "p.profraw"))
+                # A profile file of its own, new: a run that merges into an
+                # earlier variant's file reads it first (2 % of SQLite's run).
+                profile = tmp / f"{name}-{variant.replace(':', '-')}.pprof"
+                profile.unlink(missing_ok=True)
+                env = dict(os.environ, PATHPROF_FILE=str(profile), LLVM_PROFILE_FILE=str(tmp / "p.profraw"))
                 n = instructions(argv, stdin, env, tmp / "callgrind.out")
                 plain = plain or n
                 print(f"| {name} | {variant} | {n:,} | {n / plain:.3f} |", flush=True)
