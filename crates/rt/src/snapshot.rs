@@ -141,7 +141,7 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
         }
         let base = base + slots.len();
         if !copies.of(array)
-            || !copies.for_each_touched(array, pagemap.as_ref(), |id, count| {
+            || !copies.for_each_touched(array, pagemap.as_ref(), false, |id, count| {
                 shadow[base + id].store(count, Relaxed)
             })
         {
@@ -176,6 +176,9 @@ pub(crate) fn take<S: Sink>(
         order,
         total,
     } = shadow_layout(funcs)?;
+    // Before the first write every mark is 0, and a counter at 0 has
+    // nothing to write: path arrays are read for their counts alone.
+    let marks_zero = !node.has_shadow();
     let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
 
     let pagemap = crate::os::open_pagemap();
@@ -224,7 +227,7 @@ pub(crate) fn take<S: Sink>(
             let base = base + slots.len();
             let mut read = copies.of(array);
             read = read
-                && copies.for_each_touched(array, pagemap.as_ref(), |id, count| {
+                && copies.for_each_touched(array, pagemap.as_ref(), marks_zero, |id, count| {
                     let w = &shadow[base + id];
                     let (d, r) = news(count, w.load(Relaxed));
                     if d != 0 {

@@ -12,6 +12,9 @@ pub(crate) struct Copies {
     deltas: MapVec<isize>,
     /// Scratch for [`for_each_touched`]: which pages each copy touched.
     touched: MapVec<bool>,
+    /// Scratch for [`for_each_touched`]: the deltas of the copies that
+    /// touched one page.
+    touching: MapVec<isize>,
 }
 
 /// How many pages [`for_each_touched`] asks the page map about at once.
@@ -22,6 +25,7 @@ impl Copies {
         Copies {
             deltas: MapVec::new(),
             touched: MapVec::new(),
+            touching: MapVec::new(),
         }
     }
 
@@ -86,11 +90,15 @@ impl Copies {
     /// page map; the others hold zeros, and so does their part of the shadow
     /// (a count written earlier was on a touched page). Blocks lie at the
     /// same offset within a page as the counters, so their pages line up.
-    /// False without memory (nothing is called then).
+    /// With `nonzero`, only counters whose sum is not 0 are passed to `f`
+    /// (for a caller to whom a 0 means nothing: a touched page of a path
+    /// array mostly holds zeros). False without memory (nothing is called
+    /// then).
     pub(crate) fn for_each_touched(
         &mut self,
         array: &[AtomicU64],
         pagemap: Option<&Fd>,
+        nonzero: bool,
         mut f: impl FnMut(usize, u64),
     ) -> bool {
         let copies = self.deltas.as_slice().len();
@@ -115,7 +123,14 @@ impl Copies {
                 touched[k * CHUNK..(k + 1) * CHUNK].copy_from_slice(&chunk);
             }
             for i in 0..n {
-                if !(0..copies).any(|k| touched[k * CHUNK + i]) {
+                self.touching.clear();
+                for (k, &d) in deltas.iter().enumerate() {
+                    if touched[k * CHUNK + i] && !self.touching.push(d) {
+                        return false;
+                    }
+                }
+                let touching = self.touching.as_slice();
+                if touching.is_empty() {
                     continue;
                 }
                 let p = first + i;
@@ -124,14 +139,13 @@ impl Copies {
                 let first_id = (lo - start) / counter;
                 let ids = first_id..(hi - start).div_ceil(counter);
                 for (id, c) in array[ids].iter().enumerate() {
-                    let id = first_id + id;
-                    let sum = deltas
+                    let sum = touching
                         .iter()
-                        .enumerate()
-                        .filter(|&(k, _)| touched[k * CHUNK + i])
-                        .map(|(_, &d)| Self::at(c, d).load(Relaxed))
+                        .map(|&d| Self::at(c, d).load(Relaxed))
                         .fold(0, u64::saturating_add);
-                    f(id, sum);
+                    if sum != 0 || !nonzero {
+                        f(first_id + id, sum);
+                    }
                 }
             }
         }
