@@ -18,7 +18,13 @@ times, and the median CPU time (user + system of the child) of each is
 reported with its ratio to the plain build. Run on purpose, not in CI:
 
     bench/p3.py [--copies 2,4,8] [--runs 3] [--scale 50] [--only PROGRAM]
-                [--out bench/results-p3.md]
+                [--train [--train-scale 5]] [--out bench/results-p3.md]
+
+`--train`: the copies are planned by a training run (`--p3-train`): a
+whole-program path build (`pathprof cc --mode=path --whole-program`, the
+module P3 partitions) runs the workload at `--train-scale` (default 5, a
+tenth of the measured run), `pathprof interesting` lists its paths, and every
+K's copies are built with `--p3-train=LIST`.
 
 Per program and K: the slowest copy's ratio (P3's overhead on K cores), the
 mean copy's, sequential path mode's (per translation unit and whole
@@ -62,11 +68,13 @@ def stdin_bytes(spec):
     return Path(spec).read_bytes()
 
 
-def build_p3(prog, out, pathprof, k):
+def build_p3(prog, out, pathprof, k, train=None):
     """Builds `prog` with `pathprof cc --mode=p3 --copies=k` (overhead.py's
-    compile line); returns OUTPUT and its K copies."""
+    compile line), planned by the training list `train` if given; returns
+    OUTPUT and its K copies."""
     exe = str(out / f"{prog['name']}-p3-k{k}")
-    cmd = [pathprof, "cc", "--mode=p3", f"--copies={k}"] + overhead.compile_args(prog, exe)
+    trained = [] if train is None else [f"--p3-train={train}"]
+    cmd = [pathprof, "cc", "--mode=p3", f"--copies={k}"] + trained + overhead.compile_args(prog, exe)
     subprocess.run(cmd, check=True, cwd=out)
     copies = [f"{exe}.p3.{i}" for i in range(k)]
     missing = [c for c in copies if not os.access(c, os.X_OK)]
@@ -75,13 +83,30 @@ def build_p3(prog, out, pathprof, k):
     return exe, copies
 
 
-def build_all(prog, out, pathprof, ks):
+def training_list(prog, out, pathprof, scale):
+    """The interesting-path list of a whole-program path build's run at
+    `scale`: what `--p3-train` plans the copies by."""
+    exe = str(out / f"{prog['name']}-train-whole")
+    subprocess.run([pathprof, "cc", "--mode=path", "--whole-program"] + overhead.compile_args(prog, exe),
+                   check=True, cwd=out)
+    profile = out / f"{prog['name']}-train.pprof"
+    profile.unlink(missing_ok=True)
+    cmd, stdin = prog["run"](exe, scale, out)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, input=stdin_bytes(stdin),
+                   env=dict(run_env(exe, out), PATHPROF_FILE=str(profile)))
+    listing = out / f"{prog['name']}-train.paths"
+    subprocess.run([pathprof, "interesting", "--map", exe, str(profile), "-o", str(listing)], check=True, cwd=out)
+    return listing
+
+
+def build_all(prog, out, pathprof, ks, train=None):
     """Every binary to time, by label (overhead.py's baselines, the whole-
-    program path build, each copy of each K), and each K's OUTPUT."""
+    program path build, each copy of each K), and each K's OUTPUT; the
+    copies planned by the training list `train` if given."""
     binaries = {v: overhead.build(v, prog, out, pathprof, None, None) for v in BASELINES}
     outputs = {}
     for k in ks:
-        exe, copies = build_p3(prog, out, pathprof, k)
+        exe, copies = build_p3(prog, out, pathprof, k, train)
         outputs[k] = exe
         binaries.setdefault(WHOLE, exe)
         binaries.update((copy_label(k, i), c) for i, c in enumerate(copies))
@@ -237,13 +262,16 @@ def header(args):
     """The results' title: what ran, when, on which commit and machine."""
     commit, date = overhead.commit_and_date()
     return {"command": shlex.join([sys.argv[0]] + sys.argv[1:]), "date": date, "commit": commit,
-            "cpus": os.cpu_count(), "scale": args.scale, "runs": args.runs, "copies": args.copies}
+            "cpus": os.cpu_count(), "scale": args.scale, "runs": args.runs, "copies": args.copies,
+            "train_scale": args.train_scale if args.train else None}
 
 
 def render(meta, results, wall):
     """The markdown results."""
     lines = ["# P3: the slowest copy against sequential path mode (bench/p3.py)\n",
              f"`{meta['command']}`, {meta['date']}, pathprof {meta['commit']}, {meta['cpus']} CPUs.\n",
+             "Copies planned by probe counts (the paper's Algorithm 2).\n" if meta["train_scale"] is None else
+             f"Copies planned by a training run (`--p3-train`) at scale {meta['train_scale']}.\n",
              "CPU time ratios to the plain build (medians; each copy run alone). Overhead fraction: "
              "(slowest copy - 1) / (path - 1). Hits: `pathprof p3 stats` on the merged profile, the slowest "
              "copy's probe executions against sequential Ball-Larus (SBL), negative is fewer.\n"]
@@ -272,6 +300,9 @@ def main():
                     help="the markdown results (default bench/results-p3.md); JSON beside it, as .json")
     ap.add_argument("--only", choices=list(PROGRAMS), action="append",
                     help="measure only these programs (repeatable)")
+    ap.add_argument("--train", action="store_true",
+                    help="plan the copies by a training run's paths (--p3-train)")
+    ap.add_argument("--train-scale", type=int, default=5, help="the training run's scale (default 5)")
     args = ap.parse_args()
     started = time.monotonic()
     meta = header(args)
@@ -284,7 +315,8 @@ def main():
                 continue
             prog = make()
             print(f"p3.py: {name}: building", file=sys.stderr)
-            binaries, outputs = build_all(prog, out, pathprof, args.copies)
+            train = training_list(prog, out, pathprof, args.train_scale) if args.train else None
+            binaries, outputs = build_all(prog, out, pathprof, args.copies, train)
             print(f"p3.py: {name}: checking outputs and merges", file=sys.stderr)
             expected = check_outputs(binaries, prog, args.scale, out)
             merges = {k: merge_check(prog, outputs[k], k, args.scale, out, pathprof, expected)
