@@ -37,7 +37,7 @@ def instructions(argv, stdin, env, out):
     return int(found.group(1))
 
 
-def compile(cc, prog, exe):
+def build(cc, prog, exe):
     """Builds `prog` as `exe` with the compiler command `cc`."""
     subprocess.run(cc + ["-O2", "-gdwarf-4"] + prog["cflags"] + prog["sources"] + ["-o", exe]
                    + prog["libs"], check=True, stdout=subprocess.DEVNULL)
@@ -59,11 +59,13 @@ def main():
     trainers = {}
     for prefix, pathprof in pathprofs.items():
         for v in args.variants:
-            if f"pathprof-{v}" in PPP_VARIANTS:
-                variants[f"{prefix}pathprof-{v}"] = [pathprof, "cc", "--mode=ppp"] + PPP_VARIANTS[f"pathprof-{v}"][1]
-                trainers[f"{prefix}pathprof-{v}"] = (pathprof, PPP_VARIANTS[f"pathprof-{v}"][0])
+            key, label = f"pathprof-{v}", f"{prefix}pathprof-{v}"
+            if key in PPP_VARIANTS:
+                training, flags = PPP_VARIANTS[key]
+                variants[label] = [pathprof, "cc", "--mode=ppp"] + flags
+                trainers[label] = (pathprof, training)
             else:
-                variants[f"{prefix}pathprof-{v}"] = [pathprof, "cc"] + PATHPROF_VARIANTS[f"pathprof-{v}"]
+                variants[label] = [pathprof, "cc"] + PATHPROF_VARIANTS[key]
     print("| program | variant | instructions | ratio to plain |\n|---|---|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="pathprof-callgrind-") as tmp:
         tmp = Path(tmp)
@@ -77,10 +79,10 @@ def main():
                 if variant in trainers:
                     pathprof, training = trainers[variant]
                     trained = exe + "-train"
-                    compile(cc[:2] + ["--mode=path"], prog, trained)
+                    build(cc[:2] + ["--mode=path"], prog, trained)
                     paths, _ = interesting_list(prog, training, tmp, pathprof, args.scale, trained)
                     cc = cc + [f"--interesting={paths}"]
-                compile(cc, prog, exe)
+                build(cc, prog, exe)
                 argv, stdin = prog["run"](exe, args.scale, tmp)
                 # A profile file of its own, new: a run that merges into an
                 # earlier variant's file reads it first (2 % of SQLite's run).

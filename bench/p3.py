@@ -85,17 +85,11 @@ def build_p3(prog, out, pathprof, k, train=None):
 
 def training_list(prog, out, pathprof, scale):
     """The interesting-path list of a whole-program path build's run at
-    `scale`: what `--p3-train` plans the copies by."""
+    `scale` (overhead.py's training): what `--p3-train` plans the copies by."""
     exe = str(out / f"{prog['name']}-train-whole")
     subprocess.run([pathprof, "cc", "--mode=path", "--whole-program"] + overhead.compile_args(prog, exe),
                    check=True, cwd=out)
-    profile = out / f"{prog['name']}-train.pprof"
-    profile.unlink(missing_ok=True)
-    cmd, stdin = prog["run"](exe, scale, out)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, input=stdin_bytes(stdin),
-                   env=dict(run_env(exe, out), PATHPROF_FILE=str(profile)))
-    listing = out / f"{prog['name']}-train.paths"
-    subprocess.run([pathprof, "interesting", "--map", exe, str(profile), "-o", str(listing)], check=True, cwd=out)
+    listing, _ = overhead.interesting_list(prog, "workload", out, pathprof, scale, exe)
     return listing
 
 

@@ -57,7 +57,12 @@ impl Copies {
     /// `c`, one counter of the array given to [`of`](Self::of), summed over
     /// its copies.
     pub(crate) fn sum(&self, c: &AtomicU64) -> u64 {
-        self.deltas()
+        Self::sum_at(c, self.deltas())
+    }
+
+    /// `c` summed over its copies at `deltas`.
+    fn sum_at(c: &AtomicU64, deltas: &[isize]) -> u64 {
+        deltas
             .iter()
             .map(|&d| Self::at(c, d).load(Relaxed))
             .fold(0, u64::saturating_add)
@@ -139,10 +144,7 @@ impl Copies {
                 let first_id = (lo - start) / counter;
                 let ids = first_id..(hi - start).div_ceil(counter);
                 for (id, c) in array[ids].iter().enumerate() {
-                    let sum = touching
-                        .iter()
-                        .map(|&d| Self::at(c, d).load(Relaxed))
-                        .fold(0, u64::saturating_add);
+                    let sum = Self::sum_at(c, touching);
                     if sum != 0 || !nonzero {
                         f(first_id + id, sum);
                     }
