@@ -10,8 +10,11 @@
 /// code counts every counter at its address plus the calling thread's
 /// delta (`PpModule::thread_delta`), which the runtime points at a copy of
 /// the object's writable data of the thread's own (0: the counters
-/// themselves).
-pub const ABI_VERSION: u32 = 2;
+/// themselves). Version 3 put every function's slots in one array per
+/// module (`PpModule::slots`) with, in executables, a thread-local twin the
+/// probes count into (`PpModule::thread_slots`), which the runtime reads
+/// per thread.
+pub const ABI_VERSION: u32 = 3;
 
 /// `PpModule::mode` and a profile section's mode: block counts.
 pub const MODE_BLOCK: u32 = 0;

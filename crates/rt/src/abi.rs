@@ -44,6 +44,11 @@ pub struct PpHashState {
 /// runtime gives it a block).
 pub type ThreadDeltaFn = unsafe extern "C" fn() -> *mut i64;
 
+/// A module's `__pathprof_thread_slots_here()`: the calling thread's twin of
+/// the module's slot array (a local-exec thread-local `uint64_t[num_slots]`
+/// of the executable, at the same offset from every thread's pointer).
+pub type ThreadSlotsFn = unsafe extern "C" fn() -> *mut u64;
+
 /// One instrumented module (a program, a shared library, or one translation
 /// unit of either).
 #[repr(C)]
@@ -63,11 +68,21 @@ pub struct PpModule {
     /// at its address plus the delta); null when the module's counters are
     /// shared by all threads (no per-thread copies).
     pub thread_delta: Option<ThreadDeltaFn>,
+    /// Every function's slots, one array (a function's `slots` point into
+    /// it); null when no function has slots.
+    pub slots: *mut u64,
+    /// The array's length.
+    pub num_slots: u64,
+    /// The array's thread-local twin, which the probes count into instead
+    /// (each thread its own; the runtime adds a thread's twin to the array
+    /// when the thread ends); null when the probes count the array itself
+    /// (at the thread delta).
+    pub thread_slots: Option<ThreadSlotsFn>,
 }
 
 const _: () = assert!(std::mem::size_of::<PpFunction>() == 48);
 const _: () = assert!(std::mem::size_of::<PpHashState>() == 64);
-const _: () = assert!(std::mem::size_of::<PpModule>() == 40);
+const _: () = assert!(std::mem::size_of::<PpModule>() == 64);
 
 fn counters_ok(p: *mut u64, n: u64) -> bool {
     n == 0
@@ -141,6 +156,8 @@ impl PpModule {
             && (self.num_functions == 0 || !self.functions.is_null())
             && self.functions.is_aligned()
             && usize::try_from(self.num_functions).is_ok_and(|n| n <= isize::MAX as usize / 48)
+            && counters_ok(self.slots, self.num_slots)
+            && (self.thread_slots.is_none() || !self.slots.is_null())
     }
 
     /// The module's functions.

@@ -117,6 +117,21 @@ pub(crate) fn retire(node: &'static Node) {
     os::restore_signals(&old);
 }
 
+/// Runs `f` while no dump runs (holding the dump lock, signals blocked);
+/// the dumps asked for meanwhile run after it. In a thread that is inside a
+/// dump already `f` runs at once.
+pub(crate) fn excluding_dumps(f: impl FnOnce()) {
+    let old = os::block_all_signals();
+    let me = thread_id();
+    if lock(me, false) {
+        f();
+        unlock_and_repeat_pending(me, false);
+    } else {
+        f();
+    }
+    os::restore_signals(&old);
+}
+
 /// Takes the dump lock for thread `me`. A signal dump never waits: if the
 /// lock is taken it asks the holder to repeat and returns false; so does a
 /// thread that already holds it.

@@ -318,6 +318,9 @@ pub(crate) unsafe extern "C" fn create_program_thread(
             thread_main,
         )
     };
+    let mut roomier = std::mem::MaybeUninit::uninit();
+    // Safety: the caller's attributes (null or initialised).
+    let attr = unsafe { crate::twins::stack_with_room(attr, &mut roomier) };
     // Safety: the caller's arguments, our start routine and its argument.
     let r = unsafe { create_thread(thread, attr, main, boxed.cast()) };
     if r == 0 {

@@ -221,6 +221,7 @@ mod registry;
 mod snapshot;
 mod sums;
 mod threads;
+mod twins;
 
 use abi::PpModule;
 use msg::Line;

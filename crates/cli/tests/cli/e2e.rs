@@ -209,6 +209,14 @@ const THREAD_FORK: Program = Program {
     // The child ends inside forker, by exit().
     cut_short: &["forker"],
 };
+const THREAD_STACKS: Program = Program {
+    name: "thread_stacks",
+    sources: &["thread_stacks.c"],
+    flags: &["-pthread"],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
 
 const INTERP: Program = Program {
     name: "interp",
@@ -768,6 +776,24 @@ fn pool_workers_alive_at_exit_and_threads_ended_early_are_written() {
     p.expect_calls(BLOCK_MODE, "early_main", 4);
     p.expect_calls(BLOCK_MODE, "pool_worker", 8);
     p.expect_exact(ALL, 12);
+    p.finish();
+}
+
+/// Threads with the smallest stack the C library allows start although
+/// their thread-local counters would not fit in it (the runtime gives them
+/// room), and what the program's own thread-specific destructor counts as
+/// each thread ends is written.
+#[test]
+fn threads_with_small_stacks_start_and_destructors_count() {
+    let mut p = profile(&THREAD_STACKS, &OPTS);
+    assert_eq!(
+        p.reference.stdout,
+        "sums 999936 1000080 1000224 farewells 15\n"
+    );
+    p.expect_calls(ALL, "step", 6144);
+    p.expect_calls(ALL, "big", 6144);
+    p.expect_calls(ALL, "farewell", 15);
+    p.expect_exact(ALL, 3);
     p.finish();
 }
 

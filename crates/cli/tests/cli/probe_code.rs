@@ -21,8 +21,10 @@ const SOURCE: &str = "int g(int);\n\
     return s;\n\
 }\n";
 
-/// `classify`'s instructions in a position-independent object of `mode`.
-fn classify_code(mode: &str) -> Vec<String> {
+/// `classify`'s instructions in an object of `mode`, position-independent
+/// as `pic` says (`-fPIE`: for an executable; `-fPIC`: maybe for a shared
+/// library).
+fn classify_code(mode: &str, pic: &str) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("classify.c"), SOURCE).unwrap();
     let mode = format!("--mode={mode}");
@@ -30,7 +32,7 @@ fn classify_code(mode: &str) -> Vec<String> {
         "cc",
         &mode,
         "-O2",
-        "-fPIE",
+        pic,
         "-c",
         "classify.c",
         "-o",
@@ -56,17 +58,25 @@ fn classify_code(mode: &str) -> Vec<String> {
         .collect()
 }
 
-/// A function's counters are reached from one base, the global's address
-/// plus the thread's delta, computed once on entry: each probe is one
-/// instruction (`incq k(%reg)`, the base kept in a register or reloaded),
-/// not a `lea counters(%rip)` and an indexed increment, which code
-/// generation would otherwise rematerialise after calls (block mode, before
-/// the base: 7 addresses of the counters in this function).
+/// In code that may go into a shared library, a function's counters are
+/// reached from one base, the global's address plus the thread's delta,
+/// computed once on entry: each probe is one instruction (`incq k(%reg)`,
+/// the base kept in a register or reloaded), not a `lea counters(%rip)` and
+/// an indexed increment, which code generation would otherwise
+/// rematerialise after calls (block mode, before the base: 7 addresses of
+/// the counters in this function). In an executable's code path mode's
+/// path array is reached so.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_probe_is_one_instruction_on_a_base_computed_once() {
-    for mode in ["block", "edge", "path"] {
-        let code = classify_code(mode);
+    let cases = [
+        ("block", "-fPIC"),
+        ("edge", "-fPIC"),
+        ("path", "-fPIC"),
+        ("path", "-fPIE"),
+    ];
+    for (mode, pic) in cases {
+        let code = classify_code(mode, pic);
         let listing = code.join("\n");
         // The relocations of the counters' addresses (`.bss`, or the
         // globals by name if code generation kept them apart).
@@ -78,7 +88,7 @@ fn a_probe_is_one_instruction_on_a_base_computed_once() {
             .count();
         assert_eq!(
             counter_addresses, 1,
-            "{mode} mode: one address of the counters, on entry:\n{listing}"
+            "{mode} mode, {pic}: one address of the counters, on entry:\n{listing}"
         );
         let increments = code
             .iter()
@@ -88,7 +98,44 @@ fn a_probe_is_one_instruction_on_a_base_computed_once() {
         let least = if mode == "path" { 1 } else { 4 };
         assert!(
             increments >= least,
-            "{mode} mode: counted branches:\n{listing}"
+            "{mode} mode, {pic}: counted branches:\n{listing}"
+        );
+    }
+}
+
+/// In an executable's code (`-fPIE`) block and edge mode count in the slot
+/// array's thread-local twin: each probe is one `incq %fs:k` (local-exec,
+/// a `R_X86_64_TPOFF32` relocation), with no address of the counters and
+/// no thread delta in the function at all.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn an_executables_slot_probe_is_one_increment_of_its_thread_local_twin() {
+    for mode in ["block", "edge"] {
+        let code = classify_code(mode, "-fPIE");
+        let listing = code.join("\n");
+        let increments = code
+            .iter()
+            .filter(|l| l.contains("incq\t%fs:") || l.contains("addq\t$0x1, %fs:"))
+            .count();
+        assert!(
+            increments >= 4,
+            "{mode} mode: counted branches, each one increment:\n{listing}"
+        );
+        let twin = code
+            .iter()
+            .filter(|l| l.contains("R_X86_64_TPOFF32") && l.contains("__pathprof_thread_slots"))
+            .count();
+        assert_eq!(
+            twin, increments,
+            "{mode} mode: each probe at the twin:\n{listing}"
+        );
+        let elsewhere = code
+            .iter()
+            .filter(|l| l.contains("__pathprof_") && !l.contains("__pathprof_thread_slots"))
+            .count();
+        assert_eq!(
+            elsewhere, 0,
+            "{mode} mode: no other counter or delta:\n{listing}"
         );
     }
 }

@@ -3,12 +3,14 @@
 //! it to `__pathprof_register` from `llvm.global_ctors`, and the destructor
 //! that hands it to `__pathprof_fini` from `llvm.global_dtors`.
 //!
-//! Counters are internal, zero-initialised, 8-byte aligned globals named
-//! `__pathprof_slots.<i>` / `__pathprof_paths.<i>` / `__pathprof_hash.<i>`
-//! (`i` = the function's index), in the object's zero-initialised data
-//! (`.bss`): per thread, instrumented code counts them at their address
-//! plus its thread's delta ([`ThreadDelta`]); the descriptors are private
-//! constants. The constructor runs at priority 0,
+//! Counters are internal, zero-initialised, 8-byte aligned globals in the
+//! object's zero-initialised data (`.bss`): the module's slot array
+//! `__pathprof_slots` (every function's slots, one after another: see
+//! [`SlotArray`]) and each function's `__pathprof_paths.<i>` /
+//! `__pathprof_hash.<i>` (`i` = the function's index). Per thread,
+//! instrumented code counts them at their address plus its thread's delta
+//! ([`ThreadDelta`]), or counts the slots in the array's thread-local twin
+//! ([`SlotArray::thread`]); the descriptors are private constants. The constructor runs at priority 0,
 //! before ordinary constructors, so the runtime's `atexit` handler is registered
 //! early and runs after the program's own; the destructor, also at priority 0,
 //! runs after the module's other destructors (`.fini_array`), which run after
@@ -40,22 +42,66 @@ pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
 /// Constructors of this priority run first and destructors last.
 const STRUCTOR_PRIORITY: u64 = 0;
 
+/// The largest slot array that gets a thread-local twin ([`SlotArray::thread`]):
+/// the C library gives every thread a zeroed copy of the executable's
+/// thread-local data, carved out of the thread's stack, so a bigger module
+/// counts its slots at the delta instead.
+pub(crate) const MAX_THREAD_SLOTS: u64 = 1 << 16;
+
+/// The module's slot counters: one array for every function's slots, so
+/// that a function and the callees inlined into it reach all of theirs
+/// from one address.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SlotArray<'ctx> {
+    /// `__pathprof_slots`, `[total x i64]`: what the runtime reads, and
+    /// where the probes count (at the thread's delta) without a twin.
+    pub global: GlobalValue<'ctx>,
+    /// `__pathprof_thread_slots`: the array's local-exec thread-local twin,
+    /// which the probes count into (`incq %fs:k`: no delta, no register)
+    /// when only an executable can hold the module (it is not
+    /// position-independent code for a shared library), on x86-64, without
+    /// atomic updates, and with at most [`MAX_THREAD_SLOTS`] slots. The
+    /// runtime reads each thread's twin and adds it to the array when the
+    /// thread ends (`PpModule::thread_slots`).
+    pub thread: Option<GlobalValue<'ctx>>,
+}
+
+/// One function's slots: `num_slots` counters of the module's array, from
+/// `offset`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slots<'ctx> {
+    pub array: SlotArray<'ctx>,
+    pub offset: u64,
+}
+
 /// One function's counters.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Counters<'ctx> {
-    /// `[num_slots x i64]`, absent when the function has no slots.
-    pub slots: Option<GlobalValue<'ctx>>,
+    /// Absent when the function has no slots.
+    pub slots: Option<Slots<'ctx>>,
     pub paths: PathCounters<'ctx>,
     /// A PPP function's interesting-path counters.
     pub ppp: Option<PppCounters<'ctx>>,
 }
 
 impl Counters<'_> {
-    /// Whether the function has any counter (then its probes read the
-    /// thread delta).
-    pub(crate) fn any(&self) -> bool {
-        self.slots.is_some() || !matches!(self.paths, PathCounters::None)
+    /// Whether the function counts at the thread delta: it has path
+    /// counters, or slots without a thread-local twin.
+    pub(crate) fn at_delta(&self) -> bool {
+        self.slots.is_some_and(|s| s.array.thread.is_none())
+            || !matches!(self.paths, PathCounters::None)
     }
+}
+
+/// Whether only an executable can hold `module`'s code, on x86-64: it is
+/// position-independent for an executable (`PIE Level`) or not
+/// position-independent at all, so local-exec thread-local variables are
+/// valid in it.
+pub(crate) fn executable_only_x86_64(module: &Module<'_>) -> bool {
+    let triple = module.get_triple();
+    let triple = triple.as_str().to_string_lossy();
+    triple.starts_with("x86_64")
+        && (module.get_flag("PIE Level").is_some() || module.get_flag("PIC Level").is_none())
 }
 
 /// Where a PPP function counts its interesting paths: `slots[base + p]` for
@@ -81,27 +127,56 @@ pub(crate) enum PathCounters<'ctx> {
     Hash(GlobalValue<'ctx>),
 }
 
-/// Creates the counter globals of function `index`.
+/// An internal, zero-initialised `[len x i64]` global named `name`.
+fn zeroed<'ctx>(module: &Module<'ctx>, name: &str, len: u64) -> GlobalValue<'ctx> {
+    let ty = ffi::i64_array_type(module.get_context().i64_type(), len);
+    let g = module.add_global(ty, None, name);
+    g.set_linkage(Linkage::Internal);
+    g.set_initializer(&ty.const_zero());
+    g.set_alignment(8);
+    g
+}
+
+/// Creates the counter globals of every function (`plans[i]` is function
+/// `i`'s); `thread_slots`: the slot array may get a thread-local twin
+/// (see [`SlotArray::thread`]).
 pub(crate) fn counters<'ctx>(
+    module: &Module<'ctx>,
+    plans: &[FunctionPlan],
+    thread_slots: bool,
+) -> Vec<Counters<'ctx>> {
+    let total: u64 = plans.iter().map(|p| u64::from(p.num_slots)).sum();
+    let array = (total > 0).then(|| SlotArray {
+        global: zeroed(module, &format!("{RESERVED_PREFIX}_slots"), total),
+        thread: (thread_slots && total <= MAX_THREAD_SLOTS).then(|| {
+            let g = zeroed(module, &format!("{RESERVED_PREFIX}_thread_slots"), total);
+            g.set_thread_local_mode(Some(ThreadLocalMode::LocalExecTLSModel));
+            g
+        }),
+    });
+    let mut offset = 0;
+    plans
+        .iter()
+        .enumerate()
+        .map(|(index, plan)| {
+            let slots = array
+                .filter(|_| plan.num_slots > 0)
+                .map(|array| Slots { array, offset });
+            offset += u64::from(plan.num_slots);
+            function_counters(module, index, plan, slots)
+        })
+        .collect()
+}
+
+/// Function `index`'s path counters, with its `slots`.
+fn function_counters<'ctx>(
     module: &Module<'ctx>,
     index: usize,
     plan: &FunctionPlan,
+    slots: Option<Slots<'ctx>>,
 ) -> Counters<'ctx> {
     let i64_type = module.get_context().i64_type();
-    let zeroed = |name: String, len: u64| {
-        let ty = ffi::i64_array_type(i64_type, len);
-        let g = module.add_global(ty, None, &name);
-        g.set_linkage(Linkage::Internal);
-        g.set_initializer(&ty.const_zero());
-        g.set_alignment(8);
-        g
-    };
-    let slots = (plan.num_slots > 0).then(|| {
-        zeroed(
-            format!("{RESERVED_PREFIX}_slots.{index}"),
-            plan.num_slots.into(),
-        )
-    });
+    let zeroed = |name: String, len: u64| zeroed(module, &name, len);
     let paths = match plan.paths {
         PathStorage::None | PathStorage::Array { len: 0 } => PathCounters::None,
         PathStorage::Array { len } => {
@@ -143,8 +218,50 @@ pub(crate) fn counters<'ctx>(
 pub(crate) struct ThreadDelta<'ctx> {
     variable: GlobalValue<'ctx>,
     pub accessor: FunctionValue<'ctx>,
-    /// `llvm.threadlocal.address.p0`.
-    address: FunctionValue<'ctx>,
+}
+
+/// Thread-local `variable`'s address in the calling thread, at `builder`'s
+/// position (`llvm.threadlocal.address`).
+pub(crate) fn in_this_thread<'ctx>(
+    module: &Module<'ctx>,
+    builder: &Builder<'ctx>,
+    variable: GlobalValue<'ctx>,
+) -> PointerValue<'ctx> {
+    let ptr_type = module.get_context().ptr_type(AddressSpace::default());
+    let address = Intrinsic::find("llvm.threadlocal.address")
+        .and_then(|i| i.get_declaration(module, &[ptr_type.into()]))
+        .expect("LLVM 22 has llvm.threadlocal.address");
+    builder
+        .build_call(
+            address,
+            &[variable.as_pointer_value().into()],
+            "pp.thread.addr",
+        )
+        .expect("the builder is positioned")
+        .try_as_basic_value()
+        .expect_basic("llvm.threadlocal.address returns a pointer")
+        .into_pointer_value()
+}
+
+/// Defines `ptr <name>(void)` (of `linkage`, nounwind) returning thread-local `variable`'s address in the calling
+/// thread: how the runtime reaches it.
+fn thread_accessor<'ctx>(
+    module: &Module<'ctx>,
+    name: &str,
+    variable: GlobalValue<'ctx>,
+    linkage: Option<Linkage>,
+) -> FunctionValue<'ctx> {
+    let context = module.get_context();
+    let ptr_type = context.ptr_type(AddressSpace::default());
+    let accessor = module.add_function(name, ptr_type.fn_type(&[], false), linkage);
+    accessor.add_attribute(AttributeLoc::Function, nounwind(&context));
+    let builder = context.create_builder();
+    builder.position_at_end(context.append_basic_block(accessor, "entry"));
+    let here = in_this_thread(module, &builder, variable);
+    builder
+        .build_return(Some(&here))
+        .expect("the builder is positioned");
+    accessor
 }
 
 impl<'ctx> ThreadDelta<'ctx> {
@@ -152,7 +269,6 @@ impl<'ctx> ThreadDelta<'ctx> {
     pub(crate) fn define(module: &Module<'ctx>) -> Self {
         let context = module.get_context();
         let i64_type = context.i64_type();
-        let ptr_type = context.ptr_type(AddressSpace::default());
         let shared = |name: &str, g: GlobalValue<'ctx>| {
             g.set_linkage(Linkage::LinkOnceODR);
             g.set_visibility(GlobalVisibility::Hidden);
@@ -166,39 +282,19 @@ impl<'ctx> ThreadDelta<'ctx> {
         variable.set_alignment(8);
         variable.set_thread_local_mode(Some(ThreadLocalMode::InitialExecTLSModel));
         shared(&name, variable);
-        let address = Intrinsic::find("llvm.threadlocal.address")
-            .and_then(|i| i.get_declaration(module, &[ptr_type.into()]))
-            .expect("LLVM 22 has llvm.threadlocal.address");
         let name = format!("{RESERVED_PREFIX}_thread_delta");
-        let accessor = module.add_function(&name, ptr_type.fn_type(&[], false), None);
-        accessor.add_attribute(AttributeLoc::Function, nounwind(&context));
+        let accessor = thread_accessor(module, &name, variable, None);
         shared(&name, accessor.as_global_value());
-        let delta = ThreadDelta {
-            variable,
-            accessor,
-            address,
-        };
-        let builder = context.create_builder();
-        builder.position_at_end(context.append_basic_block(accessor, "entry"));
-        let this_thread = delta.in_this_thread(&builder);
-        builder
-            .build_return(Some(&this_thread))
-            .expect("the builder is positioned");
-        delta
+        ThreadDelta { variable, accessor }
     }
 
     /// The variable's address in the calling thread, at `builder`'s position.
-    pub(crate) fn in_this_thread(&self, builder: &Builder<'ctx>) -> PointerValue<'ctx> {
-        builder
-            .build_call(
-                self.address,
-                &[self.variable.as_pointer_value().into()],
-                "pp.delta.addr",
-            )
-            .expect("the builder is positioned")
-            .try_as_basic_value()
-            .expect_basic("llvm.threadlocal.address returns a pointer")
-            .into_pointer_value()
+    pub(crate) fn in_this_thread(
+        &self,
+        module: &Module<'ctx>,
+        builder: &Builder<'ctx>,
+    ) -> PointerValue<'ctx> {
+        in_this_thread(module, builder, self.variable)
     }
 }
 
@@ -217,6 +313,19 @@ pub(crate) fn register<'ctx>(
     let ptr_type = context.ptr_type(AddressSpace::default());
     let null = ptr_type.const_null();
     let ptr_or_null = |g: Option<GlobalValue<'ctx>>| g.map_or(null, |g| g.as_pointer_value());
+    let slot_array = functions.iter().find_map(|(_, c)| c.slots).map(|s| s.array);
+    let slots_at = |slots: Option<Slots<'ctx>>| {
+        slots.map_or(null, |s| {
+            let offset = i64_type.const_int(s.offset, false);
+            // Safety: `offset` is within the array (`counters` laid it out).
+            unsafe {
+                s.array
+                    .global
+                    .as_pointer_value()
+                    .const_gep(i64_type, &[offset])
+            }
+        })
+    };
 
     // struct PpFunction { u64 hash; u32 index, num_slots; u64 *slots;
     //                     u32 path_kind, reserved; u64 num_paths; u64 *paths; }
@@ -248,7 +357,7 @@ pub(crate) fn register<'ctx>(
                 i64_type.const_int(info.hashes[i], false).into(),
                 i32_type.const_int(i as u64, false).into(),
                 i32_type.const_int(plan.num_slots.into(), false).into(),
-                ptr_or_null(counters.slots).into(),
+                slots_at(counters.slots).into(),
                 i32_type.const_int(kind.into(), false).into(),
                 i32_type.const_zero().into(),
                 i64_type.const_int(num_paths, false).into(),
@@ -268,7 +377,9 @@ pub(crate) fn register<'ctx>(
 
     // struct PpModule { u32 abi_version, mode; u64 build_id, num_functions;
     //                   const PpFunction *functions;
-    //                   int64_t *(*thread_delta)(void); }
+    //                   int64_t *(*thread_delta)(void);
+    //                   uint64_t *slots; uint64_t num_slots;
+    //                   uint64_t *(*thread_slots)(void); }
     let module_type = context.struct_type(
         &[
             i32_type.into(),
@@ -277,10 +388,20 @@ pub(crate) fn register<'ctx>(
             i64_type.into(),
             ptr_type.into(),
             ptr_type.into(),
+            ptr_type.into(),
+            i64_type.into(),
+            ptr_type.into(),
         ],
         false,
     );
     let accessor = delta.map_or(null, |d| d.accessor.as_global_value().as_pointer_value());
+    let num_slots: u64 = functions.iter().map(|(p, _)| u64::from(p.num_slots)).sum();
+    let thread_slots = slot_array.and_then(|a| a.thread).map_or(null, |twin| {
+        let name = format!("{RESERVED_PREFIX}_thread_slots_here");
+        thread_accessor(module, &name, twin, Some(Linkage::Internal))
+            .as_global_value()
+            .as_pointer_value()
+    });
     let descriptor = module_type.const_named_struct(&[
         i32_type.const_int(ABI_VERSION.into(), false).into(),
         i32_type
@@ -290,6 +411,9 @@ pub(crate) fn register<'ctx>(
         i64_type.const_int(functions.len() as u64, false).into(),
         ptr_or_null(table).into(),
         accessor.into(),
+        ptr_or_null(slot_array.map(|a| a.global)).into(),
+        i64_type.const_int(num_slots, false).into(),
+        thread_slots.into(),
     ]);
     let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());
 

@@ -15,14 +15,17 @@
 //!   `__pathprof_hash_count_cached(state, slot, id)` (`_atomic` with atomic
 //!   updates), which counts and leaves the entry in the slot. On SQLite's
 //!   VDBE only first executions miss; a call per path end cost 80 instructions.
-//! - `CountSlot(k)`: increments `slots[k]`.
+//! - `CountSlot(k)`: increments `slots[k]`, the function's `k`-th slot of the
+//!   module's slot array.
 //! - Every counter is counted in the calling thread's copy: a function with
 //!   counters loads the thread's delta (`abi::ThreadDelta`) once, in its
 //!   entry block, and each probe addresses `global + delta` (an integer turned
 //!   pointer: the copy is memory LLVM knows nothing of). For the slot and
 //!   path-array globals that sum is computed once there too, behind an empty
 //!   `asm`, so that each probe is one instruction on a register
-//!   ([`Site::pinned_bases`]).
+//!   ([`Site::pinned_bases`]). Slots with a thread-local twin
+//!   ([`abi::SlotArray::thread`]) are counted in it instead: each slot probe
+//!   is one `incq %fs:k`, with no delta and no register.
 //! - A PPP function (preferential path profiling) has a second register `q`,
 //!   an `i64` alloca beside `r`: `SetPpp(c)` / `AddPpp(c)` as above;
 //!   `CountPpp { bl, ppp }` calls an internal helper,
@@ -70,7 +73,7 @@
 //! once (`fork`, `setjmp`: a resume edge follows) it is before that call too.
 //! A block that is only a `catchswitch` has neither.
 
-use super::abi::{enum_attribute, Counters, PathCounters, ThreadDelta};
+use super::abi::{self, enum_attribute, Counters, PathCounters, ThreadDelta};
 use super::place::Placement;
 use super::split;
 use super::unwind::Unwinds;
@@ -238,7 +241,7 @@ impl<'ctx> Emitter<'ctx> {
                 .build_store(reg, zero)
                 .expect(POSITIONED);
         }
-        if counters.any() {
+        if counters.at_delta() {
             site.delta = Some(site.load_delta());
             if pins_bases(body, placement) {
                 site.bases = site.pinned_bases();
@@ -445,7 +448,7 @@ impl<'ctx> Site<'_, 'ctx> {
             .delta
             .expect("a module with counters defines the thread delta");
         let b = &self.emitter.builder;
-        let address = delta.in_this_thread(b);
+        let address = delta.in_this_thread(self.module, b);
         b.build_load(self.emitter.i64_type, address, "pp.delta")
             .expect(POSITIONED)
             .into_int_value()
@@ -468,7 +471,9 @@ impl<'ctx> Site<'_, 'ctx> {
             PathCounters::Array(g) => Some(g),
             PathCounters::None | PathCounters::Hash(_) => None,
         };
-        [self.counters.slots, array]
+        let slots = self.counters.slots.map(|s| s.array);
+        let slots = slots.filter(|a| a.thread.is_none()).map(|a| a.global);
+        [slots, array]
             .into_iter()
             .flatten()
             .map(|g| {
@@ -534,6 +539,22 @@ impl<'ctx> Site<'_, 'ctx> {
             Some(&(_, at)) => at,
             None => self.as_pointer(g, self.thread_address(g)),
         }
+    }
+
+    /// The calling thread's copy of the function's slot `k`: in the slot
+    /// array's thread-local twin, or at its base (see [`counters_at`]).
+    fn slot(&self, k: u32) -> PointerValue<'ctx> {
+        let slots = self
+            .counters
+            .slots
+            .expect("placement checked the slot number");
+        let array = match slots.array.thread {
+            Some(twin) => abi::in_this_thread(self.module, &self.emitter.builder, twin),
+            None => self.counters_at(slots.array.global),
+        };
+        let index = slots.offset + u64::from(k);
+        let index = self.emitter.i64_type.const_int(index, false);
+        self.emitter.element(array, index)
     }
 
     fn path_register(&self) -> PointerValue<'ctx> {
@@ -632,9 +653,7 @@ impl<'ctx> Site<'_, 'ctx> {
             .counters
             .ppp
             .expect("placement checked CountPpp has PPP slots");
-        let slots = self.counters_at(self.counters.slots.expect("PPP slots are slots"));
-        let base = self.emitter.i64_type.const_int(ppp.base.into(), false);
-        let first = self.emitter.element(slots, base);
+        let first = self.slot(ppp.base);
         let (residual, hash) = match self.counters.paths {
             PathCounters::Array(g) => (self.counters_at(g), false),
             PathCounters::Hash(state) => (self.counters_at(state), true),
@@ -869,12 +888,7 @@ impl<'ctx> Site<'_, 'ctx> {
 
     /// Increments `slots[k]`.
     fn count_slot(&mut self, k: u32) -> Counted<'ctx> {
-        let g = self
-            .counters
-            .slots
-            .expect("placement checked the slot number");
-        let index = self.emitter.i64_type.const_int(k.into(), false);
-        let p = self.emitter.element(self.counters_at(g), index);
+        let p = self.slot(k);
         self.emitter.increment(p);
         Counted::Counter(p)
     }

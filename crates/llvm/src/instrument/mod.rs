@@ -6,8 +6,10 @@
 //!    and checks it against the plan's hash; [`place`] decides where every op goes.
 //!    Nothing is edited until every function has been read and placed.
 //! 2. [`attrs`] drops the attributes the probes make untrue (`memory(none)`,
-//!    `nosync`...); [`abi::counters`] creates each function's counter globals
-//!    and [`abi::ThreadDelta`] the per-thread delta they are counted at;
+//!    `nosync`...); [`abi::counters`] creates the counter globals (the
+//!    module's slot array, with its thread-local twin where it may have one,
+//!    and each function's path counters) and [`abi::ThreadDelta`] the
+//!    per-thread delta the others are counted at;
 //!    [`emit`] splits the edges that need it ([`split`]) and emits the ops
 //!    ([`unwind`] undoes counts around `invoke`s).
 //! 3. [`abi::register`] emits the descriptors and the constructor, and LLVM's
@@ -86,13 +88,12 @@ pub fn instrument(
 
     // 2. Attributes, counters and probes.
     attrs::drop_untrue_attributes(module, &bodies);
-    let mut registered = Vec::with_capacity(bodies.len());
-    for (i, plan) in plans.iter().enumerate() {
-        registered.push((plan, abi::counters(module, i, plan)));
-    }
+    let thread_slots = !info.atomic && abi::executable_only_x86_64(module);
+    let counters = abi::counters(module, plans, thread_slots);
+    let registered: Vec<_> = plans.iter().zip(counters).collect();
     let delta = registered
         .iter()
-        .any(|(_, c)| c.any())
+        .any(|(_, c)| c.at_delta())
         .then(|| abi::ThreadDelta::define(module));
     let mut emitter = emit::Emitter::new(module, info.atomic, delta);
     for ((body, (cfg, placement)), (_, counters)) in bodies.iter().zip(&placed).zip(&registered) {

@@ -33,9 +33,13 @@ struct PpModule {
   uint64_t num_functions;
   const struct PpFunction *functions;
   int64_t *(*thread_delta)(void); /* a single-threaded test program counts */
-};                                 /* at the counters themselves (delta 0) */
+                                   /* at the counters themselves (delta 0) */
+  uint64_t *slots;                 /* every function's slots */
+  uint64_t num_slots;
+  uint64_t *(*thread_slots)(void); /* their thread-local twin, counted instead */
+};
 _Static_assert(sizeof(struct PpFunction) == 48, "PpFunction is 48 bytes");
-_Static_assert(sizeof(struct PpModule) == 40, "PpModule is 40 bytes");
+_Static_assert(sizeof(struct PpModule) == 64, "PpModule is 64 bytes");
 
 #define MAX_MODULES 8
 #define MAX_HASHED 65536
@@ -51,14 +55,24 @@ static struct {
 } hashed[MAX_HASHED];
 static int num_hashed;
 
-static void print_function(const struct PpFunction *f) {
+/* Where f's slot k is counted: in the main thread's twin of the module's
+ * slot array, if it has one, else in the array. */
+static uint64_t *slot(const struct PpModule *mod, const struct PpFunction *f, uint32_t k) {
+  if (mod->thread_slots == NULL)
+    return &f->slots[k];
+  return &mod->thread_slots()[(f->slots - mod->slots) + k];
+}
+
+static void print_function(const struct PpModule *mod, const struct PpFunction *f) {
   fprintf(stderr, "pp-function %u %016llx %u %llu slots", f->index,
           (unsigned long long)f->hash, f->path_kind,
           (unsigned long long)f->num_paths);
   if (f->num_slots != 0 && f->slots == NULL)
     fprintf(stderr, "\npp-error function %u has slots but no slot array", f->index);
+  if (mod->thread_slots != NULL && f->num_slots != 0 && (f->slots < mod->slots || f->slots >= mod->slots + mod->num_slots))
+    fprintf(stderr, "\npp-error function %u's slots are outside the module's array", f->index);
   for (uint32_t k = 0; k < f->num_slots; k++)
-    fprintf(stderr, " %llu", (unsigned long long)f->slots[k]);
+    fprintf(stderr, " %llu", (unsigned long long)(f->slots[k] + (mod->thread_slots ? *slot(mod, f, k) : 0)));
   fprintf(stderr, "\n");
   if (f->reserved != 0)
     fprintf(stderr, "pp-error function %u: reserved is %u\n", f->index, f->reserved);
@@ -93,7 +107,7 @@ static void print_all(void) {
             (unsigned long long)mod->build_id,
             (unsigned long long)mod->num_functions);
     for (uint64_t i = 0; i < mod->num_functions; i++)
-      print_function(&mod->functions[i]);
+      print_function(mod, &mod->functions[i]);
   }
 }
 
@@ -170,8 +184,10 @@ void fake_rt_set_counters(uint64_t value) {
     const struct PpModule *mod = modules[m];
     for (uint64_t i = 0; i < mod->num_functions; i++) {
       const struct PpFunction *f = &mod->functions[i];
-      for (uint32_t k = 0; k < f->num_slots; k++)
-        f->slots[k] = value;
+      for (uint32_t k = 0; k < f->num_slots; k++) {
+        f->slots[k] = 0;
+        *slot(mod, f, k) = value;
+      }
       if (f->path_kind == 1)
         for (uint64_t id = 0; id < f->num_paths; id++)
           f->paths[id] = value;

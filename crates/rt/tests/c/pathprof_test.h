@@ -31,8 +31,12 @@ struct PpModule {
     uint64_t num_functions;
     const struct PpFunction *functions;
     int64_t *(*thread_delta)(void); /* NULL: this hand-made module's counters */
-};                                  /* are shared by all threads */
-_Static_assert(sizeof(struct PpModule) == 40, "PpModule is 40 bytes");
+                                    /* are shared by all threads */
+    uint64_t *slots;                /* NULL: its functions' slots are arrays */
+    uint64_t num_slots;             /* of their own, */
+    uint64_t *(*thread_slots)(void); /* without thread-local twins */
+};
+_Static_assert(sizeof(struct PpModule) == 64, "PpModule is 64 bytes");
 void __pathprof_register(const struct PpModule *m);
 void __pathprof_hash_count(uint64_t *state, uint64_t id);
 void __pathprof_hash_count_atomic(uint64_t *state, uint64_t id);
@@ -56,7 +60,7 @@ static struct PpFunction fns[] = {
     {0x2222, 5, 1, slots5, 2, 0, 1000, hs5.words},
     {0x3333, 2, 2, slots2, 0, 0, 0, 0},
 };
-static struct PpModule module = {2, 2, BUILD, 3, fns, 0};
+static struct PpModule module = {3, 2, BUILD, 3, fns, 0};
 
 #ifndef MANUAL_REGISTER
 __attribute__((constructor)) static void pathprof_test_register(void) {
