@@ -94,7 +94,9 @@ impl Copies {
     /// reads only pages that were: present or swapped out, by the kernel's
     /// page map; the others hold zeros, and so does their part of the shadow
     /// (a count written earlier was on a touched page). Blocks lie at the
-    /// same offset within a page as the counters, so their pages line up.
+    /// same offset within a page as the counters, so their pages line up;
+    /// a thread's twin of the module array (`twins`) does not, and is read
+    /// whole.
     /// With `nonzero`, only counters whose sum is not 0 are passed to `f`
     /// (for a caller to whom a 0 means nothing: a touched page of a path
     /// array mostly holds zeros). False without memory (nothing is called
@@ -124,7 +126,13 @@ impl Copies {
             let n = (pages - first).min(CHUNK);
             for (k, &d) in deltas.iter().enumerate() {
                 let addr = (first_page + first * page).wrapping_add_signed(d);
-                crate::os::touched_pages(pagemap, addr, &mut chunk, n);
+                if d.rem_euclid(page as isize) == 0 {
+                    crate::os::touched_pages(pagemap, addr, &mut chunk, n);
+                } else {
+                    // A thread's twin (`twins`): its pages do not line up,
+                    // and the C library zeroed them all (touched).
+                    chunk = [true; CHUNK];
+                }
                 touched[k * CHUNK..(k + 1) * CHUNK].copy_from_slice(&chunk);
             }
             for i in 0..n {

@@ -42,17 +42,19 @@ pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
 /// Constructors of this priority run first and destructors last.
 const STRUCTOR_PRIORITY: u64 = 0;
 
-/// The largest slot array that gets a thread-local twin ([`SlotArray::thread`]):
-/// the C library gives every thread a zeroed copy of the executable's
-/// thread-local data, carved out of the thread's stack, so a bigger module
-/// counts its slots at the delta instead.
-pub(crate) const MAX_THREAD_SLOTS: u64 = 1 << 16;
+/// The largest module array that gets a thread-local twin
+/// ([`ModuleArray::thread`]), in counters: the C library gives every thread
+/// a zeroed copy of the executable's thread-local data, carved out of the
+/// thread's stack, so a module with more slots counts them at the delta.
+pub(crate) const MAX_THREAD_COUNTERS: u64 = 1 << 16;
 
-/// The module's slot counters: one array for every function's slots, so
-/// that a function and the callees inlined into it reach all of theirs
-/// from one address.
+/// The module's counter array: every function's slots, one after another
+/// (so that a function and the callees inlined into it reach all of theirs
+/// from one address), then, when it has a thread-local twin, the path
+/// arrays of the functions with the fewest paths, as many as the twin
+/// takes.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct SlotArray<'ctx> {
+pub(crate) struct ModuleArray<'ctx> {
     /// `__pathprof_slots`, `[total x i64]`: what the runtime reads, and
     /// where the probes count (at the thread's delta) without a twin.
     pub global: GlobalValue<'ctx>,
@@ -60,25 +62,24 @@ pub(crate) struct SlotArray<'ctx> {
     /// which the probes count into (`incq %fs:k`: no delta, no register)
     /// when only an executable can hold the module (it is not
     /// position-independent code for a shared library), on x86-64, without
-    /// atomic updates, and with at most [`MAX_THREAD_SLOTS`] slots. The
+    /// atomic updates, and with at most [`MAX_THREAD_COUNTERS`] slots. The
     /// runtime reads each thread's twin and adds it to the array when the
     /// thread ends (`PpModule::thread_slots`).
     pub thread: Option<GlobalValue<'ctx>>,
 }
 
-/// One function's slots: `num_slots` counters of the module's array, from
-/// `offset`.
+/// Counters of a function in the module's array, from `offset`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Slots<'ctx> {
-    pub array: SlotArray<'ctx>,
+pub(crate) struct Span<'ctx> {
+    pub array: ModuleArray<'ctx>,
     pub offset: u64,
 }
 
 /// One function's counters.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Counters<'ctx> {
-    /// Absent when the function has no slots.
-    pub slots: Option<Slots<'ctx>>,
+    /// Its `num_slots` slots; absent when it has none.
+    pub slots: Option<Span<'ctx>>,
     pub paths: PathCounters<'ctx>,
     /// A PPP function's interesting-path counters.
     pub ppp: Option<PppCounters<'ctx>>,
@@ -86,10 +87,11 @@ pub(crate) struct Counters<'ctx> {
 
 impl Counters<'_> {
     /// Whether the function counts at the thread delta: it has path
-    /// counters, or slots without a thread-local twin.
+    /// counters outside the module array, or slots without a thread-local
+    /// twin.
     pub(crate) fn at_delta(&self) -> bool {
         self.slots.is_some_and(|s| s.array.thread.is_none())
-            || !matches!(self.paths, PathCounters::None)
+            || !matches!(self.paths, PathCounters::None | PathCounters::InModule(_))
     }
 }
 
@@ -121,6 +123,9 @@ pub(crate) enum PathCounters<'ctx> {
     None,
     /// `[len x i64]`, indexed by path id.
     Array(GlobalValue<'ctx>),
+    /// `len` counters of the module's array, indexed by path id (only in an
+    /// array with a twin: counted in the twin).
+    InModule(Span<'ctx>),
     /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count*` and
     /// `_uncount`, followed by the inline cache's `HASH_CACHE_SLOTS` entry
     /// addresses (`[8 + HASH_CACHE_SLOTS x i64]` in all).
@@ -138,47 +143,86 @@ fn zeroed<'ctx>(module: &Module<'ctx>, name: &str, len: u64) -> GlobalValue<'ctx
 }
 
 /// Creates the counter globals of every function (`plans[i]` is function
-/// `i`'s); `thread_slots`: the slot array may get a thread-local twin
-/// (see [`SlotArray::thread`]).
+/// `i`'s); `thread_slots`: the module array may get a thread-local twin
+/// (see [`ModuleArray`]).
 pub(crate) fn counters<'ctx>(
     module: &Module<'ctx>,
     plans: &[FunctionPlan],
     thread_slots: bool,
 ) -> Vec<Counters<'ctx>> {
-    let total: u64 = plans.iter().map(|p| u64::from(p.num_slots)).sum();
-    let array = (total > 0).then(|| SlotArray {
+    let slots: u64 = plans.iter().map(|p| u64::from(p.num_slots)).sum();
+    let twinned = thread_slots && slots <= MAX_THREAD_COUNTERS;
+    // The path arrays the twin takes: the shortest first.
+    let mut arrays: Vec<(u64, usize)> = plans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p.paths {
+            PathStorage::Array { len } if len > 0 && twinned => Some((len, i)),
+            _ => None,
+        })
+        .collect();
+    arrays.sort_unstable();
+    let mut total = slots;
+    let mut in_module = vec![false; plans.len()];
+    for (len, i) in arrays {
+        if total + len > MAX_THREAD_COUNTERS {
+            break;
+        }
+        total += len;
+        in_module[i] = true;
+    }
+    let array = (total > 0).then(|| ModuleArray {
         global: zeroed(module, &format!("{RESERVED_PREFIX}_slots"), total),
-        thread: (thread_slots && total <= MAX_THREAD_SLOTS).then(|| {
+        thread: twinned.then(|| {
             let g = zeroed(module, &format!("{RESERVED_PREFIX}_thread_slots"), total);
             g.set_thread_local_mode(Some(ThreadLocalMode::LocalExecTLSModel));
             g
         }),
     });
+    // Slots first, then the path arrays, each in function order.
     let mut offset = 0;
+    let mut span = |len: u64| {
+        let at = offset;
+        offset += len;
+        array.map(|array| Span { array, offset: at })
+    };
+    let slot_spans: Vec<_> = plans
+        .iter()
+        .map(|p| span(p.num_slots.into()).filter(|_| p.num_slots > 0))
+        .collect();
+    let array_spans: Vec<_> = plans
+        .iter()
+        .zip(&in_module)
+        .map(|(p, &inside)| match p.paths {
+            PathStorage::Array { len } if inside => span(len),
+            _ => None,
+        })
+        .collect();
     plans
         .iter()
         .enumerate()
         .map(|(index, plan)| {
-            let slots = array
-                .filter(|_| plan.num_slots > 0)
-                .map(|array| Slots { array, offset });
-            offset += u64::from(plan.num_slots);
-            function_counters(module, index, plan, slots)
+            function_counters(module, index, plan, slot_spans[index], array_spans[index])
         })
         .collect()
 }
 
-/// Function `index`'s path counters, with its `slots`.
+/// Function `index`'s path counters, with its `slots`; `array`: its path
+/// array's place in the module array, if it has one there.
 fn function_counters<'ctx>(
     module: &Module<'ctx>,
     index: usize,
     plan: &FunctionPlan,
-    slots: Option<Slots<'ctx>>,
+    slots: Option<Span<'ctx>>,
+    array: Option<Span<'ctx>>,
 ) -> Counters<'ctx> {
     let i64_type = module.get_context().i64_type();
     let zeroed = |name: String, len: u64| zeroed(module, &name, len);
     let paths = match plan.paths {
         PathStorage::None | PathStorage::Array { len: 0 } => PathCounters::None,
+        PathStorage::Array { .. } if array.is_some() => {
+            PathCounters::InModule(array.expect("checked"))
+        }
         PathStorage::Array { len } => {
             PathCounters::Array(zeroed(format!("{RESERVED_PREFIX}_paths.{index}"), len))
         }
@@ -313,9 +357,15 @@ pub(crate) fn register<'ctx>(
     let ptr_type = context.ptr_type(AddressSpace::default());
     let null = ptr_type.const_null();
     let ptr_or_null = |g: Option<GlobalValue<'ctx>>| g.map_or(null, |g| g.as_pointer_value());
-    let slot_array = functions.iter().find_map(|(_, c)| c.slots).map(|s| s.array);
-    let slots_at = |slots: Option<Slots<'ctx>>| {
-        slots.map_or(null, |s| {
+    let module_array = functions.iter().find_map(|(_, c)| {
+        c.slots.or(match c.paths {
+            PathCounters::InModule(span) => Some(span),
+            _ => None,
+        })
+    });
+    let module_array = module_array.map(|s| s.array);
+    let span_at = |span: Option<Span<'ctx>>| {
+        span.map_or(null, |s| {
             let offset = i64_type.const_int(s.offset, false);
             // Safety: `offset` is within the array (`counters` laid it out).
             unsafe {
@@ -347,21 +397,26 @@ pub(crate) fn register<'ctx>(
         .enumerate()
         .map(|(i, (plan, counters))| {
             let (kind, num_paths, paths) = match (plan.paths, counters.paths) {
-                (PathStorage::Array { len }, PathCounters::Array(g)) => (PATHS_ARRAY, len, Some(g)),
-                (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => {
-                    (PATHS_HASH, num_paths, Some(g))
+                (PathStorage::Array { len }, PathCounters::Array(g)) => {
+                    (PATHS_ARRAY, len, ptr_or_null(Some(g)))
                 }
-                _ => (PATHS_NONE, 0, None),
+                (PathStorage::Array { len }, PathCounters::InModule(span)) => {
+                    (PATHS_ARRAY, len, span_at(Some(span)))
+                }
+                (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => {
+                    (PATHS_HASH, num_paths, ptr_or_null(Some(g)))
+                }
+                _ => (PATHS_NONE, 0, null),
             };
             let fields: [BasicValueEnum<'ctx>; 8] = [
                 i64_type.const_int(info.hashes[i], false).into(),
                 i32_type.const_int(i as u64, false).into(),
                 i32_type.const_int(plan.num_slots.into(), false).into(),
-                slots_at(counters.slots).into(),
+                span_at(counters.slots).into(),
                 i32_type.const_int(kind.into(), false).into(),
                 i32_type.const_zero().into(),
                 i64_type.const_int(num_paths, false).into(),
-                ptr_or_null(paths).into(),
+                paths.into(),
             ];
             function_type.const_named_struct(&fields)
         })
@@ -395,8 +450,17 @@ pub(crate) fn register<'ctx>(
         false,
     );
     let accessor = delta.map_or(null, |d| d.accessor.as_global_value().as_pointer_value());
-    let num_slots: u64 = functions.iter().map(|(p, _)| u64::from(p.num_slots)).sum();
-    let thread_slots = slot_array.and_then(|a| a.thread).map_or(null, |twin| {
+    let num_slots: u64 = functions
+        .iter()
+        .map(|(plan, c)| {
+            let array = match (plan.paths, c.paths) {
+                (PathStorage::Array { len }, PathCounters::InModule(_)) => len,
+                _ => 0,
+            };
+            u64::from(plan.num_slots) + array
+        })
+        .sum();
+    let thread_slots = module_array.and_then(|a| a.thread).map_or(null, |twin| {
         let name = format!("{RESERVED_PREFIX}_thread_slots_here");
         thread_accessor(module, &name, twin, Some(Linkage::Internal))
             .as_global_value()
@@ -411,7 +475,7 @@ pub(crate) fn register<'ctx>(
         i64_type.const_int(functions.len() as u64, false).into(),
         ptr_or_null(table).into(),
         accessor.into(),
-        ptr_or_null(slot_array.map(|a| a.global)).into(),
+        ptr_or_null(module_array.map(|a| a.global)).into(),
         i64_type.const_int(num_slots, false).into(),
         thread_slots.into(),
     ]);

@@ -469,7 +469,7 @@ impl<'ctx> Site<'_, 'ctx> {
     fn pinned_bases(&self) -> Vec<(GlobalValue<'ctx>, PointerValue<'ctx>)> {
         let array = match self.counters.paths {
             PathCounters::Array(g) => Some(g),
-            PathCounters::None | PathCounters::Hash(_) => None,
+            PathCounters::None | PathCounters::Hash(_) | PathCounters::InModule(_) => None,
         };
         let slots = self.counters.slots.map(|s| s.array);
         let slots = slots.filter(|a| a.thread.is_none()).map(|a| a.global);
@@ -541,19 +541,23 @@ impl<'ctx> Site<'_, 'ctx> {
         }
     }
 
-    /// The calling thread's copy of the function's slot `k`: in the slot
-    /// array's thread-local twin, or at its base (see [`counters_at`]).
+    /// The calling thread's copy of the function's slot `k`.
     fn slot(&self, k: u32) -> PointerValue<'ctx> {
         let slots = self
             .counters
             .slots
             .expect("placement checked the slot number");
-        let array = match slots.array.thread {
+        self.in_module(slots, k.into())
+    }
+
+    /// The calling thread's copy of counter `k` of `span`: in the module
+    /// array's thread-local twin, or at its base (see [`Site::counters_at`]).
+    fn in_module(&self, span: abi::Span<'ctx>, k: u64) -> PointerValue<'ctx> {
+        let array = match span.array.thread {
             Some(twin) => abi::in_this_thread(self.module, &self.emitter.builder, twin),
-            None => self.counters_at(slots.array.global),
+            None => self.counters_at(span.array.global),
         };
-        let index = slots.offset + u64::from(k);
-        let index = self.emitter.i64_type.const_int(index, false);
+        let index = self.emitter.i64_type.const_int(span.offset + k, false);
         self.emitter.element(array, index)
     }
 
@@ -656,6 +660,7 @@ impl<'ctx> Site<'_, 'ctx> {
         let first = self.slot(ppp.base);
         let (residual, hash) = match self.counters.paths {
             PathCounters::Array(g) => (self.counters_at(g), false),
+            PathCounters::InModule(span) => (self.in_module(span, 0), false),
             PathCounters::Hash(state) => (self.counters_at(state), true),
             PathCounters::None => unreachable!("placement checked CountPpp has storage"),
         };
@@ -873,6 +878,12 @@ impl<'ctx> Site<'_, 'ctx> {
         match self.counters.paths {
             PathCounters::Array(g) => {
                 let p = self.emitter.element(self.counters_at(g), id);
+                self.emitter.increment(p);
+                Counted::Counter(p)
+            }
+            PathCounters::InModule(span) => {
+                let first = self.in_module(span, 0);
+                let p = self.emitter.element(first, id);
                 self.emitter.increment(p);
                 Counted::Counter(p)
             }

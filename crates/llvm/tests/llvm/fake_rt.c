@@ -55,12 +55,18 @@ static struct {
 } hashed[MAX_HASHED];
 static int num_hashed;
 
-/* Where f's slot k is counted: in the main thread's twin of the module's
- * slot array, if it has one, else in the array. */
-static uint64_t *slot(const struct PpModule *mod, const struct PpFunction *f, uint32_t k) {
-  if (mod->thread_slots == NULL)
-    return &f->slots[k];
-  return &mod->thread_slots()[(f->slots - mod->slots) + k];
+/* Where counter *p of mod is counted: in the main thread's twin of the
+ * module's array (slots, then some path arrays) if it has one and p lies in
+ * the array, else at p. */
+static uint64_t *at(const struct PpModule *mod, uint64_t *p) {
+  if (mod->thread_slots == NULL || p < mod->slots || p >= mod->slots + mod->num_slots)
+    return p;
+  return &mod->thread_slots()[p - mod->slots];
+}
+
+/* What counter *p of mod counted. */
+static uint64_t count(const struct PpModule *mod, uint64_t *p) {
+  return at(mod, p) == p ? *p : *p + *at(mod, p);
 }
 
 static void print_function(const struct PpModule *mod, const struct PpFunction *f) {
@@ -72,7 +78,7 @@ static void print_function(const struct PpModule *mod, const struct PpFunction *
   if (mod->thread_slots != NULL && f->num_slots != 0 && (f->slots < mod->slots || f->slots >= mod->slots + mod->num_slots))
     fprintf(stderr, "\npp-error function %u's slots are outside the module's array", f->index);
   for (uint32_t k = 0; k < f->num_slots; k++)
-    fprintf(stderr, " %llu", (unsigned long long)(f->slots[k] + (mod->thread_slots ? *slot(mod, f, k) : 0)));
+    fprintf(stderr, " %llu", (unsigned long long)count(mod, &f->slots[k]));
   fprintf(stderr, "\n");
   if (f->reserved != 0)
     fprintf(stderr, "pp-error function %u: reserved is %u\n", f->index, f->reserved);
@@ -83,9 +89,9 @@ static void print_function(const struct PpModule *mod, const struct PpFunction *
   if (f->path_kind == 1) {
     fprintf(stderr, "pp-paths %u", f->index);
     for (uint64_t id = 0; id < f->num_paths; id++)
-      if (f->paths[id] != 0)
+      if (count(mod, &f->paths[id]) != 0)
         fprintf(stderr, " %llu:%llu", (unsigned long long)id,
-                (unsigned long long)f->paths[id]);
+                (unsigned long long)count(mod, &f->paths[id]));
     fprintf(stderr, "\n");
   } else if (f->path_kind == 2) {
     for (int w = 0; w < 8; w++)
@@ -186,11 +192,13 @@ void fake_rt_set_counters(uint64_t value) {
       const struct PpFunction *f = &mod->functions[i];
       for (uint32_t k = 0; k < f->num_slots; k++) {
         f->slots[k] = 0;
-        *slot(mod, f, k) = value;
+        *at(mod, &f->slots[k]) = value;
       }
       if (f->path_kind == 1)
-        for (uint64_t id = 0; id < f->num_paths; id++)
-          f->paths[id] = value;
+        for (uint64_t id = 0; id < f->num_paths; id++) {
+          f->paths[id] = 0;
+          *at(mod, &f->paths[id]) = value;
+        }
     }
   }
   for (int i = 0; i < num_hashed; i++)
