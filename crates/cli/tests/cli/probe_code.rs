@@ -58,6 +58,21 @@ fn classify_code(mode: &str, pic: &str) -> Vec<String> {
         .collect()
 }
 
+/// How many of `code`'s lines `is` holds for.
+fn lines(code: &[String], is: impl Fn(&str) -> bool) -> usize {
+    code.iter().filter(|l| is(l)).count()
+}
+
+/// The fewest increments `classify` has in `mode`: path mode counts once,
+/// at the path's end; the others on each of four chords at least.
+fn least_increments(mode: &str) -> usize {
+    if mode == "path" {
+        1
+    } else {
+        4
+    }
+}
+
 /// In code that may go into a shared library, a function's counters are
 /// reached from one base, the global's address plus the thread's delta,
 /// computed once on entry: each probe is one instruction (`incq k(%reg)`,
@@ -74,24 +89,16 @@ fn a_probe_is_one_instruction_on_a_base_computed_once() {
         let listing = code.join("\n");
         // The relocations of the counters' addresses (`.bss`, or the
         // globals by name if code generation kept them apart).
-        let counter_addresses = code
-            .iter()
-            .filter(|l| {
-                l.contains("R_X86_64_PC32") && (l.contains(".bss") || l.contains("__pathprof_"))
-            })
-            .count();
+        let counter_addresses = lines(&code, |l| {
+            l.contains("R_X86_64_PC32") && (l.contains(".bss") || l.contains("__pathprof_"))
+        });
         assert_eq!(
             counter_addresses, 1,
             "{mode} mode, {pic}: one address of the counters, on entry:\n{listing}"
         );
-        let increments = code
-            .iter()
-            .filter(|l| l.contains("incq") || l.contains("addq\t$0x1,"))
-            .count();
-        // Path mode counts once, at the path's end.
-        let least = if mode == "path" { 1 } else { 4 };
+        let increments = lines(&code, |l| l.contains("incq") || l.contains("addq\t$0x1,"));
         assert!(
-            increments >= least,
+            increments >= least_increments(mode),
             "{mode} mode, {pic}: counted branches:\n{listing}"
         );
     }
@@ -108,28 +115,23 @@ fn an_executables_probe_is_one_increment_of_its_thread_local_twin() {
     for mode in ["block", "edge", "path"] {
         let code = classify_code(mode, "-fPIE");
         let listing = code.join("\n");
-        let increments = code
-            .iter()
-            .filter(|l| l.contains("incq\t%fs:") || l.contains("addq\t$0x1, %fs:"))
-            .count();
-        // Path mode counts once, at the path's end.
-        let least = if mode == "path" { 1 } else { 4 };
+        let increments = lines(&code, |l| {
+            l.contains("incq\t%fs:") || l.contains("addq\t$0x1, %fs:")
+        });
         assert!(
-            increments >= least,
+            increments >= least_increments(mode),
             "{mode} mode: counted branches, each one increment:\n{listing}"
         );
-        let twin = code
-            .iter()
-            .filter(|l| l.contains("R_X86_64_TPOFF32") && l.contains("__pathprof_thread_slots"))
-            .count();
+        let twin = lines(&code, |l| {
+            l.contains("R_X86_64_TPOFF32") && l.contains("__pathprof_thread_slots")
+        });
         assert_eq!(
             twin, increments,
             "{mode} mode: each probe at the twin:\n{listing}"
         );
-        let elsewhere = code
-            .iter()
-            .filter(|l| l.contains("__pathprof_") && !l.contains("__pathprof_thread_slots"))
-            .count();
+        let elsewhere = lines(&code, |l| {
+            l.contains("__pathprof_") && !l.contains("__pathprof_thread_slots")
+        });
         assert_eq!(
             elsewhere, 0,
             "{mode} mode: no other counter or delta:\n{listing}"
