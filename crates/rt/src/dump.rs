@@ -99,35 +99,37 @@ pub(crate) fn retire(node: &'static Node) {
     if !process::is_ours() {
         return;
     }
-    let old = os::block_all_signals();
-    if lock(thread_id(), false) {
-        if let Some(cfg) = registry::config() {
+    with_dump_lock(|locked| {
+        // Not locked: this thread is inside a dump already (a destructor
+        // run from within one cannot happen; be safe): retire without
+        // writing.
+        if let (true, Some(cfg)) = (locked, registry::config()) {
             let mut nodes = MapVec::new();
             if nodes.push(node) {
                 dump_nodes(cfg, &nodes, true);
             }
         }
         node.retire();
-        unlock_and_repeat_pending(thread_id(), false);
-    } else {
-        // This thread is inside a dump already (a destructor run from
-        // within one cannot happen; be safe): retire without writing.
-        node.retire();
-    }
-    os::restore_signals(&old);
+    });
 }
 
 /// Runs `f` while no dump runs (holding the dump lock, signals blocked);
 /// the dumps asked for meanwhile run after it. In a thread that is inside a
 /// dump already `f` runs at once.
 pub(crate) fn excluding_dumps(f: impl FnOnce()) {
+    with_dump_lock(|_| f());
+}
+
+/// Runs `f(locked)` with every signal blocked, holding the dump lock
+/// (`locked`), or without it in a thread that is inside a dump already;
+/// then runs the dumps asked for meanwhile and lets go.
+fn with_dump_lock(f: impl FnOnce(bool)) {
     let old = os::block_all_signals();
     let me = thread_id();
-    if lock(me, false) {
-        f();
+    let locked = lock(me, false);
+    f(locked);
+    if locked {
         unlock_and_repeat_pending(me, false);
-    } else {
-        f();
     }
     os::restore_signals(&old);
 }

@@ -42,12 +42,15 @@ struct Twinned {
 }
 
 impl Twinned {
-    /// The twin of the array in the thread whose pointer is `tp`.
-    fn twin_of(&self, tp: usize) -> &'static [AtomicU64] {
-        let at = tp.wrapping_add_signed(self.offset) as *const AtomicU64;
-        // Safety: the thread is alive (or, in a fork child, its memory is
-        // still mapped), and its twin is `len` bytes of its static
-        // thread-local data, 8-aligned like the array.
+    /// The twin of the array in the thread whose pointer is `tp`, as plain
+    /// memory: only that thread counts in it, and it does not run while
+    /// this is read (it is the caller, ending, or gone in a fork child).
+    fn twin_of(&self, tp: usize) -> &'static [u64] {
+        let at = tp.wrapping_add_signed(self.offset) as *const u64;
+        // Safety: the thread's memory is mapped (it is alive, or this is a
+        // fork child), its twin is `len` bytes of its static thread-local
+        // data, 8-aligned like the array, and nothing writes it meanwhile
+        // (see above).
         unsafe { std::slice::from_raw_parts(at, self.len / 8) }
     }
 
@@ -58,15 +61,11 @@ impl Twinned {
         unsafe { std::slice::from_raw_parts(self.start as *const AtomicU64, self.len / 8) }
     }
 
-    /// Adds the twin of thread `tp` to the array. Only that thread counts
-    /// in its twin, and it does not run meanwhile (it is the caller, ending,
-    /// or gone in a fork child), so the twin is read as plain memory: eight
-    /// counters at a time are tested for zero (most are), which vectorises.
+    /// Adds the twin of thread `tp` (which does not run: see
+    /// [`twin_of`](Self::twin_of)) to the array, eight counters at a time
+    /// tested for zero first (most are).
     fn fold(&self, tp: usize) {
         let twin = self.twin_of(tp);
-        // Safety: `AtomicU64` has `u64`'s layout, and nothing writes the
-        // twin while this reads it (see above).
-        let twin = unsafe { std::slice::from_raw_parts(twin.as_ptr().cast::<u64>(), twin.len()) };
         let array = self.array();
         let add = |counters: &[AtomicU64], counts: &[u64]| {
             for (counter, &n) in counters.iter().zip(counts) {

@@ -55,7 +55,9 @@ pub(crate) const MAX_THREAD_COUNTERS: u64 = 1 << 16;
 /// takes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ModuleArray<'ctx> {
-    /// `__pathprof_slots`, `[total x i64]`: what the runtime reads, and
+    /// Its length, in counters (`PpModule::num_slots`).
+    pub len: u64,
+    /// `__pathprof_slots`, `[len x i64]`: what the runtime reads, and
     /// where the probes count (at the thread's delta) without a twin.
     pub global: GlobalValue<'ctx>,
     /// `__pathprof_thread_slots`: the array's local-exec thread-local twin,
@@ -142,14 +144,15 @@ fn zeroed<'ctx>(module: &Module<'ctx>, name: &str, len: u64) -> GlobalValue<'ctx
     g
 }
 
-/// Creates the counter globals of every function (`plans[i]` is function
-/// `i`'s); `thread_slots`: the module array may get a thread-local twin
-/// (see [`ModuleArray`]).
+/// Creates the counter globals: the module array (absent when empty) and
+/// every function's counters (`plans[i]` is function `i`'s);
+/// `thread_slots`: the module array may get a thread-local twin (see
+/// [`ModuleArray`]).
 pub(crate) fn counters<'ctx>(
     module: &Module<'ctx>,
     plans: &[FunctionPlan],
     thread_slots: bool,
-) -> Vec<Counters<'ctx>> {
+) -> (Option<ModuleArray<'ctx>>, Vec<Counters<'ctx>>) {
     let slots: u64 = plans.iter().map(|p| u64::from(p.num_slots)).sum();
     let twinned = thread_slots && slots <= MAX_THREAD_COUNTERS;
     // The path arrays the twin takes: the shortest first.
@@ -172,6 +175,7 @@ pub(crate) fn counters<'ctx>(
         in_module[i] = true;
     }
     let array = (total > 0).then(|| ModuleArray {
+        len: total,
         global: zeroed(module, &format!("{RESERVED_PREFIX}_slots"), total),
         thread: twinned.then(|| {
             let g = zeroed(module, &format!("{RESERVED_PREFIX}_thread_slots"), total);
@@ -198,13 +202,14 @@ pub(crate) fn counters<'ctx>(
             _ => None,
         })
         .collect();
-    plans
+    let counters = plans
         .iter()
         .enumerate()
         .map(|(index, plan)| {
             function_counters(module, index, plan, slot_spans[index], array_spans[index])
         })
-        .collect()
+        .collect();
+    (array, counters)
 }
 
 /// Function `index`'s path counters, with its `slots`; `array`: its path
@@ -218,15 +223,13 @@ fn function_counters<'ctx>(
 ) -> Counters<'ctx> {
     let i64_type = module.get_context().i64_type();
     let zeroed = |name: String, len: u64| zeroed(module, &name, len);
-    let paths = match plan.paths {
-        PathStorage::None | PathStorage::Array { len: 0 } => PathCounters::None,
-        PathStorage::Array { .. } if array.is_some() => {
-            PathCounters::InModule(array.expect("checked"))
-        }
-        PathStorage::Array { len } => {
+    let paths = match (plan.paths, array) {
+        (PathStorage::None | PathStorage::Array { len: 0 }, _) => PathCounters::None,
+        (PathStorage::Array { .. }, Some(span)) => PathCounters::InModule(span),
+        (PathStorage::Array { len }, None) => {
             PathCounters::Array(zeroed(format!("{RESERVED_PREFIX}_paths.{index}"), len))
         }
-        PathStorage::Hash { .. } => PathCounters::Hash(zeroed(
+        (PathStorage::Hash { .. }, _) => PathCounters::Hash(zeroed(
             format!("{RESERVED_PREFIX}_hash.{index}"),
             (HASH_STATE_WORDS + HASH_CACHE_SLOTS) as u64,
         )),
@@ -343,12 +346,14 @@ impl<'ctx> ThreadDelta<'ctx> {
 }
 
 /// Emits the `PpFunction` table, the `PpModule` and the registering constructor.
-/// `functions[i]` is function `i`'s plan and counters.
+/// `functions[i]` is function `i`'s plan and counters, `module_array` the
+/// module's counter array.
 /// `delta` is the module's [`ThreadDelta`], absent when it has no counters.
 pub(crate) fn register<'ctx>(
     module: &Module<'ctx>,
     info: &ModuleInfo,
     functions: &[(&FunctionPlan, Counters<'ctx>)],
+    module_array: Option<ModuleArray<'ctx>>,
     delta: Option<ThreadDelta<'ctx>>,
 ) {
     let context = module.get_context();
@@ -357,13 +362,6 @@ pub(crate) fn register<'ctx>(
     let ptr_type = context.ptr_type(AddressSpace::default());
     let null = ptr_type.const_null();
     let ptr_or_null = |g: Option<GlobalValue<'ctx>>| g.map_or(null, |g| g.as_pointer_value());
-    let module_array = functions.iter().find_map(|(_, c)| {
-        c.slots.or(match c.paths {
-            PathCounters::InModule(span) => Some(span),
-            _ => None,
-        })
-    });
-    let module_array = module_array.map(|s| s.array);
     let span_at = |span: Option<Span<'ctx>>| {
         span.map_or(null, |s| {
             let offset = i64_type.const_int(s.offset, false);
@@ -450,16 +448,6 @@ pub(crate) fn register<'ctx>(
         false,
     );
     let accessor = delta.map_or(null, |d| d.accessor.as_global_value().as_pointer_value());
-    let num_slots: u64 = functions
-        .iter()
-        .map(|(plan, c)| {
-            let array = match (plan.paths, c.paths) {
-                (PathStorage::Array { len }, PathCounters::InModule(_)) => len,
-                _ => 0,
-            };
-            u64::from(plan.num_slots) + array
-        })
-        .sum();
     let thread_slots = module_array.and_then(|a| a.thread).map_or(null, |twin| {
         let name = format!("{RESERVED_PREFIX}_thread_slots_here");
         thread_accessor(module, &name, twin, Some(Linkage::Internal))
@@ -476,7 +464,9 @@ pub(crate) fn register<'ctx>(
         ptr_or_null(table).into(),
         accessor.into(),
         ptr_or_null(module_array.map(|a| a.global)).into(),
-        i64_type.const_int(num_slots, false).into(),
+        i64_type
+            .const_int(module_array.map_or(0, |a| a.len), false)
+            .into(),
         thread_slots.into(),
     ]);
     let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());

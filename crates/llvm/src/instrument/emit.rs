@@ -16,7 +16,7 @@
 //!   updates), which counts and leaves the entry in the slot. On SQLite's
 //!   VDBE only first executions miss; a call per path end cost 80 instructions.
 //! - `CountSlot(k)`: increments `slots[k]`, the function's `k`-th slot of the
-//!   module's slot array.
+//!   module's counter array.
 //! - Every counter is counted in the calling thread's copy: a function with
 //!   counters loads the thread's delta (`abi::ThreadDelta`) once, in its
 //!   entry block, and each probe addresses `global + delta` (an integer turned
@@ -24,7 +24,7 @@
 //!   path-array globals that sum is computed once there too, behind an empty
 //!   `asm`, so that each probe is one instruction on a register
 //!   ([`Site::pinned_bases`]). Slots with a thread-local twin
-//!   ([`abi::SlotArray::thread`]) are counted in it instead: each slot probe
+//!   ([`abi::ModuleArray::thread`]) are counted in it instead: each slot probe
 //!   is one `incq %fs:k`, with no delta and no register.
 //! - A PPP function (preferential path profiling) has a second register `q`,
 //!   an `i64` alloca beside `r`: `SetPpp(c)` / `AddPpp(c)` as above;
@@ -550,6 +550,18 @@ impl<'ctx> Site<'_, 'ctx> {
         self.in_module(slots, k.into())
     }
 
+    /// The calling thread's copy of the function's path array (its first
+    /// counter).
+    fn path_array(&self) -> PointerValue<'ctx> {
+        match self.counters.paths {
+            PathCounters::Array(g) => self.counters_at(g),
+            PathCounters::InModule(span) => self.in_module(span, 0),
+            PathCounters::None | PathCounters::Hash(_) => {
+                unreachable!("placement checked the path array")
+            }
+        }
+    }
+
     /// The calling thread's copy of counter `k` of `span`: in the module
     /// array's thread-local twin, or at its base (see [`Site::counters_at`]).
     fn in_module(&self, span: abi::Span<'ctx>, k: u64) -> PointerValue<'ctx> {
@@ -659,8 +671,7 @@ impl<'ctx> Site<'_, 'ctx> {
             .expect("placement checked CountPpp has PPP slots");
         let first = self.slot(ppp.base);
         let (residual, hash) = match self.counters.paths {
-            PathCounters::Array(g) => (self.counters_at(g), false),
-            PathCounters::InModule(span) => (self.in_module(span, 0), false),
+            PathCounters::Array(_) | PathCounters::InModule(_) => (self.path_array(), false),
             PathCounters::Hash(state) => (self.counters_at(state), true),
             PathCounters::None => unreachable!("placement checked CountPpp has storage"),
         };
@@ -876,14 +887,8 @@ impl<'ctx> Site<'_, 'ctx> {
     /// Counts one execution of path `id`.
     fn count_path(&mut self, id: IntValue<'ctx>) -> Counted<'ctx> {
         match self.counters.paths {
-            PathCounters::Array(g) => {
-                let p = self.emitter.element(self.counters_at(g), id);
-                self.emitter.increment(p);
-                Counted::Counter(p)
-            }
-            PathCounters::InModule(span) => {
-                let first = self.in_module(span, 0);
-                let p = self.emitter.element(first, id);
+            PathCounters::Array(_) | PathCounters::InModule(_) => {
+                let p = self.emitter.element(self.path_array(), id);
                 self.emitter.increment(p);
                 Counted::Counter(p)
             }

@@ -89,7 +89,7 @@ pub fn instrument(
     // 2. Attributes, counters and probes.
     attrs::drop_untrue_attributes(module, &bodies);
     let thread_slots = !info.atomic && abi::executable_only_x86_64(module);
-    let counters = abi::counters(module, plans, thread_slots);
+    let (module_array, counters) = abi::counters(module, plans, thread_slots);
     let registered: Vec<_> = plans.iter().zip(counters).collect();
     let delta = registered
         .iter()
@@ -101,7 +101,7 @@ pub fn instrument(
     }
 
     // 3. Registration, then check the whole module.
-    abi::register(module, info, &registered, delta);
+    abi::register(module, info, &registered, module_array, delta);
     module.verify().map_err(|message| LlvmError::Verify {
         message: message.to_string(),
     })
