@@ -6,6 +6,7 @@ the question rather than caches. Builds use -gdwarf-4 (Debian 12's valgrind
 cannot read clang 22's DWARF 5). Run on purpose, not in CI:
 
     bench/callgrind.py [--only lua] [--scale 2] [--baseline DIR] [--variants edge,path,block-every]
+                       [--keep DIR]
 
 `--variants`: overhead.py's pathprof variants without their `pathprof-`;
 the PPP ones (`ppp`, `ppp-small`, ...) are trained as overhead.py trains them,
@@ -49,6 +50,8 @@ def main():
     ap.add_argument("--scale", type=int, default=2)
     ap.add_argument("--baseline", type=Path)
     ap.add_argument("--variants", default="block,edge,path", type=lambda s: s.split(","))
+    ap.add_argument("--keep", type=Path, help="keep each run's callgrind output (callgrind.out.PROGRAM-VARIANT) "
+                    "in this directory, for callgrind_annotate")
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt", "-p", "pathprof-plugin"],
                    check=True, cwd=ROOT)
@@ -89,7 +92,8 @@ def main():
                 profile = tmp / f"{name}-{variant.replace(':', '-')}.pprof"
                 profile.unlink(missing_ok=True)
                 env = dict(os.environ, PATHPROF_FILE=str(profile), LLVM_PROFILE_FILE=str(tmp / "p.profraw"))
-                n = instructions(argv, stdin, env, tmp / "callgrind.out")
+                out = (args.keep or tmp) / f"callgrind.out.{name}-{variant.replace(':', '-')}"
+                n = instructions(argv, stdin, env, out)
                 plain = plain or n
                 print(f"| {name} | {variant} | {n:,} | {n / plain:.3f} |", flush=True)
 

@@ -2,6 +2,7 @@
 //! (errno, file I/O, sleeping, page residency), retried on `EINTR`.
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// The calling thread's errno.
 pub(crate) fn errno() -> c_int {
@@ -302,15 +303,18 @@ pub(crate) fn hostname(buf: &mut [u8; 65]) -> usize {
     n
 }
 
-/// The system's page size.
+/// The system's page size (asked once: dumps ask for every array they read).
 pub(crate) fn page_size() -> usize {
+    static PAGE: AtomicUsize = AtomicUsize::new(0);
+    let known = PAGE.load(Relaxed);
+    if known != 0 {
+        return known;
+    }
     // Safety: sysconf has no preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as usize
-    } else {
-        4096
-    }
+    let n = if n > 0 { n as usize } else { 4096 };
+    PAGE.store(n, Relaxed);
+    n
 }
 
 /// The open `/proc/self/pagemap`, if the system has one.

@@ -246,13 +246,6 @@ impl Node {
         unsafe { &*self.module }
     }
 
-    /// Whether the shadow counters are mapped: until then every mark is 0
-    /// (nothing of the module was written, in this process or, for a fork
-    /// child, marked).
-    pub(crate) fn has_shadow(&self) -> bool {
-        !self.shadow.load(Acquire).is_null()
-    }
-
     /// The shadow counters, `len` of them, mapped on first use. Only the
     /// dumper (under its lock) and a fork child call this.
     pub(crate) fn shadow(&self, len: usize) -> Option<&'static [AtomicU64]> {

@@ -139,10 +139,10 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
         for (k, c) in slots.iter().enumerate() {
             shadow[base + k].store(copies.sum(c), Relaxed);
         }
-        let base = base + slots.len();
+        let marks = &shadow[base + slots.len()..][..array.len()];
         if !copies.of(array)
-            || !copies.for_each_touched(array, pagemap.as_ref(), false, |id, count| {
-                shadow[base + id].store(count, Relaxed)
+            || !copies.for_each_changed(array, marks, pagemap.as_ref(), |id, count| {
+                marks[id].store(count, Relaxed)
             })
         {
             return false;
@@ -157,6 +157,27 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
         }
     }
     true
+}
+
+/// What one function has to write, gathered before any of it is encoded, so
+/// that a function with nothing new (most, in most dumps: every function at
+/// the exit's second dump) costs a read of its counters and nothing more.
+struct Gathered {
+    /// Every slot's count (its sum over the copies), in slot order; empty
+    /// when they all equal their marks.
+    slots: MapVec<u64>,
+    /// Whether some slot's count is not its mark.
+    slot_news: bool,
+    /// The array paths whose count is not their mark: `(id, count)`.
+    paths: MapVec<(usize, u64)>,
+    /// The hash entries with news.
+    items: MapVec<Item>,
+}
+
+impl Gathered {
+    fn any(&self) -> bool {
+        self.slot_news || !self.paths.as_slice().is_empty() || !self.items.as_slice().is_empty()
+    }
 }
 
 /// Writes `node`'s counts added since the last commit as function records
@@ -176,14 +197,16 @@ pub(crate) fn take<S: Sink>(
         order,
         total,
     } = shadow_layout(funcs)?;
-    // Before the first write every mark is 0, and a counter at 0 has
-    // nothing to write: path arrays are read for their counts alone.
-    let marks_zero = !node.has_shadow();
     let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
 
     let pagemap = crate::os::open_pagemap();
     let mut copies = Copies::new();
-    let mut items: MapVec<Item> = MapVec::new();
+    let mut gathered = Gathered {
+        slots: MapVec::new(),
+        slot_news: false,
+        paths: MapVec::new(),
+        items: MapVec::new(),
+    };
     let mut slot_resumes: MapVec<(u64, u64)> = MapVec::new();
     let mut path_resumes: MapVec<(u64, u64)> = MapVec::new();
     let mut last_index = None;
@@ -198,6 +221,56 @@ pub(crate) fn take<S: Sink>(
         // Safety: `f` is valid (only valid functions are in `order`).
         let (slots, array, state) =
             unsafe { (f.slot_counters(), f.array_counters(), f.hash_state()) };
+        let slot_marks = &shadow[base..][..slots.len()];
+        let path_marks = &shadow[base + slots.len()..][..array.len()];
+
+        // What is new, read once: what is encoded below is what was read.
+        gathered.slots.clear();
+        gathered.paths.clear();
+        gathered.items.clear();
+        gathered.slot_news = false;
+        ok &= copies.of(slots);
+        if !copies.unchanged(slots, slot_marks) {
+            for (c, w) in slots.iter().zip(slot_marks) {
+                let count = copies.sum(c);
+                gathered.slot_news |= count != w.load(Relaxed);
+                ok &= gathered.slots.push(count);
+            }
+        }
+        if f.path_kind == PATHS_ARRAY {
+            let read = copies.of(array)
+                && copies.for_each_changed(array, path_marks, pagemap.as_ref(), |id, count| {
+                    ok &= gathered.paths.push((id, count));
+                });
+            ok &= read;
+        }
+        if let Some(state) = state {
+            ok &= copies.of(&state[..]);
+            for copy in copies.states(state) {
+                hash::for_each(copy, |id, count, w| {
+                    let (delta, resumes) = news(count, w.load(Relaxed));
+                    if delta != 0 || resumes != 0 {
+                        let commit = Commit {
+                            written: w,
+                            value: count,
+                        };
+                        ok &= gathered.items.push(Item {
+                            id,
+                            delta,
+                            resumes,
+                            commit,
+                        });
+                    }
+                });
+            }
+        }
+        if !ok {
+            return Err(SnapshotError::Memory);
+        }
+        if !gathered.any() {
+            continue;
+        }
+
         let mut any = false;
         let mut note = |log: &mut MapVec<Commit>, w: &AtomicU64, count: u64| {
             any = true;
@@ -209,12 +282,13 @@ pub(crate) fn take<S: Sink>(
         e.begin_function(index, f.hash, slots.len() as u64);
         slot_resumes.clear();
         path_resumes.clear();
-        if !copies.of(slots) {
-            return Err(SnapshotError::Memory);
-        }
-        for (k, c) in slots.iter().enumerate() {
-            let (count, w) = (copies.sum(c), &shadow[base + k]);
-            let (d, r) = news(count, w.load(Relaxed));
+        let counts = gathered.slots.as_slice();
+        for (k, w) in slot_marks.iter().enumerate() {
+            // Slots found unchanged were not read one by one: their counts
+            // are their marks.
+            let mark = w.load(Relaxed);
+            let count = counts.get(k).copied().unwrap_or(mark);
+            let (d, r) = news(count, mark);
             e.slot(d);
             if d != 0 || r != 0 {
                 ok &= note(log, w, count);
@@ -223,64 +297,35 @@ pub(crate) fn take<S: Sink>(
                 ok &= slot_resumes.push((k as u64, r));
             }
         }
-        if f.path_kind == PATHS_ARRAY {
-            let base = base + slots.len();
-            let mut read = copies.of(array);
-            read = read
-                && copies.for_each_touched(array, pagemap.as_ref(), marks_zero, |id, count| {
-                    let w = &shadow[base + id];
-                    let (d, r) = news(count, w.load(Relaxed));
-                    if d != 0 {
-                        e.path(id as u64, d);
-                    }
-                    if d != 0 || r != 0 {
-                        ok &= note(log, w, count);
-                    }
-                    if r != 0 {
-                        ok &= path_resumes.push((id as u64, r));
-                    }
-                });
-            ok &= read;
-        }
-        if let Some(state) = state {
-            items.clear();
-            ok &= copies.of(&state[..]);
-            for copy in copies.states(state) {
-                hash::for_each(copy, |id, count, w| {
-                    let (delta, resumes) = news(count, w.load(Relaxed));
-                    if delta != 0 || resumes != 0 {
-                        let commit = Commit {
-                            written: w,
-                            value: count,
-                        };
-                        ok &= items.push(Item {
-                            id,
-                            delta,
-                            resumes,
-                            commit,
-                        });
-                    }
-                });
+        for &(id, count) in gathered.paths.as_slice() {
+            let w = &path_marks[id];
+            let (d, r) = news(count, w.load(Relaxed));
+            if d != 0 {
+                e.path(id as u64, d);
             }
-            // The copies' entries of one id add up (each keeps its mark).
-            items.as_mut_slice().sort_unstable_by_key(|i| i.id);
-            let mut rest = items.as_slice();
-            while let Some(first) = rest.first() {
-                let n = rest.iter().take_while(|i| i.id == first.id).count();
-                let (same, more) = rest.split_at(n);
-                rest = more;
-                let sum = |f: fn(&Item) -> u64| same.iter().map(f).fold(0, u64::saturating_add);
-                let (delta, resumes) = (sum(|i| i.delta), sum(|i| i.resumes));
-                if delta != 0 {
-                    e.path(first.id, delta);
-                }
-                any = true;
-                for i in same {
-                    ok &= log.push(i.commit);
-                }
-                if resumes != 0 {
-                    ok &= path_resumes.push((first.id, resumes));
-                }
+            ok &= note(log, w, count);
+            if r != 0 {
+                ok &= path_resumes.push((id as u64, r));
+            }
+        }
+        // The copies' entries of one id add up (each keeps its mark).
+        gathered.items.as_mut_slice().sort_unstable_by_key(|i| i.id);
+        let mut rest = gathered.items.as_slice();
+        while let Some(first) = rest.first() {
+            let n = rest.iter().take_while(|i| i.id == first.id).count();
+            let (same, more) = rest.split_at(n);
+            rest = more;
+            let sum = |f: fn(&Item) -> u64| same.iter().map(f).fold(0, u64::saturating_add);
+            let (delta, resumes) = (sum(|i| i.delta), sum(|i| i.resumes));
+            if delta != 0 {
+                e.path(first.id, delta);
+            }
+            any = true;
+            for i in same {
+                ok &= log.push(i.commit);
+            }
+            if resumes != 0 {
+                ok &= path_resumes.push((first.id, resumes));
             }
         }
         for &(k, r) in slot_resumes.as_slice() {

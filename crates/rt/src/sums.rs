@@ -10,15 +10,20 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// The copies of one counter array: the deltas to add to its address.
 pub(crate) struct Copies {
     deltas: MapVec<isize>,
-    /// Scratch for [`for_each_touched`]: which pages each copy touched.
+    /// Scratch for [`for_each_changed`]: which pages each copy touched.
     touched: MapVec<bool>,
-    /// Scratch for [`for_each_touched`]: the deltas of the copies that
+    /// Scratch for [`for_each_changed`]: the deltas of the copies that
     /// touched one page.
     touching: MapVec<isize>,
 }
 
-/// How many pages [`for_each_touched`] asks the page map about at once.
+/// How many pages [`for_each_changed`] asks the page map about at once.
 const CHUNK: usize = 64;
+
+/// The most counters [`for_each_changed`] reads whole, without asking which
+/// of their pages were touched: most path arrays (functions with a few
+/// paths), for which the question costs more than the answer.
+const READ_WHOLE: usize = 128;
 
 impl Copies {
     pub(crate) const fn new() -> Self {
@@ -68,6 +73,13 @@ impl Copies {
             .fold(0, u64::saturating_add)
     }
 
+    /// Whether every counter of the array given to [`of`](Self::of) sums to
+    /// its mark in `marks` (one per counter): nothing new since the last
+    /// dump, as at the exit's second dump, or in a function never run.
+    pub(crate) fn unchanged(&self, counters: &[AtomicU64], marks: &[AtomicU64]) -> bool {
+        sums_are_marks(counters, self.deltas(), marks)
+    }
+
     /// Each copy of a hash state of the array given to [`of`](Self::of).
     pub(crate) fn states<'a>(
         &'a self,
@@ -88,26 +100,49 @@ impl Copies {
     }
 
     /// Calls `f(index, sum)` for every counter of `array` (given to
-    /// [`of`](Self::of)) on a page that some copy touched, with the sum of
-    /// the copies that touched it. Zero-initialised arrays are mostly never
-    /// touched (a function with 2^17 potential paths runs a few), so this
-    /// reads only pages that were: present or swapped out, by the kernel's
-    /// page map; the others hold zeros, and so does their part of the shadow
-    /// (a count written earlier was on a touched page). Blocks lie at the
-    /// same offset within a page as the counters, so their pages line up;
-    /// a thread's twin of the module array (`twins`) does not, and is read
-    /// whole.
-    /// With `nonzero`, only counters whose sum is not 0 are passed to `f`
-    /// (for a caller to whom a 0 means nothing: a touched page of a path
-    /// array mostly holds zeros). False without memory (nothing is called
-    /// then).
-    pub(crate) fn for_each_touched(
+    /// [`of`](Self::of)) whose sum over its copies is not its mark in
+    /// `marks` (the caller's marks of `array`, one per counter, which only
+    /// the dumper writes): what a dump has to write, or a fork child to mark.
+    ///
+    /// A small array ([`READ_WHOLE`]: most path arrays) is read whole, if it
+    /// is not [`unchanged`](Self::unchanged). A
+    /// larger one is read a page at a time, and only where some copy
+    /// touched the page: zero-initialised arrays are mostly never touched
+    /// (a function with 2^17 potential paths runs a few), and a page no
+    /// copy touched holds zeros, and so does its part of the marks (a count
+    /// written earlier was on a touched page). A copy that lines up with the
+    /// array's pages (the array itself, a thread block) says which it
+    /// touched by the kernel's page map (present or swapped out). A thread's
+    /// twin of the module array (`twins`) does not line up, and the C
+    /// library zeroed all of it when the thread started: it touched a page
+    /// where it holds a count there, or where a mark there is not 0 (a twin
+    /// counter taken back to 0, by an early-exit uncount, after its count
+    /// was written). A page whose copies sum to its marks (nothing new
+    /// since the last dump) is passed over. These tests read plain memory
+    /// many counters at a time, many times cheaper than summing each.
+    ///
+    /// False without memory (nothing is called then).
+    pub(crate) fn for_each_changed(
         &mut self,
         array: &[AtomicU64],
+        marks: &[AtomicU64],
         pagemap: Option<&Fd>,
-        nonzero: bool,
         mut f: impl FnMut(usize, u64),
     ) -> bool {
+        let mut report = |id: usize, sum: u64| {
+            if sum != marks[id].load(Relaxed) {
+                f(id, sum);
+            }
+        };
+        if array.len() <= READ_WHOLE {
+            if self.unchanged(array, marks) {
+                return true;
+            }
+            for (id, c) in array.iter().enumerate() {
+                report(id, self.sum(c));
+            }
+            return true;
+        }
         let copies = self.deltas.as_slice().len();
         self.touched.clear();
         if !self.touched.extend_zeroed(copies * CHUNK) {
@@ -122,6 +157,12 @@ impl Copies {
         let deltas = self.deltas.as_slice();
         let touched = self.touched.as_mut_slice();
         let mut chunk = [false; CHUNK];
+        // The counters of `array` on page `p` (counting from `first_page`).
+        let ids_on = |p: usize| {
+            let lo = (first_page + p * page).max(start);
+            let hi = (first_page + (p + 1) * page).min(end);
+            (lo - start) / counter..(hi - start).div_ceil(counter)
+        };
         for first in (0..pages).step_by(CHUNK) {
             let n = (pages - first).min(CHUNK);
             for (k, &d) in deltas.iter().enumerate() {
@@ -129,9 +170,11 @@ impl Copies {
                 if d.rem_euclid(page as isize) == 0 {
                     crate::os::touched_pages(pagemap, addr, &mut chunk, n);
                 } else {
-                    // A thread's twin (`twins`): its pages do not line up,
-                    // and the C library zeroed them all (touched).
-                    chunk = [true; CHUNK];
+                    for (i, t) in chunk[..n].iter_mut().enumerate() {
+                        let ids = ids_on(first + i);
+                        *t = any_count(copy_part(array, d, ids.clone()))
+                            || any_count(plain(&marks[ids]));
+                    }
                 }
                 touched[k * CHUNK..(k + 1) * CHUNK].copy_from_slice(&chunk);
             }
@@ -143,22 +186,76 @@ impl Copies {
                     }
                 }
                 let touching = self.touching.as_slice();
-                if touching.is_empty() {
+                let ids = ids_on(first + i);
+                // A page no copy touched holds zeros, and so do its marks.
+                if touching.is_empty()
+                    || sums_are_marks(&array[ids.clone()], touching, &marks[ids.clone()])
+                {
                     continue;
                 }
-                let p = first + i;
-                let lo = (first_page + p * page).max(start);
-                let hi = (first_page + (p + 1) * page).min(end);
-                let first_id = (lo - start) / counter;
-                let ids = first_id..(hi - start).div_ceil(counter);
-                for (id, c) in array[ids].iter().enumerate() {
-                    let sum = Self::sum_at(c, touching);
-                    if sum != 0 || !nonzero {
-                        f(first_id + id, sum);
-                    }
+                for id in ids.clone() {
+                    report(id, Self::sum_at(&array[id], touching));
                 }
             }
         }
         true
     }
+}
+
+/// Whether the sum of `counters`' copies at `deltas` equals `marks`, counter
+/// by counter: nothing to write. Read as plain memory in one pass the
+/// compiler vectorises for one or two copies (the array alone, or with the
+/// one thread's twin or block), many times cheaper than [`Copies::sum`] on
+/// each counter; with more copies, or a count near overflow (where a
+/// wrapping sum could pass for a saturated mark), the answer is "no", and
+/// the caller reads the counters one by one.
+fn sums_are_marks(counters: &[AtomicU64], deltas: &[isize], marks: &[AtomicU64]) -> bool {
+    let all = 0..counters.len();
+    let marks = plain(marks);
+    match *deltas {
+        [] => !any_count(marks),
+        [d] => copy_part(counters, d, all) == marks,
+        [d, e] => {
+            let (one, two) = (
+                copy_part(counters, d, all.clone()),
+                copy_part(counters, e, all),
+            );
+            let differ = one
+                .iter()
+                .zip(two)
+                .zip(marks)
+                .fold(0, |acc, ((&a, &b), &m)| {
+                    acc | (a.wrapping_add(b) ^ m) | ((a | b) >> 62)
+                });
+            differ == 0
+        }
+        _ => false,
+    }
+}
+
+/// Whether any of `counts` is not 0 (an OR of them all, which the compiler
+/// vectorises).
+fn any_count(counts: &[u64]) -> bool {
+    counts.iter().fold(0, |acc, &c| acc | c) != 0
+}
+
+/// Counters read as plain memory, a page at a time: the dumper's own marks
+/// (only it writes them, under its lock), or counters the program counts
+/// in with plain increments (a count racing with this read is seen or not,
+/// as by an atomic read, and is written by the next dump either way).
+fn plain(counters: &[AtomicU64]) -> &[u64] {
+    // Safety: `AtomicU64` has `u64`'s layout; see above for the writers.
+    unsafe { std::slice::from_raw_parts(counters.as_ptr().cast(), counters.len()) }
+}
+
+/// The counters `ids` of `array`'s copy at `delta` bytes (0: the array
+/// itself), as plain memory: its threads count in it with plain
+/// increments, so a count racing with this read is seen or not, as by an
+/// atomic read, and is written by the next dump either way.
+fn copy_part(array: &[AtomicU64], delta: isize, ids: std::ops::Range<usize>) -> &[u64] {
+    let at = array[ids.clone()].as_ptr().wrapping_byte_offset(delta);
+    // Safety: `delta` is one of `threads::copies`' for `array`: 0, a block
+    // or a twin covering it, mapped as long as its thread is listed (or
+    // for good).
+    unsafe { std::slice::from_raw_parts(at.cast(), ids.len()) }
 }

@@ -604,6 +604,27 @@ fn counts_saturate_at_u64_max() {
     assert_eq!(p.functions[1].slots, vec![u64::MAX]);
 }
 
+/// Counters in a thread-local twin, read page by page: a fork child whose
+/// undo takes a path's count below its mark writes the resume, though its
+/// twin holds nothing on that page any more.
+#[test]
+fn a_twins_counts_taken_back_after_a_fork_are_resumes() {
+    let dir = test_dir("twin_resume");
+    let exe = build(&dir, "twin_resume", &[]);
+    let out = run(&exe, &dir, "t.pprof", &[]);
+    assert!(out.status.success(), "{out:?}");
+    assert_quiet(&out);
+    let file = read_file(&dir.join("t.pprof"));
+    let section = file.section(BUILD).expect("the module's section");
+    assert_eq!(section.functions.len(), 1, "{section:?}");
+    let f = &section.functions[0];
+    assert_eq!((f.index, f.hash), (0, 0x4444));
+    assert_eq!(f.slots, vec![1, 0], "the parent's count, once");
+    assert_eq!(f.paths, vec![], "counted and undone before any dump");
+    assert_eq!(f.path_resumes, vec![(7000, 1)], "the child's undo");
+    assert_eq!(facts(&dir.join("t.pprof")), (2, 1, 0));
+}
+
 #[test]
 fn uncounts_undo_counts_and_dumps_during_calls_stay_consistent() {
     let dir = test_dir("uncount");

@@ -158,6 +158,17 @@ const FORK_CALLEE_EARLY: Program = Program {
     status: 3,
     cut_short: &["main", "spawn"],
 };
+/// The same with 2^8 times as many paths through main (`-DWIDE`): a path
+/// array the runtime reads page by page, in the thread-local twin of an
+/// executable.
+const FORK_CALLEE_WIDE_EARLY: Program = Program {
+    name: "forkcallee-wide-early",
+    sources: &["forkcallee.c"],
+    flags: &["-DWIDE"],
+    pathprof_flags: &["--early-exit"],
+    status: 3,
+    cut_short: &["main", "spawn"],
+};
 const DESTRUCTOR: Program = Program {
     name: "destructor",
     sources: &["destructor.c"],
@@ -688,22 +699,26 @@ fn fork_child_returning_into_its_parents_frames() {
     }
     plain.finish();
 
-    let mut early = profile(&FORK_CALLEE_EARLY, &OPTS);
-    early.expect_calls(ALL, "main", 1);
-    early.expect_calls(ALL, "spawn", 1);
-    early.expect_calls(ALL, "work", 3);
-    early.expect_line(AT_O0, "work", "@work", 60);
-    early.expect_line(AT_O0, "main", "@child", 1);
-    for ((_, mode), built) in &early.builds {
-        let exact = built.report.as_ref().map(|r| r.exact);
-        early.checks.check(exact == Some(true), || {
-            format!(
-                "forkcallee --early-exit --mode={}: \"exact\" is {exact:?}",
-                mode.name()
-            )
-        });
+    for program in [&FORK_CALLEE_EARLY, &FORK_CALLEE_WIDE_EARLY] {
+        let mut early = profile(program, &OPTS);
+        assert_eq!(early.reference.stdout, OUTPUT);
+        early.expect_calls(ALL, "main", 1);
+        early.expect_calls(ALL, "spawn", 1);
+        early.expect_calls(ALL, "work", 3);
+        early.expect_line(AT_O0, "work", "@work", 60);
+        early.expect_line(AT_O0, "main", "@child", 1);
+        for ((_, mode), built) in &early.builds {
+            let exact = built.report.as_ref().map(|r| r.exact);
+            early.checks.check(exact == Some(true), || {
+                format!(
+                    "{} --mode={}: \"exact\" is {exact:?}",
+                    program.name,
+                    mode.name()
+                )
+            });
+        }
+        early.finish();
     }
-    early.finish();
 }
 
 /// Destructors run after the runtime's atexit dump; the module's own

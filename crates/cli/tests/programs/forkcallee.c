@@ -11,6 +11,10 @@
  * once. (The test after spawn() runs in both processes, but it shares its
  * block with the code before the call, whose count is 1.)
  * Output: "child 190\nparent 45 435 status 0\n"; exit status 3.
+ *
+ * With -DWIDE, eight branches no run takes come first in main: 2^8 times
+ * as many paths, so main's path array is larger than the runtime reads
+ * whole, and it finds the child's resume page by page.
  */
 #include <stdio.h>
 #include <sys/wait.h>
@@ -29,7 +33,23 @@ __attribute__((noinline)) int spawn(void) {
   return fork(); /* @fork */
 }
 
+#ifdef WIDE
+static volatile int knob[8];
+#define UNTAKEN(k) \
+  if (knob[k]) __asm__ volatile("")
+#endif
+
 int main(void) {
+#ifdef WIDE
+  UNTAKEN(0);
+  UNTAKEN(1);
+  UNTAKEN(2);
+  UNTAKEN(3);
+  UNTAKEN(4);
+  UNTAKEN(5);
+  UNTAKEN(6);
+  UNTAKEN(7);
+#endif
   long before = work(10);
   int pid = spawn();
   if (pid == 0) {

@@ -1,0 +1,35 @@
+/* A module whose counters are all in its array and that array's
+ * thread-local twin, as pathprof-llvm emits for an executable: function 0
+ * has 2 slots and a path array of 8192 ids (more than the runtime reads
+ * whole, so it reads it page by page). main counts slot 0 and path 7000
+ * (an early-exit count around a call) and forks; both processes then
+ * "return from the call" and undo the path count. The child's marks say
+ * the path was counted once (its parent's, at the fork), so its undo is a
+ * resume, though its twin then holds nothing on that page. */
+#define MANUAL_REGISTER
+#include "pathprof_test.h"
+
+#define SLOTS 2
+#define PATHS 8192
+#define N (SLOTS + PATHS)
+static uint64_t array[N];
+static __thread uint64_t twin[N];
+static uint64_t *twin_here(void) { return twin; }
+static struct PpFunction tfns[] = {
+    {0x4444, 0, SLOTS, array, 1, 0, PATHS, array + SLOTS},
+};
+static struct PpModule tmod = {3, 2, BUILD, 1, tfns, 0, array, N, twin_here};
+
+int main(void) {
+    (void)&module; /* the header's module: not this test's */
+    __pathprof_register(&tmod);
+    inc(&twin[0]);
+    inc(&twin[SLOTS + 7000]);
+    fflush(stdout);
+    pid_t pid = fork();
+    dec(&twin[SLOTS + 7000]);
+    if (pid == 0) return 0;
+    int status = -1;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 9;
+}
