@@ -42,12 +42,14 @@ impl PlanOptions {
         self
     }
 
-    /// The weights spanning trees are chosen by: the measured counts when
-    /// given (one per CFG edge of `cfg`), else the loop-depth estimate.
-    pub fn weights(&self, cfg: &Cfg) -> Weights {
+    /// The weights spanning trees are chosen by in `mode`: the measured
+    /// counts when given (one per CFG edge of `cfg`), else the estimate
+    /// that measured best for the mode ([`crate::weights`]).
+    pub fn weights(&self, cfg: &Cfg, mode: Mode) -> Weights {
         match &self.edge_counts {
             Some(counts) if counts.len() == cfg.edges().len() => Weights::measured(cfg, counts),
-            _ => Weights::estimate(cfg),
+            _ if mode == Mode::Path => Weights::estimate(cfg),
+            _ => Weights::flow_estimate(cfg),
         }
     }
 }
@@ -68,7 +70,7 @@ pub fn plan_function(
     mode: Mode,
     options: &PlanOptions,
 ) -> Result<(FunctionPlan, Layout), PlanError> {
-    let weights = options.weights(cfg);
+    let weights = options.weights(cfg, mode);
     Ok(match mode {
         // Counted on a spanning tree's chords like edges; where unsplittable
         // edges leave a chord no code can hold, in every block.
@@ -97,7 +99,12 @@ pub fn plan_function_ppp(
     options: &PlanOptions,
     interesting: &[u64],
 ) -> Result<(FunctionPlan, Layout, crate::ppp::PppNumbering), crate::path::PppPlanError> {
-    crate::path::plan_ppp(cfg, &options.weights(cfg), &options.path, interesting)
+    crate::path::plan_ppp(
+        cfg,
+        &options.weights(cfg, Mode::Path),
+        &options.path,
+        interesting,
+    )
 }
 
 /// The chord increments (section 3.3) the path planner chose for `dag`, the
@@ -106,7 +113,7 @@ pub fn plan_function_ppp(
 /// [`chord_increments`] under the weights of [`PlanOptions::default`].
 /// Reports that show increments ask here.
 pub fn planned_increments(cfg: &Cfg, dag: &Dag) -> ChordIncrements {
-    chord_increments(cfg, dag, &PlanOptions::default().weights(cfg))
+    chord_increments(cfg, dag, &PlanOptions::default().weights(cfg, Mode::Path))
 }
 
 #[cfg(test)]
