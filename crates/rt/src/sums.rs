@@ -191,7 +191,9 @@ impl Copies {
                 }
                 let touching = self.touching.as_slice();
                 let ids = ids_on(first + i);
-                // A page no copy touched holds zeros, and so do its marks.
+                // A page no copy touched holds zeros, and so do its marks;
+                // a page with nothing new (every page, at the exit's second
+                // dump) is passed over in one compare.
                 if touching.is_empty()
                     || sums_are_marks(&array[ids.clone()], touching, &marks[ids.clone()])
                 {
@@ -247,7 +249,7 @@ fn sums_are_marks(counters: &[AtomicU64], deltas: &[isize], marks: &[AtomicU64])
 
 /// Whether any of `counts` is not 0 (an OR of them all, which the compiler
 /// vectorises).
-fn any_count(counts: &[u64]) -> bool {
+pub(crate) fn any_count(counts: &[u64]) -> bool {
     counts.iter().fold(0, |acc, &c| acc | c) != 0
 }
 

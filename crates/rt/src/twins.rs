@@ -30,6 +30,7 @@
 
 use crate::abi::PpModule;
 use crate::list::List;
+use crate::sums::any_count;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 
 /// A module whose slots are counted in a thread-local twin.
@@ -77,11 +78,7 @@ impl Twinned {
         let (twin8, array8) = (twin.chunks_exact(8), array.chunks_exact(8));
         add(array8.remainder(), twin8.remainder());
         for (counters, eight) in array8.zip(twin8) {
-            let any = (eight[0] | eight[1])
-                | (eight[2] | eight[3])
-                | (eight[4] | eight[5])
-                | (eight[6] | eight[7]);
-            if any != 0 {
+            if any_count(eight) {
                 add(counters, eight);
             }
         }
