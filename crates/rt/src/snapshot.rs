@@ -32,7 +32,7 @@ use crate::abi::PATHS_ARRAY;
 use crate::hash;
 use crate::mem::MapVec;
 use crate::registry::Node;
-use crate::sums::Copies;
+use crate::sums::{Copies, QUIET_CHUNK};
 use pathprof_format::{Encoder, FormatError, Sink};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -67,31 +67,64 @@ fn news(count: u64, written: u64) -> (u64, u64) {
     (count.saturating_sub(written), written.saturating_sub(count))
 }
 
-/// Where a module's functions' marks are in its shadow.
+/// Where a module's marks are in its shadow. The module array's come first,
+/// in the array's own order, so that its news can be found a chunk at a
+/// time ([`Copies::quiet_chunks`]) before any function is read; then each
+/// function's counters outside it (path arrays of their own).
 struct ShadowLayout {
-    /// The shadow offset of each function (module order).
-    offsets: MapVec<usize>,
+    /// Each function's `(slot marks, array marks)` offsets (module order).
+    offsets: MapVec<(usize, usize)>,
     /// `(index, position)` of the valid functions, sorted by index.
     order: MapVec<(u32, u32)>,
     /// The shadow's length.
     total: usize,
 }
 
-fn shadow_layout(funcs: &[crate::abi::PpFunction]) -> Result<ShadowLayout, SnapshotError> {
-    let mut offsets: MapVec<usize> = MapVec::new();
+/// The module array of `m` (empty when it has none).
+fn module_array(m: &crate::abi::PpModule) -> &'static [AtomicU64] {
+    if m.slots.is_null() || m.num_slots == 0 {
+        return &[];
+    }
+    // Safety: a valid module's array is `num_slots` aligned counters that
+    // live as long as the module (checked by `PpModule::is_valid`).
+    unsafe { std::slice::from_raw_parts(m.slots.cast::<AtomicU64>(), m.num_slots as usize) }
+}
+
+/// Where `counters` lie in `array`, if they all do.
+fn within(array: &[AtomicU64], counters: &[AtomicU64]) -> Option<std::ops::Range<usize>> {
+    let counter = std::mem::size_of::<AtomicU64>();
+    let bytes = (counters.as_ptr() as usize).checked_sub(array.as_ptr() as usize)?;
+    let lo = bytes / counter;
+    let hi = lo.checked_add(counters.len())?;
+    (bytes % counter == 0 && hi <= array.len()).then_some(lo..hi)
+}
+
+fn shadow_layout(m: &crate::abi::PpModule) -> Result<ShadowLayout, SnapshotError> {
+    // Safety: registered modules are valid, and mapped until retired.
+    let funcs = unsafe { m.functions() };
+    let array = module_array(m);
+    let mut offsets: MapVec<(usize, usize)> = MapVec::new();
     let mut order: MapVec<(u32, u32)> = MapVec::new();
-    let mut total = 0usize;
+    let mut total = array.len();
+    let mut place = |counters: &[AtomicU64]| match within(array, counters) {
+        Some(ids) => Ok(ids.start),
+        None => {
+            let at = total;
+            total = total
+                .checked_add(counters.len())
+                .ok_or(SnapshotError::Memory)?;
+            Ok(at)
+        }
+    };
     for (pos, f) in funcs.iter().enumerate() {
-        if !offsets.push(total) {
-            return Err(SnapshotError::Memory);
-        }
-        if !f.is_valid() {
-            continue;
-        }
-        // Safety: `f` is valid.
-        let n = f.num_slots as usize + unsafe { f.array_counters() }.len();
-        total = total.checked_add(n).ok_or(SnapshotError::Memory)?;
-        if !order.push((f.index, pos as u32)) {
+        let at = if f.is_valid() {
+            // Safety: `f` is valid.
+            let (slots, paths) = unsafe { (f.slot_counters(), f.array_counters()) };
+            (place(slots)?, place(paths)?)
+        } else {
+            (0, 0)
+        };
+        if !offsets.push(at) || (f.is_valid() && !order.push((f.index, pos as u32))) {
             return Err(SnapshotError::Memory);
         }
     }
@@ -118,7 +151,7 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
         offsets,
         order,
         total,
-    }) = shadow_layout(funcs)
+    }) = shadow_layout(node.module())
     else {
         return false;
     };
@@ -129,7 +162,7 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
     let mut copies = Copies::new();
     for &(_, pos) in order.as_slice() {
         let f = &funcs[pos as usize];
-        let base = offsets.as_slice()[pos as usize];
+        let (slot_base, array_base) = offsets.as_slice()[pos as usize];
         // Safety: `f` is valid (only valid functions are in `order`).
         let (slots, array, state) =
             unsafe { (f.slot_counters(), f.array_counters(), f.hash_state()) };
@@ -137,9 +170,9 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
             return false;
         }
         for (k, c) in slots.iter().enumerate() {
-            shadow[base + k].store(copies.sum(c), Relaxed);
+            shadow[slot_base + k].store(copies.sum(c), Relaxed);
         }
-        let marks = &shadow[base + slots.len()..][..array.len()];
+        let marks = &shadow[array_base..][..array.len()];
         if !copies.of(array)
             || !copies.for_each_changed(array, marks, pagemap.as_ref(), |id, count| {
                 marks[id].store(count, Relaxed)
@@ -196,11 +229,28 @@ pub(crate) fn take<S: Sink>(
         offsets,
         order,
         total,
-    } = shadow_layout(funcs)?;
+    } = shadow_layout(m)?;
     let shadow = node.shadow(total).ok_or(SnapshotError::Memory)?;
 
     let pagemap = crate::os::open_pagemap();
     let mut copies = Copies::new();
+    // The module array's chunks with nothing new, found in one pass: the
+    // functions counting only there (most) are passed over unread, as all
+    // of them are at the exit's second dump.
+    let array = module_array(m);
+    let mut quiet: MapVec<bool> = MapVec::new();
+    if !copies.of(array) || !copies.quiet_chunks(array, &shadow[..array.len()], &mut quiet) {
+        return Err(SnapshotError::Memory);
+    }
+    let quiet = quiet.as_slice();
+    let is_quiet = |counters: &[AtomicU64]| {
+        counters.is_empty()
+            || within(array, counters).is_some_and(|ids| {
+                quiet[ids.start / QUIET_CHUNK..=(ids.end - 1) / QUIET_CHUNK]
+                    .iter()
+                    .all(|&q| q)
+            })
+    };
     let mut gathered = Gathered {
         slots: MapVec::new(),
         slot_news: false,
@@ -217,29 +267,35 @@ pub(crate) fn take<S: Sink>(
         }
         last_index = Some(index);
         let f = &funcs[pos as usize];
-        let base = offsets.as_slice()[pos as usize];
+        let (slot_base, array_base) = offsets.as_slice()[pos as usize];
         // Safety: `f` is valid (only valid functions are in `order`).
-        let (slots, array, state) =
+        let (slots, paths, state) =
             unsafe { (f.slot_counters(), f.array_counters(), f.hash_state()) };
-        let slot_marks = &shadow[base..][..slots.len()];
-        let path_marks = &shadow[base + slots.len()..][..array.len()];
+        let slot_marks = &shadow[slot_base..][..slots.len()];
+        let path_marks = &shadow[array_base..][..paths.len()];
+        let (slots_quiet, paths_quiet) = (is_quiet(slots), is_quiet(paths));
+        if slots_quiet && paths_quiet && state.is_none() {
+            continue;
+        }
 
         // What is new, read once: what is encoded below is what was read.
         gathered.slots.clear();
         gathered.paths.clear();
         gathered.items.clear();
         gathered.slot_news = false;
-        ok &= copies.of(slots);
-        if !copies.unchanged(slots, slot_marks) {
-            for (c, w) in slots.iter().zip(slot_marks) {
-                let count = copies.sum(c);
-                gathered.slot_news |= count != w.load(Relaxed);
-                ok &= gathered.slots.push(count);
+        if !slots_quiet {
+            ok &= copies.of(slots);
+            if !copies.unchanged(slots, slot_marks) {
+                for (c, w) in slots.iter().zip(slot_marks) {
+                    let count = copies.sum(c);
+                    gathered.slot_news |= count != w.load(Relaxed);
+                    ok &= gathered.slots.push(count);
+                }
             }
         }
-        if f.path_kind == PATHS_ARRAY {
-            let read = copies.of(array)
-                && copies.for_each_changed(array, path_marks, pagemap.as_ref(), |id, count| {
+        if f.path_kind == PATHS_ARRAY && !paths_quiet {
+            let read = copies.of(paths)
+                && copies.for_each_changed(paths, path_marks, pagemap.as_ref(), |id, count| {
                     ok &= gathered.paths.push((id, count));
                 });
             ok &= read;

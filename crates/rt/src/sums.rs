@@ -216,13 +216,47 @@ impl Copies {
     }
 }
 
+/// How many counters of a module array [`Copies::quiet_chunks`] compares with
+/// their marks at once (a page of them).
+pub(crate) const QUIET_CHUNK: usize = 512;
+
+impl Copies {
+    /// Sets `quiet` to say, for each [`QUIET_CHUNK`] counters of `array`
+    /// (given to [`of`](Self::of)), whether their sums over the copies are
+    /// their `marks` (one per counter): nothing new there. One pass over
+    /// plain memory (see `sums_are_marks`); with more than four copies every
+    /// chunk is said to have news, and the caller reads its counters one by
+    /// one. False without memory.
+    pub(crate) fn quiet_chunks(
+        &self,
+        array: &[AtomicU64],
+        marks: &[AtomicU64],
+        quiet: &mut MapVec<bool>,
+    ) -> bool {
+        quiet.clear();
+        array
+            .chunks(QUIET_CHUNK)
+            .zip(marks.chunks(QUIET_CHUNK))
+            .all(|(chunk, marks)| quiet.push(sums_are_marks(chunk, self.deltas(), marks)))
+    }
+}
+
+/// The most copies [`sums_are_marks`] adds up in its fast pass: each below
+/// 2^62 (it checks), four of them cannot wrap.
+const FAST_COPIES: usize = 4;
+
+/// How many counters [`sums_are_marks`] sums at once over three or four
+/// copies.
+const LANES: usize = 32;
+
 /// Whether the sum of `counters`' copies at `deltas` equals `marks`, counter
-/// by counter: nothing to write. Read as plain memory in one pass the
-/// compiler vectorises for one or two copies (the array alone, or with the
-/// one thread's twin or block), many times cheaper than [`Copies::sum`] on
-/// each counter; with more copies, or a count near overflow (where a
-/// wrapping sum could pass for a saturated mark), the answer is "no", and
-/// the caller reads the counters one by one.
+/// by counter: nothing to write. Read as plain memory in passes the
+/// compiler vectorises for up to [`FAST_COPIES`] copies (the array alone;
+/// with the one thread's twin or block; in an executable with both, the
+/// array, the main thread's twin and its block), many times cheaper than
+/// [`Copies::sum`] on each counter; with more copies, or a count near
+/// overflow (where a wrapping sum could pass for a saturated mark), the
+/// answer is "no", and the caller reads the counters one by one.
 fn sums_are_marks(counters: &[AtomicU64], deltas: &[isize], marks: &[AtomicU64]) -> bool {
     let all = 0..counters.len();
     let marks = plain(marks);
@@ -243,6 +277,18 @@ fn sums_are_marks(counters: &[AtomicU64], deltas: &[isize], marks: &[AtomicU64])
                 });
             differ == 0
         }
+        _ if deltas.len() <= FAST_COPIES => all.step_by(LANES).all(|start| {
+            let ids = start..(start + LANES).min(counters.len());
+            let mut sums = [0u64; LANES];
+            let mut high = 0;
+            for &d in deltas {
+                for (sum, &c) in sums.iter_mut().zip(copy_part(counters, d, ids.clone())) {
+                    *sum = sum.wrapping_add(c);
+                    high |= c;
+                }
+            }
+            high >> 62 == 0 && sums[..ids.len()] == marks[ids]
+        }),
         _ => false,
     }
 }
@@ -272,4 +318,62 @@ fn copy_part(array: &[AtomicU64], delta: isize, ids: std::ops::Range<usize>) -> 
     // or a twin covering it, mapped as long as its thread is listed (or
     // for good).
     unsafe { std::slice::from_raw_parts(at.cast(), ids.len()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` copies of 70 counters (more than two lanes' worth), laid out one
+    /// after another in one buffer, the first being "the counters".
+    fn copies(n: usize) -> (Vec<AtomicU64>, Vec<isize>) {
+        const LEN: usize = 70;
+        let buffer = (0..n * LEN)
+            .map(|i| AtomicU64::new((i % LEN) as u64 * 3 + (i / LEN) as u64))
+            .collect();
+        let deltas = (0..n).map(|k| (k * LEN * 8) as isize).collect();
+        (buffer, deltas)
+    }
+
+    fn marks_of(buffer: &[AtomicU64], deltas: &[isize], len: usize) -> Vec<AtomicU64> {
+        (0..len)
+            .map(|i| {
+                let sum = deltas
+                    .iter()
+                    .map(|&d| buffer[i + d as usize / 8].load(Relaxed))
+                    .fold(0u64, u64::wrapping_add);
+                AtomicU64::new(sum)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sums_equal_to_their_marks_are_found_for_up_to_four_copies() {
+        for n in 1..=FAST_COPIES {
+            let (buffer, deltas) = copies(n);
+            let counters = &buffer[..70];
+            let marks = marks_of(&buffer, &deltas, 70);
+            assert!(sums_are_marks(counters, &deltas, &marks), "{n} copies");
+            for at in [0, 31, 32, 69] {
+                marks[at].fetch_add(1, Relaxed);
+                assert!(
+                    !sums_are_marks(counters, &deltas, &marks),
+                    "{n} copies, counter {at}"
+                );
+                marks[at].fetch_sub(1, Relaxed);
+            }
+        }
+    }
+
+    #[test]
+    fn more_copies_or_counts_near_overflow_are_left_to_the_slow_read() {
+        let (buffer, deltas) = copies(FAST_COPIES + 1);
+        let marks = marks_of(&buffer, &deltas, 70);
+        assert!(!sums_are_marks(&buffer[..70], &deltas, &marks));
+
+        let (buffer, deltas) = copies(3);
+        buffer[5].store(u64::MAX - 1, Relaxed);
+        let marks = marks_of(&buffer, &deltas, 70);
+        assert!(!sums_are_marks(&buffer[..70], &deltas, &marks));
+    }
 }

@@ -437,12 +437,16 @@ pub(crate) fn after_fork_in_child() {
 }
 
 /// The deltas of every copy of the counters at `[addr, addr + len)` bytes:
-/// 0 (the counters themselves), each counting thread's twin if they are
-/// twinned slots (`twins`), and, if they lie in a region, each of its
-/// blocks' that covers them. `f` is called once per copy.
+/// 0 (the counters themselves), and each counting thread's twin if they
+/// are twinned slots (`twins`), or else, if they lie in a region, each of
+/// its blocks' that covers them. (Twinned counters are never counted at a
+/// thread's delta, so the blocks' copies of them stay 0: not reading them
+/// spares their pages too.) `f` is called once per copy.
 pub(crate) fn copies(addr: usize, len: usize, mut f: impl FnMut(isize)) {
     f(0);
-    crate::twins::copies(addr, len, &mut f);
+    if crate::twins::copies(addr, len, &mut f) {
+        return;
+    }
     let Some(end) = addr.checked_add(len) else {
         return;
     };

@@ -218,13 +218,14 @@ pub(crate) fn after_fork_in_child() {
 }
 
 /// Calls `f` with the delta of every counting thread's twin of the slots
-/// at `[addr, addr + len)` bytes, if they lie in a twinned array.
-pub(crate) fn copies(addr: usize, len: usize, mut f: impl FnMut(isize)) {
+/// at `[addr, addr + len)` bytes, if they lie in a twinned array; returns
+/// whether they do.
+pub(crate) fn copies(addr: usize, len: usize, mut f: impl FnMut(isize)) -> bool {
     let Some(t) = TWINNED
         .iter()
         .find(|t| addr >= t.start && addr.saturating_add(len) <= t.start + t.len)
     else {
-        return;
+        return false;
     };
     for c in COUNTING.iter() {
         let tp = c.tp.load(Acquire);
@@ -232,4 +233,5 @@ pub(crate) fn copies(addr: usize, len: usize, mut f: impl FnMut(isize)) {
             f(tp.wrapping_add_signed(t.offset).wrapping_sub(t.start) as isize);
         }
     }
+    true
 }
