@@ -255,9 +255,28 @@ fn read_section<'a>(
 }
 
 impl<'a> ProfileView<'a> {
-    /// Checks `bytes` completely and returns a view of them. Never panics and
-    /// never allocates.
-    pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
+    /// A view of bytes that an [`Encoder`](crate::Encoder) of this process
+    /// has just `finish`ed, to merge them or copy their sections: only the
+    /// header is read, and the body is trusted rather than checked again
+    /// (which [`parse`](Self::parse) does with a pass for the structure and
+    /// one for the checksum: most of what a short process's dump costs,
+    /// done for each encoding it reads back). Anything read from elsewhere
+    /// goes through [`parse`](Self::parse). Never panics and never
+    /// allocates; a body that is not what the encoder writes ends the
+    /// iteration of its sections or functions early.
+    pub fn parse_own(bytes: &'a [u8]) -> Result<Self, FormatError> {
+        let mut r = Self::header(bytes)?;
+        r.u32("reserved header word")?;
+        let num_sections = r.count(SECTION_MIN_LEN, "sections")?;
+        Ok(ProfileView {
+            bytes,
+            num_sections,
+        })
+    }
+
+    /// Reads the magic and the version of `bytes`: a reader at the reserved
+    /// header word.
+    fn header(bytes: &'a [u8]) -> Result<Reader<'a>, FormatError> {
         if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
             return Err(FormatError::Truncated {
                 at: 0,
@@ -278,6 +297,13 @@ impl<'a> ProfileView<'a> {
         if version != VERSION {
             return Err(FormatError::UnsupportedVersion { found: version });
         }
+        Ok(r)
+    }
+
+    /// Checks `bytes` completely and returns a view of them. Never panics and
+    /// never allocates.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
+        let mut r = Self::header(bytes)?;
         // Order rules are checked after the checksum, so that damage is reported as damage.
         let mut problem: Option<FormatError> = None;
         if r.u32("reserved header word")? != 0 {
@@ -356,7 +382,8 @@ impl<'a> Iterator for Sections<'a> {
             bytes: self.file,
             pos: self.pos,
         };
-        // The view was checked, so this cannot fail; stop quietly if it does.
+        // The view was checked (or is the encoder's own, `parse_own`), so
+        // this cannot fail; stop quietly if it does.
         let s = read_section(&mut r, None).ok()?;
         self.pos = r.pos;
         self.left -= 1;

@@ -473,6 +473,48 @@ fn merge_into_matches_merge() {
     );
 }
 
+#[test]
+fn an_encoders_own_bytes_read_unchecked_merge_and_copy_as_when_checked() {
+    let mut rng = Lcg(7);
+    for _ in 0..100 {
+        let (a, b) = (
+            random_profile(&mut rng, 5).encode(),
+            random_profile(&mut rng, 5).encode(),
+        );
+        let checked = merge_into(
+            &ProfileView::parse(&a).unwrap(),
+            &ProfileView::parse(&b).unwrap(),
+            Vec::new(),
+        )
+        .unwrap();
+        let own = merge_into(
+            &ProfileView::parse_own(&a).unwrap(),
+            &ProfileView::parse(&b).unwrap(),
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(own, checked);
+    }
+    let file = sample_file(&mut rng).encode();
+    let (checked, own) = (
+        ProfileView::parse(&file).unwrap(),
+        ProfileView::parse_own(&file).unwrap(),
+    );
+    assert_eq!(own.num_sections(), checked.num_sections());
+    for (o, c) in own.sections().zip(checked.sections()) {
+        assert_eq!(o.as_bytes(), c.as_bytes());
+    }
+    // The header is still read: not a profile, or another version.
+    assert_eq!(
+        ProfileView::parse_own(b"not a profile at all").unwrap_err(),
+        FormatError::NotAProfile
+    );
+    assert_eq!(
+        ProfileView::parse_own(&older_file(3)).unwrap_err(),
+        FormatError::OlderVersion { found: 3 }
+    );
+}
+
 /// A complete, sealed file of an older format version (2 or 3): a 56-byte
 /// header (magic, version, mode, build id, three facts, function count) and
 /// one function record (with resume counts from version 3 on).

@@ -309,8 +309,8 @@ fn encode_group(
             continue;
         }
         let (Ok(a), Ok(b)) = (
-            ProfileView::parse(acc.as_slice()),
-            ProfileView::parse(one.as_slice()),
+            ProfileView::parse_own(acc.as_slice()),
+            ProfileView::parse_own(one.as_slice()),
         ) else {
             return Err(GroupError::Snapshot(SnapshotError::Format(
                 FormatError::InvalidInput {
@@ -377,7 +377,7 @@ fn collect(nodes: &mut [&'static Node], last: bool) -> Option<Batch> {
         if !news && group.iter().all(|n| n.wrote.load(SeqCst)) {
             continue;
         }
-        let Some(view) = ProfileView::parse(section.as_slice())
+        let Some(view) = ProfileView::parse_own(section.as_slice())
             .ok()
             .and_then(|v| v.sections().next())
         else {

@@ -150,8 +150,8 @@ fn temp_name(path: &[u8], out: &mut MapVec<u8>) -> bool {
     out.extend_from_slice(path) && out.extend_from_slice(TMP) && out.push(0)
 }
 
-/// Merges the encoded profile file `ours` (any number of sections) into the
-/// file at `path`
+/// Merges the encoded profile file `ours` (any number of sections; this
+/// process's encoder's output, read back unchecked) into the file at `path`
 /// (NUL-terminated). `delay_us` (tests only) sleeps after taking the lock and
 /// again before the rename, to widen the window in which a writer can be
 /// killed.
@@ -195,7 +195,7 @@ pub(crate) fn write_merged(path: &[u8], ours: &[u8], delay_us: u64) -> Result<Ou
         }
         let n = os::read_at0(&fd, existing.as_mut_slice()).map_err(io("read"))?;
         let theirs = ProfileView::parse(&existing.as_slice()[..n]).map_err(WriteError::Foreign)?;
-        let mine = ProfileView::parse(ours).map_err(WriteError::Foreign)?;
+        let mine = ProfileView::parse_own(ours).map_err(WriteError::Foreign)?;
         merged = match merge_into(&mine, &theirs, MapVec::new()) {
             Ok(m) => m,
             Err(FormatError::OutOfSpace { .. }) => return Err(WriteError::Memory),
