@@ -44,6 +44,18 @@ def build(cc, prog, exe):
                    + prog["libs"], check=True, stdout=subprocess.DEVNULL)
 
 
+def pathprof_builds(baseline):
+    """Builds this checkout's pathprof (release) and returns the commands to
+    measure, by variant name prefix: this one's (""), and `baseline`'s
+    ("before:"), a checkout built the same way, when given."""
+    subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt", "-p", "pathprof-plugin"],
+                   check=True, cwd=ROOT)
+    pathprofs = {"": str(ROOT / "target/release/pathprof")}
+    if baseline:
+        pathprofs["before:"] = str(baseline.resolve() / "target/release/pathprof")
+    return pathprofs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=list(PROGRAMS), action="append")
@@ -53,11 +65,7 @@ def main():
     ap.add_argument("--keep", type=Path, help="keep each run's callgrind output (callgrind.out.PROGRAM-VARIANT) "
                     "in this directory, for callgrind_annotate")
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-p", "pathprof", "-p", "pathprof-rt", "-p", "pathprof-plugin"],
-                   check=True, cwd=ROOT)
-    pathprofs = {"": str(ROOT / "target/release/pathprof")}
-    if args.baseline:
-        pathprofs["before:"] = str(args.baseline.resolve() / "target/release/pathprof")
+    pathprofs = pathprof_builds(args.baseline)
     variants = {"plain": [CLANG], "clang-instr": [CLANG, "-fprofile-instr-generate"]}
     trainers = {}
     for prefix, pathprof in pathprofs.items():

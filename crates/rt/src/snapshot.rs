@@ -32,9 +32,13 @@ use crate::abi::PATHS_ARRAY;
 use crate::hash;
 use crate::mem::MapVec;
 use crate::registry::Node;
-use crate::sums::{Copies, QUIET_CHUNK};
+use crate::sums::{position, Copies, QuietChunks, QUIET_CHUNK};
 use pathprof_format::{Encoder, FormatError, Sink};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The longest path array whose chunks of the module array a dump asks
+/// about before reading it ([`QuietChunks`]): four pages of counters.
+const ASK_CHUNKS: usize = 4 * QUIET_CHUNK;
 
 /// "Set `written` to `value` once the profile is written."
 #[derive(Clone, Copy)]
@@ -69,10 +73,11 @@ fn news(count: u64, written: u64) -> (u64, u64) {
 
 /// Where a module's marks are in its shadow. The module array's come first,
 /// in the array's own order, so that its news can be found a chunk at a
-/// time ([`Copies::quiet_chunks`]) before any function is read; then each
+/// time ([`QuietChunks`]) rather than function by function; then each
 /// function's counters outside it (path arrays of their own).
 struct ShadowLayout {
-    /// Each function's `(slot marks, array marks)` offsets (module order).
+    /// Each function's `(slot marks, array marks)` offsets (module order):
+    /// for counters in the module array, their index there.
     offsets: MapVec<(usize, usize)>,
     /// `(index, position)` of the valid functions, sorted by index.
     order: MapVec<(u32, u32)>,
@@ -90,23 +95,18 @@ fn module_array(m: &crate::abi::PpModule) -> &'static [AtomicU64] {
     unsafe { std::slice::from_raw_parts(m.slots.cast::<AtomicU64>(), m.num_slots as usize) }
 }
 
-/// Where `counters` lie in `array`, if they all do.
-fn within(array: &[AtomicU64], counters: &[AtomicU64]) -> Option<std::ops::Range<usize>> {
-    let counter = std::mem::size_of::<AtomicU64>();
-    let bytes = (counters.as_ptr() as usize).checked_sub(array.as_ptr() as usize)?;
-    let lo = bytes / counter;
-    let hi = lo.checked_add(counters.len())?;
-    (bytes % counter == 0 && hi <= array.len()).then_some(lo..hi)
-}
-
 fn shadow_layout(m: &crate::abi::PpModule) -> Result<ShadowLayout, SnapshotError> {
     // Safety: registered modules are valid, and mapped until retired.
     let funcs = unsafe { m.functions() };
     let array = module_array(m);
     let mut offsets: MapVec<(usize, usize)> = MapVec::new();
     let mut order: MapVec<(u32, u32)> = MapVec::new();
+    // One mapping each, not one per doubling.
+    if !offsets.reserve(funcs.len()) || !order.reserve(funcs.len()) {
+        return Err(SnapshotError::Memory);
+    }
     let mut total = array.len();
-    let mut place = |counters: &[AtomicU64]| match within(array, counters) {
+    let mut place = |counters: &[AtomicU64]| match position(array, counters) {
         Some(ids) => Ok(ids.start),
         None => {
             let at = total;
@@ -234,23 +234,10 @@ pub(crate) fn take<S: Sink>(
 
     let pagemap = crate::os::open_pagemap();
     let mut copies = Copies::new();
-    // The module array's chunks with nothing new, found in one pass: the
-    // functions counting only there (most) are passed over unread, as all
-    // of them are at the exit's second dump.
+    // The module array's chunks with nothing new: the functions counting
+    // only there (most) are passed over unread.
     let array = module_array(m);
-    let mut quiet: MapVec<bool> = MapVec::new();
-    if !copies.of(array) || !copies.quiet_chunks(array, &shadow[..array.len()], &mut quiet) {
-        return Err(SnapshotError::Memory);
-    }
-    let quiet = quiet.as_slice();
-    let is_quiet = |counters: &[AtomicU64]| {
-        counters.is_empty()
-            || within(array, counters).is_some_and(|ids| {
-                quiet[ids.start / QUIET_CHUNK..=(ids.end - 1) / QUIET_CHUNK]
-                    .iter()
-                    .all(|&q| q)
-            })
-    };
+    let mut quiet = QuietChunks::new(array, &shadow[..array.len()]).ok_or(SnapshotError::Memory)?;
     let mut gathered = Gathered {
         slots: MapVec::new(),
         slot_news: false,
@@ -273,7 +260,10 @@ pub(crate) fn take<S: Sink>(
             unsafe { (f.slot_counters(), f.array_counters(), f.hash_state()) };
         let slot_marks = &shadow[slot_base..][..slots.len()];
         let path_marks = &shadow[array_base..][..paths.len()];
-        let (slots_quiet, paths_quiet) = (is_quiet(slots), is_quiet(paths));
+        // A long path array is read page by page where touched, which
+        // costs less than asking about its chunks first when it has news.
+        let slots_quiet = quiet.quiet(slot_base, slots.len());
+        let paths_quiet = paths.len() <= ASK_CHUNKS && quiet.quiet(array_base, paths.len());
         if slots_quiet && paths_quiet && state.is_none() {
             continue;
         }

@@ -216,29 +216,86 @@ impl Copies {
     }
 }
 
-/// How many counters of a module array [`Copies::quiet_chunks`] compares with
-/// their marks at once (a page of them).
+/// How many counters of a module array [`QuietChunks`] compares with their
+/// marks at once (a page of them).
 pub(crate) const QUIET_CHUNK: usize = 512;
 
-impl Copies {
-    /// Sets `quiet` to say, for each [`QUIET_CHUNK`] counters of `array`
-    /// (given to [`of`](Self::of)), whether their sums over the copies are
-    /// their `marks` (one per counter): nothing new there. One pass over
-    /// plain memory (see `sums_are_marks`); with more than four copies every
-    /// chunk is said to have news, and the caller reads its counters one by
-    /// one. False without memory.
-    pub(crate) fn quiet_chunks(
-        &self,
-        array: &[AtomicU64],
-        marks: &[AtomicU64],
-        quiet: &mut MapVec<bool>,
-    ) -> bool {
-        quiet.clear();
-        array
-            .chunks(QUIET_CHUNK)
-            .zip(marks.chunks(QUIET_CHUNK))
-            .all(|(chunk, marks)| quiet.push(sums_are_marks(chunk, self.deltas(), marks)))
+/// Which chunks of a module array ([`QUIET_CHUNK`] counters each) have
+/// nothing new since the last dump (their copies sum to their marks), each
+/// found the first time a function asks about it: a function counting only
+/// in quiet chunks is passed over unread, as every one is at the exit's
+/// second dump.
+pub(crate) struct QuietChunks<'a> {
+    array: &'a [AtomicU64],
+    marks: &'a [AtomicU64],
+    copies: Copies,
+    /// Per chunk: 0 not asked about yet, 1 quiet, 2 with news.
+    states: MapVec<u8>,
+}
+
+impl<'a> QuietChunks<'a> {
+    /// The chunks of `array` against `marks` (one per counter); `None`
+    /// without memory.
+    pub(crate) fn new(array: &'a [AtomicU64], marks: &'a [AtomicU64]) -> Option<Self> {
+        let mut copies = Copies::new();
+        let mut states = MapVec::new();
+        (copies.of(array) && states.extend_zeroed(array.len().div_ceil(QUIET_CHUNK))).then_some(
+            QuietChunks {
+                array,
+                marks,
+                copies,
+                states,
+            },
+        )
     }
+
+    /// Whether the `len` counters from index `start` of the array all lie
+    /// in quiet chunks (true for none; false past the array's end). One
+    /// pass over plain memory per chunk asked about (see `sums_are_marks`);
+    /// with more than four copies no chunk is quiet.
+    pub(crate) fn quiet(&mut self, start: usize, len: usize) -> bool {
+        let end = start.saturating_add(len);
+        if len == 0 || end > self.array.len() {
+            return len == 0;
+        }
+        let last = (end - 1) / QUIET_CHUNK;
+        let mut k = start / QUIET_CHUNK;
+        loop {
+            let quiet = match self.states.as_slice()[k] {
+                0 => self.ask(k),
+                state => state == 1,
+            };
+            if !quiet || k == last {
+                return quiet;
+            }
+            k += 1;
+        }
+    }
+
+    /// Finds whether chunk `k` is quiet, and remembers it.
+    #[cold]
+    fn ask(&mut self, k: usize) -> bool {
+        let ids = k * QUIET_CHUNK..((k + 1) * QUIET_CHUNK).min(self.array.len());
+        let quiet = sums_are_marks(
+            &self.array[ids.clone()],
+            self.copies.deltas(),
+            &self.marks[ids],
+        );
+        self.states.as_mut_slice()[k] = if quiet { 1 } else { 2 };
+        quiet
+    }
+}
+
+/// Where `counters` lie in `array`, if they all do.
+pub(crate) fn position(
+    array: &[AtomicU64],
+    counters: &[AtomicU64],
+) -> Option<std::ops::Range<usize>> {
+    let counter = std::mem::size_of::<AtomicU64>();
+    let bytes = (counters.as_ptr() as usize).checked_sub(array.as_ptr() as usize)?;
+    let lo = bytes / counter;
+    let hi = lo.checked_add(counters.len())?;
+    (bytes % counter == 0 && hi <= array.len()).then_some(lo..hi)
 }
 
 /// The most copies [`sums_are_marks`] adds up in its fast pass: each below
