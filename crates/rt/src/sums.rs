@@ -276,11 +276,9 @@ impl<'a> QuietChunks<'a> {
     #[cold]
     fn ask(&mut self, k: usize) -> bool {
         let ids = k * QUIET_CHUNK..((k + 1) * QUIET_CHUNK).min(self.array.len());
-        let quiet = sums_are_marks(
-            &self.array[ids.clone()],
-            self.copies.deltas(),
-            &self.marks[ids],
-        );
+        let quiet = self
+            .copies
+            .unchanged(&self.array[ids.clone()], &self.marks[ids]);
         self.states.as_mut_slice()[k] = if quiet { 1 } else { 2 };
         quiet
     }
@@ -308,9 +306,8 @@ const LANES: usize = 32;
 
 /// Whether the sum of `counters`' copies at `deltas` equals `marks`, counter
 /// by counter: nothing to write. Read as plain memory in passes the
-/// compiler vectorises for up to [`FAST_COPIES`] copies (the array alone;
-/// with the one thread's twin or block; in an executable with both, the
-/// array, the main thread's twin and its block), many times cheaper than
+/// compiler vectorises for up to [`FAST_COPIES`] copies (the array alone,
+/// or with up to three threads' twins or blocks), many times cheaper than
 /// [`Copies::sum`] on each counter; with more copies, or a count near
 /// overflow (where a wrapping sum could pass for a saturated mark), the
 /// answer is "no", and the caller reads the counters one by one.
