@@ -190,6 +190,10 @@ PPP_VARIANTS = {
     # Numbering functions of more than 1024 potential paths: their arrays
     # shrink from up to 2^17 slots to the interesting paths.
     "pathprof-ppp-1k": ("workload", ["--ppp-min-paths=1024"]),
+    # Section 5's two registers kept apart where they would fit one word:
+    # the ablation of the packing.
+    "pathprof-ppp-two": ("workload", ["--ppp-two-registers"]),
+    "pathprof-ppp-all-two": ("workload", ["--ppp-min-paths=0", "--ppp-two-registers"]),
 }
 
 VARIANTS = ["plain", "clang-instr", "gcc-plain", "gcc-coverage"] + list(PATHPROF_VARIANTS) + list(PPP_VARIANTS)

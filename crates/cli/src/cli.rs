@@ -65,6 +65,12 @@ pub struct InstrumentOptions {
     /// need more is profiled as in path mode.
     #[arg(long, value_name = "N", env = "PATHPROF_PPP_INTERVAL_LIMIT", value_parser = parse_number)]
     pub ppp_interval_limit: Option<u64>,
+    /// With --mode=ppp: keep the PPP and Ball-Larus registers in two words
+    /// (section 5 of the paper) even where both fit one (an ablation; the
+    /// counts are the same).
+    #[arg(long, env = "PATHPROF_PPP_TWO_REGISTERS", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub ppp_two_registers: bool,
     /// Thread-safe (atomic) counter updates.
     #[arg(long, env = "PATHPROF_ATOMIC", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
@@ -112,6 +118,7 @@ impl InstrumentOptions {
             array_limit: self.array_limit,
             ppp_min_paths: self.ppp_min_paths,
             ppp_interval_limit: self.ppp_interval_limit,
+            ppp_two_registers: self.ppp_two_registers,
             early_exit: self.early_exit,
             every_block: self.every_block,
             count_std: self.count_std,

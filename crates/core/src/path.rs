@@ -23,7 +23,7 @@ use crate::increments::ChordIncrements;
 use crate::layout::Layout;
 use crate::placement::{place, Placement};
 use crate::plan::{FunctionPlan, Op, PathStorage, PppSlots, ProbeSite};
-use crate::ppp::{PppError, PppNumbering};
+use crate::ppp::{Packing, PppError, PppNumbering};
 use crate::weights::Weights;
 
 /// Options of the path planner.
@@ -43,6 +43,14 @@ pub struct PathOptions {
     /// too, and the function is profiled as in path mode (section 5's hash
     /// table usage policy).
     pub ppp_interval_limit: Option<u64>,
+    /// Keep the PPP and Ball-Larus registers in two words, as section 5
+    /// does, even where they fit one ([`crate::ppp::packing`]): an ablation.
+    /// Without it they are packed only in functions with more paths than
+    /// `array_limit`: numbering every function of Lua and bzip2
+    /// (`--ppp-min-paths=0`), packing the small ones cost 3-5 % more
+    /// instructions, where LLVM had folded a path end with a constant PPP
+    /// sum to one compare of the Ball-Larus register.
+    pub ppp_two_registers: bool,
 }
 
 impl PathOptions {
@@ -59,6 +67,7 @@ impl Default for PathOptions {
             array_limit: 1 << 17,
             ppp_min_paths: None,
             ppp_interval_limit: None,
+            ppp_two_registers: false,
         }
     }
 }
@@ -117,7 +126,17 @@ pub fn plan_ppp(
         && dag.num_paths() > min_paths
         && numbering.interval() <= options.interval_limit();
     let ppp_incs = fits.then(|| numbering.chord_increments(&dag, &incs));
-    let ppp = ppp_incs.as_ref().map(|p| (&numbering, p));
+    // Packed only where Ball-Larus ids hash (see `PathOptions::ppp_two_registers`).
+    let packing = if options.ppp_two_registers || dag.num_paths() <= options.array_limit {
+        None
+    } else {
+        Packing::fit(&dag, &numbering)
+    };
+    let ppp = ppp_incs.as_ref().map(|incs| PppRegisters {
+        numbering: &numbering,
+        incs,
+        packing,
+    });
     let (plan, mut layout) = transcribe_ppp(cfg, dag, &incs, ppp, options);
     if let Layout::Path { interesting, .. } = &mut layout {
         *interesting = numbering.paths().iter().map(|n| n.bl).collect();
@@ -146,17 +165,29 @@ pub fn transcribe(
     transcribe_ppp(cfg, dag, incs, None, options)
 }
 
+/// A PPP function's second numbering, as [`transcribe_ppp`] instruments it.
+#[derive(Clone, Copy, Debug)]
+pub struct PppRegisters<'a> {
+    pub numbering: &'a PppNumbering,
+    /// Its increments on the chords of path mode's tree.
+    pub incs: &'a ChordIncrements,
+    /// Both registers in one word ([`crate::ppp::packing`]), or two.
+    pub packing: Option<Packing>,
+}
+
 /// Turns the placement into probes; with `ppp` (a numbering and its
 /// increments on `incs`' chords) in two registers: path mode's `r` and the
 /// PPP register `q`, both set where Figure 8 initialises, each added to on
 /// the chords where its own increment is not 0, and every count a
 /// [`Op::CountPpp`] of both (interesting paths into the slots after path
-/// mode's, the others by Ball-Larus id as in path mode).
+/// mode's, the others by Ball-Larus id as in path mode). With a packing the
+/// two are one word in `r`: every constant is the pair's word and every
+/// count an [`Op::CountPacked`].
 pub fn transcribe_ppp(
     cfg: &Cfg,
     dag: Dag,
     incs: &ChordIncrements,
-    ppp: Option<(&PppNumbering, &ChordIncrements)>,
+    ppp: Option<PppRegisters>,
     options: &PathOptions,
 ) -> (FunctionPlan, Layout) {
     let placement = place(&dag, incs);
@@ -170,13 +201,13 @@ pub fn transcribe_placed(
     dag: Dag,
     incs: &ChordIncrements,
     placement: Placement,
-    ppp: Option<(&PppNumbering, &ChordIncrements)>,
+    ppp: Option<PppRegisters>,
     options: &PathOptions,
 ) -> (FunctionPlan, Layout) {
     // The same tree, so the same init and count sites; only `add` differs.
-    let ppp_placement = ppp.map(|(_, p)| {
-        debug_assert_eq!(p.in_tree, incs.in_tree);
-        let pp = place(&dag, p);
+    let ppp_placement = ppp.map(|p| {
+        debug_assert_eq!(p.incs.in_tree, incs.in_tree);
+        let pp = place(&dag, p.incs);
         debug_assert_eq!(pp.count_at_top, placement.count_at_top);
         pp
     });
@@ -195,10 +226,24 @@ pub fn transcribe_placed(
         let code = placement.code[id.index()];
         let inc = incs.inc[id.index()];
         let s = site(id);
-        if let (Some((_, pincs)), Some(pp)) = (ppp, &ppp_placement) {
+        if let (Some(p), Some(pp)) = (ppp, &ppp_placement) {
             let pcode = pp.code[id.index()];
-            let pinc = pincs.inc[id.index()];
+            let pinc = p.incs.inc[id.index()];
             debug_assert_eq!((pcode.init, pcode.count), (code.init, code.count));
+            if let Some(packing) = p.packing {
+                // Off the chords both increments are 0; on a chord `add`
+                // is left out only where the increment is 0 or `init` sets it.
+                let word = packing.word(inc, pinc);
+                if code.init {
+                    ops.push((s, Op::SetPath(word)));
+                }
+                if code.count {
+                    ops.push((s, Op::CountPacked(if code.init { 0 } else { word })));
+                } else if !code.init && word != 0 {
+                    ops.push((s, Op::AddPath(word)));
+                }
+                return;
+            }
             if code.init {
                 ops.push((s, Op::SetPath(inc)));
                 ops.push((s, Op::SetPpp(pinc)));
@@ -252,15 +297,17 @@ pub fn transcribe_placed(
             .any(|&e| dag.classes()[e.index()] == EdgeClass::Unsplit)
         {
             ops.push((ProbeSite::BlockEnd(b), Op::SetPath(0)));
-            if ppp.is_some() {
+            if ppp.is_some_and(|p| p.packing.is_none()) {
                 ops.push((ProbeSite::BlockEnd(b), Op::SetPpp(0)));
             }
         }
     }
-    let count0 = if ppp.is_some() {
-        Op::CountPpp { bl: 0, ppp: 0 }
-    } else {
-        Op::CountPath(0)
+    let count0 = match ppp {
+        Some(PppRegisters {
+            packing: Some(_), ..
+        }) => Op::CountPacked(0),
+        Some(_) => Op::CountPpp { bl: 0, ppp: 0 },
+        None => Op::CountPath(0),
     };
     for v in (0..dag.num_blocks()).filter(|&v| placement.count_at_top[v]) {
         ops.push((ProbeSite::BlockStart(crate::BlockId::new(v)), count0));
@@ -296,9 +343,9 @@ pub fn transcribe_placed(
         PathStorage::Hash { num_paths }
     };
     let base = (self_loops.len() + resumes.len() + call_exits.len()) as u32;
-    let ppp_owners: Vec<u64> = ppp.map_or_else(Vec::new, |(numbering, _)| {
-        (0..numbering.interval())
-            .map(|p| numbering.slot_owner(p).expect("inside the interval"))
+    let ppp_owners: Vec<u64> = ppp.map_or_else(Vec::new, |p| {
+        (0..p.numbering.interval())
+            .map(|id| p.numbering.slot_owner(id).expect("inside the interval"))
             .collect()
     });
     let num_slots = base + ppp_owners.len() as u32;
@@ -308,6 +355,7 @@ pub fn transcribe_placed(
         plan.ppp = Some(PppSlots {
             base,
             owners: ppp_owners.clone(),
+            packing: ppp.and_then(|p| p.packing),
         });
     }
     (

@@ -13,6 +13,7 @@
 //!   before ops on `Edge(e)`, which run before ops at `BlockStart(to)`.
 
 use crate::ids::{BlockId, EdgeId};
+use crate::ppp::Packing;
 
 /// What is counted. Serializes as its [`name`](Mode::name) (see
 /// [`crate::map::schema::Mode`]).
@@ -92,6 +93,12 @@ pub enum Op {
     /// and `owners[p] == b` (an interesting path), else `paths[b]++` as
     /// [`Op::CountPath`] does (a residual path).
     CountPpp { bl: i64, ppp: i64 },
+    /// Ends a path in a PPP function whose two registers share `r`
+    /// ([`PppSlots::packing`]): with key `k` ([`Packing::key`] of `r + c`),
+    /// its PPP sum `p` and Ball-Larus id `b` are [`Packing::split`] of `k`,
+    /// and it counts as [`Op::CountPpp`] does, comparing `k` with the
+    /// owner's key.
+    CountPacked(i64),
 }
 
 /// The code for one site.
@@ -120,6 +127,30 @@ pub enum PathStorage {
 pub struct PppSlots {
     pub base: u32,
     pub owners: Vec<u64>,
+    /// Whether both registers are one word ([`crate::ppp::packing`]).
+    pub packing: Option<Packing>,
+}
+
+impl PppSlots {
+    /// The table the instrumented code compares with at a path's end: per
+    /// PPP id, its owner's Ball-Larus id, or with a packing its owner's key.
+    pub fn table(&self) -> Vec<u64> {
+        match self.packing {
+            None => self.owners.clone(),
+            Some(packing) => (0u64..)
+                .zip(&self.owners)
+                .map(|(p, &owner)| packing.owner_key(p, owner))
+                .collect(),
+        }
+    }
+
+    /// How a path that ended with PPP sum `p`, Ball-Larus id `b` and (with a
+    /// packing) word `key` counts: `Some(slot)` when interesting (the slot
+    /// relative to `base`), else `None` (count `b` as a residual path).
+    pub fn classify(&self, table: &[u64], p: u64, key: u64) -> Option<usize> {
+        let slot = usize::try_from(p).ok().filter(|&i| i < table.len())?;
+        (table[slot] == key).then_some(slot)
+    }
 }
 
 /// Everything the LLVM side needs to instrument one function.

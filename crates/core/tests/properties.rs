@@ -10,6 +10,7 @@ use common::{enumerate_paths, expected_path_counts_ending, make_walk, walk_count
 use pathprof_core::dag::{Dag, DagOptions};
 use pathprof_core::derive::derive;
 use pathprof_core::increments::ChordIncrements;
+use pathprof_core::plan::Op;
 use pathprof_core::planner::{plan_function, plan_function_ppp, PlanError, PlanOptions};
 use pathprof_core::regen::{path_id, regenerate};
 use pathprof_core::{Cfg, EdgeId, Mode};
@@ -239,8 +240,17 @@ fn check_ppp_walks(
         .unwrap_or(options.path.array_limit);
     let uses_ppp = !interesting.is_empty()
         && n > min_paths
-        && numbering.interval() <= options.path.array_limit;
+        && numbering.interval() <= options.path.interval_limit();
     prop_assert_eq!(plan.ppp.is_some(), uses_ppp);
+    // Random CFGs have few paths: their registers always fit one word,
+    // packed where the Ball-Larus ids hash.
+    let packed = uses_ppp && !options.path.ppp_two_registers && n > options.path.array_limit;
+    prop_assert_eq!(plan.ppp.as_ref().and_then(|t| t.packing).is_some(), packed);
+    let ops = || plan.probes.iter().flat_map(|p| &p.ops);
+    prop_assert_eq!(ops().any(|op| matches!(op, Op::CountPacked(_))), packed);
+    let two_register_ops =
+        ops().any(|op| matches!(op, Op::SetPpp(_) | Op::AddPpp(_) | Op::CountPpp { .. }));
+    prop_assert_eq!(two_register_ops, uses_ppp && !packed);
     prop_assert_eq!(
         ppp_owners.len() as u64,
         if uses_ppp { numbering.interval() } else { 0 }
@@ -290,17 +300,19 @@ proptest! {
     #[test]
     fn ppp_plans_count_exactly_the_walked_paths(
         cfg in arb_cfg(), walks in arb_walks(), train in 0usize..6,
-        picks in prop::collection::vec(any::<u64>(), 0..8),
+        picks in prop::collection::vec(any::<u64>(), 0..8), two in any::<bool>(),
     ) {
-        check_ppp_walks(&cfg, &numbering_all(PlanOptions::default()), &walks, train, &picks)?;
+        let options = registers(numbering_all(PlanOptions::default()), two);
+        check_ppp_walks(&cfg, &options, &walks, train, &picks)?;
     }
 
     #[test]
     fn ppp_plans_with_hashed_residuals_and_cuts(
         cfg in arb_cfg(), walks in arb_walks(), train in 0usize..6,
         picks in prop::collection::vec(any::<u64>(), 0..8), max in 256u64..400,
+        two in any::<bool>(),
     ) {
-        let mut options = PlanOptions::default().with_max_paths(max);
+        let mut options = registers(PlanOptions::default().with_max_paths(max), two);
         // Residual paths hash (the Ball-Larus count is above the limit) while
         // the PPP interval usually fits; PPP numbers only those functions
         // (the default --ppp-min-paths).
@@ -311,11 +323,23 @@ proptest! {
     #[test]
     fn ppp_plans_count_executions_cut_short(
         cfg in arb_cfg(), walks in arb_walks(), train in 0usize..6,
-        picks in prop::collection::vec(any::<u64>(), 0..8),
+        picks in prop::collection::vec(any::<u64>(), 0..8), two in any::<bool>(),
     ) {
-        let options = numbering_all(PlanOptions::default().with_early_exit(true));
+        let options = registers(numbering_all(PlanOptions::default().with_early_exit(true)), two);
         check_ppp_walks(&cfg, &options, &walks, train, &picks)?;
     }
+}
+
+/// Two registers, or one word where they fit (the default, where
+/// Ball-Larus ids hash: here in any function of more than 4 paths, its
+/// interesting paths still in an array).
+fn registers(mut options: PlanOptions, two: bool) -> PlanOptions {
+    options.path.ppp_two_registers = two;
+    if !two {
+        options.path.array_limit = options.path.array_limit.min(4);
+        options.path.ppp_interval_limit = Some(1 << 17);
+    }
+    options
 }
 
 /// PPP numbering wherever a function has interesting paths.

@@ -38,6 +38,9 @@ pub struct Settings {
     pub ppp_min_paths: Option<u64>,
     #[serde(default)]
     pub ppp_interval_limit: Option<u64>,
+    /// `--ppp-two-registers`: never pack PPP's two registers into one word.
+    #[serde(default)]
+    pub ppp_two_registers: bool,
     pub early_exit: bool,
     /// `--every-block`: block mode with a counter in every block.
     #[serde(default)]
@@ -69,6 +72,7 @@ impl Settings {
         }
         plan.path.ppp_min_paths = self.ppp_min_paths;
         plan.path.ppp_interval_limit = self.ppp_interval_limit;
+        plan.path.ppp_two_registers = self.ppp_two_registers;
         plan
     }
 }
@@ -148,8 +152,12 @@ fn plan_ppp(
             plan_options.path.interval_limit()
         );
     } else if verbose {
+        let registers = match plan.ppp.as_ref().and_then(|t| t.packing) {
+            Some(p) => format!("one word (PPP sum in the low {} bits)", p.ppp_bits),
+            None => "two registers".to_string(),
+        };
         eprintln!(
-            "pathprof: {} ppp: {} interesting of {} paths, interval {}, delta {:.3}",
+            "pathprof: {} ppp: {} interesting of {} paths, interval {}, delta {:.3}, {registers}",
             f.name,
             numbering.len(),
             dag.num_paths(),

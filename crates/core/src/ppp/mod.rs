@@ -17,6 +17,7 @@
 //!   two registers (section 5's range checks), and what its array must hold;
 //! - [`chords`]: both registers updated on the chords of path mode's spanning
 //!   tree only (section 5, "counter optimizations");
+//! - [`packing`]: both registers in one 64-bit word where their ranges fit;
 //! - [`list`]: the interesting-path list file, read and written;
 //! - [`select`]: choosing interesting paths from a training path profile.
 
@@ -24,11 +25,13 @@ pub mod chords;
 pub mod classify;
 pub mod list;
 pub mod numbering;
+pub mod packing;
 pub mod select;
 
 pub use classify::PathClass;
 pub use list::{InterestingList, ListEntry, ListError, StaleEntry};
 pub use numbering::{Numbered, PppError, PppNumbering};
+pub use packing::Packing;
 pub use select::{select_paths, Selection, SelectionError};
 
 #[cfg(test)]

@@ -269,11 +269,13 @@ fn ppp_plan_of_the_worked_example_folds_back_to_ball_larus() {
     let weights = Weights::estimate(&g.cfg);
     let options = PathOptions {
         ppp_min_paths: Some(0),
+        ppp_two_registers: true,
         ..PathOptions::default()
     };
     let (plan, layout, numbering) = plan_ppp(&g.cfg, &weights, &options, &interesting).unwrap();
     assert_eq!((numbering.len(), numbering.interval()), (3, 3));
     let table = plan.ppp.as_ref().expect("a PPP plan");
+    assert_eq!(table.packing, None);
     let owners: Vec<u64> = (0..3).map(|p| numbering.slot_owner(p).unwrap()).collect();
     assert_eq!((table.base, &table.owners), (0, &owners));
     assert_eq!(plan.num_slots, 3);
@@ -305,4 +307,80 @@ fn ppp_plan_of_the_worked_example_folds_back_to_ball_larus() {
     let got: Vec<(u64, u64)> = counts.paths.iter().map(|p| (p.id, p.count)).collect();
     assert_eq!(got, want);
     assert_eq!(counts.entry, 8);
+}
+
+#[test]
+fn ppp_plan_of_the_worked_example_packs_both_registers_in_one() {
+    use crate::path::{plan_ppp, PathOptions};
+    use crate::plan::Op;
+    use crate::ppp::Packing;
+    use crate::weights::Weights;
+    let g = Named::new("sabcdt", &["sa", "sb", "ab", "ac", "bc", "cd", "ct", "dt"]);
+    let interesting = g.ids(&["sacdt", "sact", "sbct"]);
+    // Packed where Ball-Larus ids would hash.
+    let paths = g.dag.num_paths();
+    let options = PathOptions {
+        ppp_min_paths: Some(0),
+        array_limit: paths - 1,
+        ..PathOptions::default()
+    };
+    let weights = Weights::estimate(&g.cfg);
+    let (small, _, _) = plan_ppp(
+        &g.cfg,
+        &weights,
+        &PathOptions {
+            array_limit: paths,
+            ..options
+        },
+        &interesting,
+    )
+    .unwrap();
+    assert_eq!(small.ppp.expect("a PPP plan").packing, None);
+    let (plan, layout, numbering) = plan_ppp(&g.cfg, &weights, &options, &interesting).unwrap();
+    let two = PathOptions {
+        ppp_two_registers: true,
+        ..options
+    };
+    let (unpacked, unpacked_layout, _) = plan_ppp(&g.cfg, &weights, &two, &interesting).unwrap();
+    assert_eq!(layout, unpacked_layout, "the map does not change");
+    // The paths' PPP sums run from -1 to 2: the low 2 bits hold the sum
+    // plus 1, the Ball-Larus id is above them.
+    let table = plan.ppp.as_ref().expect("a PPP plan");
+    let packing = table.packing.expect("a packing");
+    assert_eq!(
+        packing,
+        Packing {
+            ppp_bits: 2,
+            min: -1
+        }
+    );
+    let keys: Vec<u64> = numbering
+        .paths()
+        .iter()
+        .map(|n| (n.bl << packing.ppp_bits) | n.ppp.wrapping_sub(packing.min as u64))
+        .collect();
+    assert_eq!(table.table(), keys);
+    // One register: no PPP register ops, every path ends in CountPacked.
+    let ops: Vec<Op> = plan.probes.iter().flat_map(|p| p.ops.clone()).collect();
+    assert!(ops
+        .iter()
+        .all(|op| matches!(op, Op::SetPath(_) | Op::AddPath(_) | Op::CountPacked(_))));
+    assert!(ops.iter().any(|op| matches!(op, Op::CountPacked(_))));
+    let count = |plan: &crate::plan::FunctionPlan| {
+        plan.probes
+            .iter()
+            .flat_map(|p| &p.ops)
+            .filter(|op| matches!(op, Op::CountPacked(_) | Op::CountPpp { .. }))
+            .count()
+    };
+    assert_eq!(count(&plan), count(&unpacked), "the same path ends");
+    // Every path's word splits into its PPP sum and Ball-Larus id.
+    for id in 0..g.dag.num_paths() {
+        let path = regenerate(&g.dag, id).unwrap();
+        let word = path.edges.iter().fold(0u64, |x, &e| {
+            x.wrapping_add(packing.word(g.dag.val(e) as i64, numbering.increment(e)) as u64)
+        });
+        let key = packing.key(word);
+        assert_eq!(packing.split(key), (numbering.path_sum(&path.edges), id));
+    }
 }

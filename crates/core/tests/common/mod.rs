@@ -35,6 +35,8 @@ pub struct Evaluator<'a> {
     r: u64,
     /// The PPP register.
     q: u64,
+    /// What a PPP count compares with ([`pathprof_core::plan::PppSlots::table`]).
+    ppp_table: Vec<u64>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -50,6 +52,7 @@ impl<'a> Evaluator<'a> {
             },
             r: 0,
             q: 0,
+            ppp_table: plan.ppp.as_ref().map_or_else(Vec::new, |t| t.table()),
         }
     }
 
@@ -67,19 +70,16 @@ impl<'a> Evaluator<'a> {
                 Op::SetPpp(c) => self.q = c as u64,
                 Op::AddPpp(c) => self.q = self.q.wrapping_add(c as u64),
                 Op::CountPpp { bl, ppp } => {
-                    let table = self.plan.ppp.as_ref().expect("CountPpp in a PPP plan");
                     let id = self.r.wrapping_add(bl as u64);
                     let p = self.q.wrapping_add(ppp as u64);
-                    let interval = table.owners.len() as u64;
-                    if p < interval && table.owners[p as usize] == id {
-                        self.counters.ppp_hits += 1;
-                        let c = &mut self.counters.slots[table.base as usize + p as usize];
-                        *c = c
-                            .checked_add_signed(delta)
-                            .expect("slot stays non-negative");
-                    } else {
-                        self.count_path(id, delta);
-                    }
+                    self.count_ppp(p, id, id, delta);
+                }
+                Op::CountPacked(c) => {
+                    let packing = self.plan.ppp.as_ref().and_then(|t| t.packing);
+                    let packing = packing.expect("CountPacked with a packing");
+                    let key = packing.key(self.r.wrapping_add(c as u64));
+                    let (p, id) = packing.split(key);
+                    self.count_ppp(p, key, id, delta);
                 }
                 Op::CountPath(c) => {
                     let id = self.r.wrapping_add(c as u64);
@@ -95,6 +95,23 @@ impl<'a> Evaluator<'a> {
         }
         if matches!(site, ProbeSite::Call(..)) {
             (self.r, self.q) = saved;
+        }
+    }
+
+    /// A PPP function's count of the path with PPP sum `p`, compared as `key`
+    /// with its slot's owner, Ball-Larus id `id`: `slots[base + p] += delta`
+    /// when interesting, else `paths[id] += delta`.
+    fn count_ppp(&mut self, p: u64, key: u64, id: u64, delta: i64) {
+        let table = self.plan.ppp.as_ref().expect("a PPP count in a PPP plan");
+        match table.classify(&self.ppp_table, p, key) {
+            Some(slot) => {
+                self.counters.ppp_hits += 1;
+                let c = &mut self.counters.slots[table.base as usize + slot];
+                *c = c
+                    .checked_add_signed(delta)
+                    .expect("slot stays non-negative");
+            }
+            None => self.count_path(id, delta),
         }
     }
 

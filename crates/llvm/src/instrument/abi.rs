@@ -111,12 +111,14 @@ pub(crate) fn executable_only_x86_64(module: &Module<'_>) -> bool {
 /// Where a PPP function counts its interesting paths: `slots[base + p]` for
 /// PPP id `p < interval` whose owner (`owners[p]`, a private constant
 /// `[interval x i64]` named `__pathprof_ppp_owners.<i>`) is the path's
-/// Ball-Larus id.
+/// Ball-Larus id, or with a packing its word.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PppCounters<'ctx> {
     pub base: u32,
     pub interval: u64,
     pub owners: GlobalValue<'ctx>,
+    /// Both registers in one word: the owners are the paths' words.
+    pub packing: Option<pathprof_core::ppp::Packing>,
 }
 
 /// Where a function's path counts go.
@@ -236,14 +238,15 @@ fn function_counters<'ctx>(
     };
     let ppp = plan.ppp.as_ref().map(|t| {
         let values: Vec<_> = t
-            .owners
-            .iter()
-            .map(|&o| i64_type.const_int(o, false))
+            .table()
+            .into_iter()
+            .map(|o| i64_type.const_int(o, false))
             .collect();
         let init = i64_type.const_array(&values);
         PppCounters {
             base: t.base,
             interval: t.owners.len() as u64,
+            packing: t.packing,
             owners: constant_global(
                 module,
                 &format!("{RESERVED_PREFIX}_ppp_owners.{index}"),

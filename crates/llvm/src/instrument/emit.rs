@@ -29,13 +29,19 @@
 //! - A PPP function (preferential path profiling) has a second register `q`,
 //!   an `i64` alloca beside `r`: `SetPpp(c)` / `AddPpp(c)` as above;
 //!   `CountPpp { bl, ppp }` calls an internal helper,
-//!   `__pathprof_ppp_count_{array,hash}(ppp, owners, interval, residual, q + ppp, r + bl)`,
+//!   `__pathprof_ppp_count_{array,hash}(ppp, owners, interval, residual, p, key, b)`
+//!   with `p = q + ppp` and `key = b = r + bl`,
 //!   defined once per module (`alwaysinline`, so after inlining the count is
-//!   inline code): `p < interval && owners[p] == b` (one compare each, the
+//!   inline code): `p < interval && owners[p] == key` (one compare each, the
 //!   owners a private constant table) increments `ppp[p]` (= `&slots[base]`),
 //!   else it counts Ball-Larus id `b` as `CountPath` does (array element or
 //!   hash-table call). Its undo (`Call` probes) is `__pathprof_ppp_uncount_*`,
 //!   the same test with `decrement` / `__pathprof_hash_uncount`.
+//! - Where both registers fit one word (`PppSlots::packing`) there is no `q`:
+//!   `r` holds the word and `CountPacked(c)` calls `..._packed` variants of
+//!   the helpers with `key = r + c - min`: they test `p = (key & mask) + min`
+//!   and `key` as above (the owner table holds the interesting paths' keys)
+//!   and compute Ball-Larus id `b = key >> bits` for a residual path only.
 //! - An increment is `store (load p) + 1, p` (x86: one `addq $1, mem`; a
 //!   64-bit counter takes 58 years to wrap at 10^10 increments a second, so
 //!   it does not saturate: `llvm.uadd.sat` cost a load, a compare and a
@@ -105,7 +111,7 @@ pub(crate) struct Emitter<'ctx> {
     /// The inline-cache hash count helper; defined on first use.
     hash_inline: Option<FunctionValue<'ctx>>,
     /// The PPP helpers, indexed by `2 * uncount + hash`; defined on first use.
-    ppp_fns: [Option<FunctionValue<'ctx>>; 4],
+    ppp_fns: [Option<FunctionValue<'ctx>>; 8],
     atomic: bool,
     /// The module's thread delta, when it has counters.
     delta: Option<ThreadDelta<'ctx>>,
@@ -149,8 +155,13 @@ enum Counted<'ctx> {
     Counter(PointerValue<'ctx>),
     /// A hash-table path: (state, id).
     Hash(PointerValue<'ctx>, IntValue<'ctx>),
-    /// A PPP count: the helper's arguments and whether the residual table hashes.
-    Ppp([inkwell::values::BasicMetadataValueEnum<'ctx>; 6], bool),
+    /// A PPP count: the helper's arguments, whether the residual table
+    /// hashes and whether the registers are packed.
+    Ppp(
+        [inkwell::values::BasicMetadataValueEnum<'ctx>; 7],
+        bool,
+        bool,
+    ),
 }
 
 impl<'ctx> Emitter<'ctx> {
@@ -162,7 +173,7 @@ impl<'ctx> Emitter<'ctx> {
             i64_type,
             hash_fns: [None; 3],
             hash_inline: None,
-            ppp_fns: [None; 4],
+            ppp_fns: [None; 8],
             atomic,
             delta,
         }
@@ -435,7 +446,11 @@ impl<'ctx> Site<'_, 'ctx> {
             Op::CountPpp { bl, ppp } => {
                 let id = self.path_plus(self.path_register(), bl);
                 let p = self.path_plus(self.ppp_register(), ppp);
-                self.count_ppp(p, id);
+                self.count_ppp(false, [p, id, id]);
+            }
+            Op::CountPacked(c) => {
+                let word = self.path_plus(self.path_register(), c);
+                self.count_packed(word);
             }
         }
     }
@@ -621,7 +636,12 @@ impl<'ctx> Site<'_, 'ctx> {
                     let id = self.plus(v, bl);
                     let v = self.scratch(self.ppp_register(), &mut scratch_q);
                     let p = self.plus(v, ppp);
-                    counted.push(self.count_ppp(p, id));
+                    counted.push(self.count_ppp(false, [p, id, id]));
+                }
+                Op::CountPacked(c) => {
+                    let v = self.scratch(self.path_register(), &mut scratch);
+                    let word = self.plus(v, c);
+                    counted.push(self.count_packed(word));
                 }
                 Op::CountPath(c) => {
                     let v = self.scratch(self.path_register(), &mut scratch);
@@ -641,7 +661,7 @@ impl<'ctx> Site<'_, 'ctx> {
             match c {
                 Counted::Counter(p) => self.emitter.decrement(p),
                 Counted::Hash(state, id) => self.call_hash(HashFn::Uncount, state, id),
-                Counted::Ppp(args, hash) => self.call_ppp(true, hash, &args),
+                Counted::Ppp(args, hash, packed) => self.call_ppp(true, hash, packed, &args),
             }
         }
     }
@@ -662,9 +682,29 @@ impl<'ctx> Site<'_, 'ctx> {
         })
     }
 
-    /// Counts one execution of the path with PPP sum `p` and Ball-Larus id
-    /// `id`: in its PPP slot when it is interesting, else by `id`.
-    fn count_ppp(&mut self, p: IntValue<'ctx>, id: IntValue<'ctx>) -> Counted<'ctx> {
+    /// Counts one execution of the path whose registers share `word`
+    /// ([`pathprof_core::ppp::packing`]): its key `word - min` is compared
+    /// with the owner table's at PPP sum `(key & mask) + min`; a residual
+    /// path counts by Ball-Larus id `key >> bits`.
+    fn count_packed(&mut self, word: IntValue<'ctx>) -> Counted<'ctx> {
+        let packing = self
+            .counters
+            .ppp
+            .and_then(|t| t.packing)
+            .expect("placement checked CountPacked has a packing");
+        let int = |v: u64| self.emitter.i64_type.const_int(v, false);
+        let min = int(packing.min as u64);
+        let b = &self.emitter.builder;
+        let key = b.build_int_sub(word, min, "pp.key").expect(POSITIONED);
+        let bits = int(packing.ppp_bits.into());
+        self.count_ppp(true, [key, min, bits])
+    }
+
+    /// Counts one execution of a path in a PPP function: in its PPP slot
+    /// when it is interesting, else by its Ball-Larus id. `args` are
+    /// `[p, key, b]` (PPP sum, what the owner table must hold, Ball-Larus
+    /// id), or `packed`, `[key, min, bits]` (see [`Site::count_packed`]).
+    fn count_ppp(&mut self, packed: bool, args: [IntValue<'ctx>; 3]) -> Counted<'ctx> {
         let ppp = self
             .counters
             .ppp
@@ -676,16 +716,18 @@ impl<'ctx> Site<'_, 'ctx> {
             PathCounters::None => unreachable!("placement checked CountPpp has storage"),
         };
         let interval = self.emitter.i64_type.const_int(ppp.interval, false);
+        let [x, y, z] = args;
         let args = [
             first.into(),
             ppp.owners.as_pointer_value().into(),
             interval.into(),
             residual.into(),
-            p.into(),
-            id.into(),
+            x.into(),
+            y.into(),
+            z.into(),
         ];
-        self.call_ppp(false, hash, &args);
-        Counted::Ppp(args, hash)
+        self.call_ppp(false, hash, packed, &args);
+        Counted::Ppp(args, hash, packed)
     }
 
     /// Calls a PPP helper, with a line-0 location.
@@ -693,17 +735,20 @@ impl<'ctx> Site<'_, 'ctx> {
         &mut self,
         uncount: bool,
         hash: bool,
+        packed: bool,
         args: &[inkwell::values::BasicMetadataValueEnum<'ctx>],
     ) {
-        let f = self.ppp_fn(uncount, hash);
+        let f = self.ppp_fn(uncount, hash, packed);
         self.call_line0(f, args);
     }
 
     /// `void __pathprof_ppp_{count,uncount}_{array,hash}(ptr ppp, ptr owners,
-    /// i64 interval, ptr residual, i64 p, i64 b)`: internal, `alwaysinline`,
-    /// `nounwind`; defined on first use with a builder of its own.
-    fn ppp_fn(&mut self, uncount: bool, hash: bool) -> FunctionValue<'ctx> {
-        let index = 2 * usize::from(uncount) + usize::from(hash);
+    /// i64 interval, ptr residual, i64 p, i64 key, i64 b)`, or with `packed`
+    /// `..._packed(..., i64 key, i64 min, i64 bits)`: internal,
+    /// `alwaysinline`, `nounwind`; defined on first use with a builder of
+    /// its own.
+    fn ppp_fn(&mut self, uncount: bool, hash: bool, packed: bool) -> FunctionValue<'ctx> {
+        let index = 4 * usize::from(packed) + 2 * usize::from(uncount) + usize::from(hash);
         if let Some(f) = self.emitter.ppp_fns[index] {
             return f;
         }
@@ -718,13 +763,15 @@ impl<'ctx> Site<'_, 'ctx> {
                 ptr.into(),
                 i64_type.into(),
                 i64_type.into(),
+                i64_type.into(),
             ],
             false,
         );
         let name = format!(
-            "__pathprof_ppp_{}_{}",
+            "__pathprof_ppp_{}_{}{}",
             if uncount { "uncount" } else { "count" },
-            if hash { "hash" } else { "array" }
+            if hash { "hash" } else { "array" },
+            if packed { "_packed" } else { "" }
         );
         let f = self.inline_helper(&name, ty);
         let hash_fn = match (uncount, hash) {
@@ -734,17 +781,14 @@ impl<'ctx> Site<'_, 'ctx> {
         };
         // Build with a fresh builder: the emitter's stays where it was.
         let saved = std::mem::replace(&mut self.emitter.builder, context.create_builder());
-        let param = |i: u32| f.get_nth_param(i).expect("six parameters");
+        let param = |i: u32| f.get_nth_param(i).expect("seven parameters");
         let (ppp, owners, interval) = (
             param(0).into_pointer_value(),
             param(1).into_pointer_value(),
             param(2).into_int_value(),
         );
-        let (residual, p, b) = (
-            param(3).into_pointer_value(),
-            param(4).into_int_value(),
-            param(5).into_int_value(),
-        );
+        let residual = param(3).into_pointer_value();
+        let [x, y, z] = [4, 5, 6].map(|i| param(i).into_int_value());
         let entry = context.append_basic_block(f, "entry");
         let check = context.append_basic_block(f, "check");
         let hit = context.append_basic_block(f, "interesting");
@@ -758,13 +802,25 @@ impl<'ctx> Site<'_, 'ctx> {
                 .expect(POSITIONED);
         };
         e.builder.position_at_end(entry);
+        // Packed: (key, min, bits), the PPP sum decoded here and the
+        // Ball-Larus id only where a residual path needs it; else (p, key, b).
+        let (p, key) = if packed {
+            let b = &e.builder;
+            let one = i64_type.const_int(1, false);
+            let mask = b.build_left_shift(one, z, "pp.mask").expect(POSITIONED);
+            let mask = b.build_int_sub(mask, one, "pp.mask").expect(POSITIONED);
+            let low = b.build_and(x, mask, "pp.low").expect(POSITIONED);
+            (b.build_int_add(low, y, "pp.ppp").expect(POSITIONED), x)
+        } else {
+            (x, y)
+        };
         branch_if(IntPredicate::ULT, p, interval, check, miss);
         e.builder.position_at_end(check);
         let owner = e
             .builder
             .build_load(i64_type, e.element(owners, p), "owner");
         let owner = owner.expect(POSITIONED).into_int_value();
-        branch_if(IntPredicate::EQ, owner, b, hit, miss);
+        branch_if(IntPredicate::EQ, owner, key, hit, miss);
         let bump = |counter: PointerValue<'ctx>| {
             if uncount {
                 e.decrement(counter)
@@ -776,6 +832,12 @@ impl<'ctx> Site<'_, 'ctx> {
         bump(e.element(ppp, p));
         e.builder.build_return(None).expect(POSITIONED);
         e.builder.position_at_end(miss);
+        let b = if packed {
+            let id = e.builder.build_right_shift(x, z, false, "pp.bl");
+            id.expect(POSITIONED)
+        } else {
+            z
+        };
         match hash_fn {
             Some(h) => {
                 e.builder

@@ -60,7 +60,7 @@ impl Placement {
             .filter(|op| {
                 matches!(
                     op,
-                    Op::CountPath(_) | Op::CountSlot(_) | Op::CountPpp { .. }
+                    Op::CountPath(_) | Op::CountSlot(_) | Op::CountPpp { .. } | Op::CountPacked(_)
                 )
             })
             .count()
@@ -182,7 +182,10 @@ fn check_op(plan: &FunctionPlan, op: Op) -> Result<(), String> {
         Op::CountPpp { .. } if plan.ppp.is_none() => {
             Err("CountPpp in a plan without PPP slots".to_string())
         }
-        Op::CountPath(_) | Op::CountPpp { .. }
+        Op::CountPacked(_) if plan.ppp.as_ref().and_then(|t| t.packing).is_none() => {
+            Err("CountPacked in a plan without a packing of PPP's registers".to_string())
+        }
+        Op::CountPath(_) | Op::CountPpp { .. } | Op::CountPacked(_)
             if matches!(
                 plan.paths,
                 PathStorage::None | PathStorage::Array { len: 0 }

@@ -4,7 +4,7 @@
 //! `residual`, `verify`), every count checked against path mode's profile of
 //! the same input.
 
-use crate::support::build::{cc, programs_dir, CLANG};
+use crate::support::build::{cc, map_of, programs_dir, CLANG};
 use crate::support::command::{failure, pathprof};
 use crate::support::report::{report, Report};
 use crate::support::run::profiled;
@@ -260,12 +260,42 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
         &[],
     );
     // Every function the training ran has a PPP numbering; mix's 4096
-    // potential paths number the two it ran 0 and 1.
+    // potential paths number the two it ran 0 and 1. No function's
+    // Ball-Larus ids hash: two registers.
     assert!(
-        stderr.contains("pathprof: mix ppp: 2 interesting of 4096 paths, interval 2"),
+        stderr.contains(
+            "pathprof: mix ppp: 2 interesting of 4096 paths, interval 2, delta 1.000, two registers"
+        ),
         "{stderr}"
     );
     assert!(!stderr.contains("warning"), "{stderr}");
+    assert!(!stderr.contains("one word"), "{stderr}");
+    // Residual paths in hash tables (mix: 4096 > 64) while the interesting
+    // ones still fit arrays; there both registers fit one word. The same
+    // counts, also with section 5's two registers kept apart.
+    for (flag, registers) in [
+        ("--pathprof-verbose", "one word"),
+        ("--ppp-two-registers", "two registers"),
+    ] {
+        let stderr = check_ppp(
+            &s,
+            "prog.paths",
+            &[
+                "--pathprof-verbose",
+                "--ppp-min-paths=0",
+                "--array-limit=64",
+                flag,
+            ],
+            &[],
+        );
+        assert!(
+            stderr.contains(&format!(
+                "pathprof: mix ppp: 2 interesting of 4096 paths, interval 2, delta 1.000, {registers}"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
     let stats = ppp_stats(
         s.dir.path(),
         "3 of 4 functions have interesting paths, 3 numbered by PPP",
@@ -274,15 +304,6 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
         stats.contains("4096        2         2   1.000  mix\n"),
         "{stats}"
     );
-    // Residual paths in hash tables (mix: 4096 > 64) while the interesting
-    // ones still fit arrays.
-    let stderr = check_ppp(
-        &s,
-        "prog.paths",
-        &["--array-limit=64", "--ppp-min-paths=0"],
-        &[],
-    );
-    assert!(!stderr.contains("warning"), "{stderr}");
     // The default --ppp-min-paths (the array limit): only mix, whose 4096
     // paths path mode would hash, is numbered; classify and main count in
     // path mode's arrays, their paths still marked interesting or not.
@@ -411,6 +432,49 @@ fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
     let out = pathprof(d, &["cc", "--mode=ppp", "-O2", &s.source, "-o", "none"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mode=ppp needs the interesting paths"));
+}
+
+/// `--early-exit` counts each path that may end inside a call before the
+/// call and undoes the count after it returns: with PPP's registers packed
+/// into one word (and kept apart) the counts are path mode's, exactly.
+#[test]
+fn ppp_with_early_exits_counts_path_modes_paths() {
+    let dir = tempfile::Builder::new()
+        .prefix("pathprof-ppp-exit-")
+        .tempdir()
+        .unwrap();
+    let d = dir.path();
+    std::fs::copy(programs_dir().join("ppp.c"), d.join("ppp.c")).unwrap();
+    let flags = ["-O2", "-g", "ppp.c", "--early-exit", "--array-limit=64"];
+    let path_exe = d.join("path");
+    let path_map = cc(d, "path", &flags, &path_exe);
+    let [(train, out_a), (field, out_b)] = train(d, &path_exe, "exit.paths");
+    for registers in ["--pathprof-verbose", "--ppp-two-registers"] {
+        let exe = d.join("ppp");
+        let args = [
+            &flags[..],
+            &["--interesting=exit.paths", "--ppp-min-paths=0", registers],
+        ];
+        let out = pathprof(
+            d,
+            &[&["cc", "--mode=ppp"], &args.concat()[..], &["-o", "ppp"]].concat(),
+        );
+        assert!(out.status.success(), "{}", failure("pathprof cc", &out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.contains("one word"),
+            registers != "--ppp-two-registers",
+            "{stderr}"
+        );
+        let (ppp_a, ppp_out_a) = run_on(d, &exe, A, "ppp_a.pprof");
+        let (ppp_b, ppp_out_b) = run_on(d, &exe, B, "ppp_b.pprof");
+        assert_eq!((&ppp_out_a, &ppp_out_b), (&out_a, &out_b));
+        for (ppp, path) in [(&ppp_a, &train), (&ppp_b, &field)] {
+            let got = paths_of(&report(&map_of(&exe), ppp).unwrap());
+            let want = paths_of(&report(&path_map, path).unwrap());
+            assert_eq!(counts(&got), counts(&want), "{registers} {}", ppp.display());
+        }
+    }
 }
 
 /// The step-by-step route of the LLVM notes: `pathprof instrument` of one
