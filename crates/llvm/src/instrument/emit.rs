@@ -42,6 +42,9 @@
 //!   the helpers with `key = r + c - min`: they test `p = (key & mask) + min`
 //!   and `key` as above (the owner table holds the interesting paths' keys)
 //!   and compute Ball-Larus id `b = key >> bits` for a residual path only.
+//!   An add of a constant beyond 32 bits takes it through an empty `asm`:
+//!   LLVM otherwise hoists such constants out of a loop and, in SQLite's
+//!   VDBE, reloaded eight of them from the stack at every dispatch.
 //! - An increment is `store (load p) + 1, p` (x86: one `addq $1, mem`; a
 //!   64-bit counter takes 58 years to wrap at 10^10 increments a second, so
 //!   it does not saturate: `llvm.uadd.sat` cost a load, a compare and a
@@ -604,7 +607,16 @@ impl<'ctx> Site<'_, 'ctx> {
 
     /// `reg += c`.
     fn add(&self, reg: PointerValue<'ctx>, c: i64) {
-        let sum = self.path_plus(reg, c);
+        let sum = if i32::try_from(c).is_ok() {
+            self.path_plus(reg, c)
+        } else {
+            let v = self.path_plus(reg, 0);
+            let c = self.opaque(self.constant(c));
+            self.emitter
+                .builder
+                .build_int_add(v, c, "pp.r.add")
+                .expect(POSITIONED)
+        };
         self.emitter
             .builder
             .build_store(reg, sum)
