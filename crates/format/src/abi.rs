@@ -14,7 +14,7 @@
 /// module (`PpModule::slots`) with, in executables, a thread-local twin the
 /// probes count into (`PpModule::thread_slots`), which the runtime reads
 /// per thread.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// `PpModule::mode` and a profile section's mode: block counts.
 pub const MODE_BLOCK: u32 = 0;
@@ -45,16 +45,23 @@ pub const PATHS_HASH: u32 = 2;
 /// instrumented program, owned by the runtime).
 pub const HASH_STATE_WORDS: usize = 8;
 
-/// The words after a `PpHashState` in its global: the instrumented code's
-/// inline cache of entry addresses, a direct-mapped table indexed by the
-/// path id's Fibonacci hash (`((id + 1) * 0x9e3779b97f4a7c15) >> (64 -
-/// log2 HASH_CACHE_SLOTS)`), filled by `__pathprof_hash_count_cached`. A
-/// power of two. The runtime neither reads nor dumps them: counts live in
-/// the entries. 4096 (32 KB per hashing function and thread, backed only
+/// The slots of the instrumented code's inline cache, after a `PpHashState`
+/// and the cache's *base* word in their global: a direct-mapped table
+/// indexed by the path id's Fibonacci hash (`((id + 1) * 0x9e3779b97f4a7c15)
+/// >> (64 - log2 HASH_CACHE_SLOTS)`), filled by
+/// `__pathprof_hash_count_cached`. A slot holds an entry's address less the
+/// base's (ABI 4): the base stays 0, so an empty slot (0) leads to a key of
+/// 0, which no entry has, and the inline code needs no test for an empty
+/// slot. A power of two. The runtime neither reads nor dumps them: counts
+/// live in the entries. 4096 (32 KB per hashing function and thread, backed only
 /// where touched): with 1024, conflicts among the few hundred hot paths of
 /// SQLite's VDBE missed 3 % of its path ends (callgrind, 8,000 rows); with
 /// 4096 only first executions miss, 2 % fewer instructions in all.
 pub const HASH_CACHE_SLOTS: usize = 4096;
+
+/// The words of a hash-table function's global: the `PpHashState`, the
+/// inline cache's base word (index [`HASH_STATE_WORDS`]), its slots.
+pub const HASH_GLOBAL_WORDS: usize = HASH_STATE_WORDS + 1 + HASH_CACHE_SLOTS;
 
 /// The multiplier of Fibonacci hashing (2^64 / φ): the inline cache's index
 /// and the runtime's tables' first probe.

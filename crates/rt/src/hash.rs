@@ -11,9 +11,11 @@
 //! | 3 `MAX_WRITTEN` | how much of `MAX_COUNT` has been written to a profile |
 //! | 4 `LOST` | counts dropped because no memory could be mapped for a table |
 //!
-//! The 4096 words after the state in its global are the instrumented code's
-//! inline cache (CONTRACTS.md §2): entry addresses, by the id's Fibonacci
-//! hash, that the code reads to increment an entry's count itself;
+//! After the state in its global come a word that stays 0 (the cache's
+//! *base*) and the 4096 slots of the instrumented code's inline cache
+//! (CONTRACTS.md §2): by the id's Fibonacci hash, an entry's address less
+//! the base's, which the code reads to increment the entry's count itself
+//! (an empty slot leads it to the base, whose 0 is no entry's key);
 //! `__pathprof_hash_count_cached` ([`count_cached`]) fills a slot on a miss.
 //! The runtime never reads them. Entries therefore begin with `key` and
 //! `count`, in that order, and are never moved or freed.
@@ -269,16 +271,18 @@ pub(crate) fn count(state: &[AtomicU64; 8], id: u64, n: u64, update: Update) {
             return update.add(&e.count, n);
         }
     }
-    count_remembered(state, cache, id, n, update);
+    count_remembered(state, cache, 0, id, n, update);
 }
 
 /// [`count`] from the instrumented code's inline cache (CONTRACTS.md §2):
 /// called when `slot`, the cache word the id hashes to, holds no entry or
 /// another id's entry. Adds `n` to the id's entry and leaves the entry's
-/// address in `slot`, so the id's next executions count inline; the
-/// runtime's own cache words are neither read nor written.
+/// address less `base` (the cache's base word's) in `slot`, so the id's next
+/// executions count inline; the runtime's own cache words are neither read
+/// nor written.
 pub(crate) fn count_cached(
     state: &[AtomicU64; 8],
+    base: u64,
     slot: &AtomicU64,
     id: u64,
     n: u64,
@@ -287,16 +291,24 @@ pub(crate) fn count_cached(
     if id == u64::MAX {
         return update.add(&state[MAX_COUNT], n);
     }
-    count_remembered(state, slot, id, n, update);
+    count_remembered(state, slot, base, id, n, update);
 }
 
 /// Adds `n` to the entry of `id` (`< u64::MAX`), creating it, and stores
-/// its address in `memo`; counts the executions as lost without memory.
-fn count_remembered(state: &[AtomicU64; 8], memo: &AtomicU64, id: u64, n: u64, update: Update) {
+/// its address less `base` in `memo`; counts the executions as lost without
+/// memory.
+fn count_remembered(
+    state: &[AtomicU64; 8],
+    memo: &AtomicU64,
+    base: u64,
+    id: u64,
+    n: u64,
+    update: Update,
+) {
     match entry_for(state, id + 1) {
         Some(e) => {
             update.add(&e.count, n);
-            memo.store(e as *const Entry as u64, Release);
+            memo.store((e as *const Entry as u64).wrapping_sub(base), Release);
         }
         None => add_saturating(&state[LOST], n),
     }
@@ -438,28 +450,32 @@ mod tests {
     }
 
     /// What the instrumented code's inline cache does (CONTRACTS.md §2):
-    /// the slot's entry when its key is `id + 1`, else the runtime's miss.
+    /// `cache[0]` is the base, the rest the slots; the slot's entry when its
+    /// key is `id + 1`, else the runtime's miss.
     fn count_inline(state: &[AtomicU64; 8], cache: &[AtomicU64], id: u64) {
+        let (base, slots) = cache.split_first().unwrap();
         let index = (id.wrapping_add(1).wrapping_mul(FIBONACCI_MULTIPLIER)
-            >> (64 - cache.len().trailing_zeros())) as usize;
-        let slot = &cache[index];
-        let e = slot.load(Relaxed) as *const u64;
-        // Safety: the slot holds null or an entry, whose first two words are
-        // its key and count.
+            >> (64 - slots.len().trailing_zeros())) as usize;
+        let slot = &slots[index];
+        let base = base as *const AtomicU64 as u64;
+        let e = base.wrapping_add(slot.load(Relaxed)) as *const AtomicU64;
+        // Safety: the slot holds 0 (so `e` is the base, 0) or an entry's
+        // address less the base's; an entry's first two words are its key
+        // and count.
         unsafe {
-            if !e.is_null() && *e == id.wrapping_add(1) {
-                let count = &*e.add(1).cast::<AtomicU64>();
+            if (*e).load(Relaxed) == id.wrapping_add(1) {
+                let count = &*e.add(1);
                 count.store(count.load(Relaxed) + 1, Relaxed);
                 return;
             }
         }
-        count_cached(state, slot, id, 1, Update::Plain);
+        count_cached(state, base, slot, id, 1, Update::Plain);
     }
 
     #[test]
     fn the_inline_cache_counts_into_the_entries_the_dump_reads() {
         let state: [AtomicU64; 8] = Default::default();
-        let cache: Vec<AtomicU64> = (0..pathprof_format::abi::HASH_CACHE_SLOTS)
+        let cache: Vec<AtomicU64> = (0..=pathprof_format::abi::HASH_CACHE_SLOTS)
             .map(|_| AtomicU64::new(0))
             .collect();
         // Far more ids than slots and than the first table: slots are
@@ -471,15 +487,19 @@ mod tests {
                 }
             }
         }
-        count_inline(&state, &cache, u64::MAX);
-        count_inline(&state, &cache, u64::MAX);
+        // Id u64::MAX (key 0) never reaches the inline code (ids are below
+        // the path count, at most 2^62): the miss counts it.
+        for _ in 0..2 {
+            count_cached(&state, 0, &cache[1], u64::MAX, 1, Update::Plain);
+        }
         let m = totals(&state);
         assert_eq!(m.len(), 10_001);
         assert_eq!(m[&(104_729 * 4999)], 2 * 2, "rounds 0 and 2, twice each");
         assert_eq!(m[&(104_729 * 4999 + 1)], 2, "round 1, twice");
         assert_eq!(m[&104_729], 2 * 2);
         assert_eq!(m[&u64::MAX], 2);
-        assert!(cache.iter().any(|s| s.load(Relaxed) != 0));
+        assert!(cache[1..].iter().any(|s| s.load(Relaxed) != 0));
+        assert_eq!(cache[0].load(Relaxed), 0, "the base stays 0");
         // The runtime's own cache words were left alone.
         assert!(CACHE.iter().all(|&w| state[w].load(Relaxed) == 0));
         // Safety: the state is local to this test.

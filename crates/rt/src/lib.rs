@@ -360,8 +360,10 @@ unsafe fn hash_state<'a>(state: *mut u64) -> Option<&'a [AtomicU64; 8]> {
 /// instrumented code keeps an inline cache (CONTRACTS.md §2): `slot` is the
 /// cache word `id` hashes to, which held no entry or another id's. The
 /// count goes to the id's entry as with [`__pathprof_hash_count`], and the
-/// entry's address is left in `slot` (its first word is `id + 1`, its
-/// second the count), so the next execution of `id` counts inline.
+/// entry's address, less the address of the cache's base word (the word
+/// after the state, which stays 0), is left in `slot` (the entry's first
+/// word is `id + 1`, its second the count), so the next execution of `id`
+/// counts inline.
 ///
 /// # Safety
 /// As for [`__pathprof_hash_count`]; `slot` is null or an 8-aligned word
@@ -399,7 +401,9 @@ unsafe fn count_cached(state: *mut u64, slot: *mut u64, id: u64, update: hash::U
     }
     // Safety: by the contract; AtomicU64 has the layout of u64.
     let slot = unsafe { &*slot.cast::<AtomicU64>() };
-    hash::count_cached(state, slot, id, 1, update);
+    // The cache's base word follows the state (CONTRACTS.md §2).
+    let base = state.as_ptr_range().end as u64;
+    hash::count_cached(state, base, slot, id, 1, update);
 }
 
 /// [`__pathprof_hash_count`] for programs instrumented with atomic updates: the

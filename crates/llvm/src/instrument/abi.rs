@@ -33,9 +33,7 @@ use inkwell::AddressSpace;
 use inkwell::{GlobalVisibility, ThreadLocalMode};
 use pathprof_core::plan::{FunctionPlan, PathStorage};
 use pathprof_core::profile::mode_number;
-use pathprof_format::abi::{
-    ABI_VERSION, HASH_CACHE_SLOTS, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE,
-};
+use pathprof_format::abi::{ABI_VERSION, HASH_GLOBAL_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE};
 
 /// Name of the `PpModule` global; its presence means "already instrumented".
 pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
@@ -131,8 +129,8 @@ pub(crate) enum PathCounters<'ctx> {
     /// array with a twin: counted in the twin).
     InModule(Span<'ctx>),
     /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count*` and
-    /// `_uncount`, followed by the inline cache's `HASH_CACHE_SLOTS` entry
-    /// addresses (`[8 + HASH_CACHE_SLOTS x i64]` in all).
+    /// `_uncount`, followed by the inline cache's base word and its
+    /// `HASH_CACHE_SLOTS` slots (`[HASH_GLOBAL_WORDS x i64]` in all).
     Hash(GlobalValue<'ctx>),
 }
 
@@ -233,7 +231,7 @@ fn function_counters<'ctx>(
         }
         (PathStorage::Hash { .. }, _) => PathCounters::Hash(zeroed(
             format!("{RESERVED_PREFIX}_hash.{index}"),
-            (HASH_STATE_WORDS + HASH_CACHE_SLOTS) as u64,
+            HASH_GLOBAL_WORDS as u64,
         )),
     };
     let ppp = plan.ppp.as_ref().map(|t| {

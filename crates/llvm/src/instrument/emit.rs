@@ -886,9 +886,10 @@ impl<'ctx> Site<'_, 'ctx> {
     /// §2), defined on first use with a builder of its own:
     ///
     /// ```text
-    /// slot = &state[8 + ((id + 1) * FIBONACCI_MULTIPLIER >> (64 - log2 HASH_CACHE_SLOTS))]
-    /// e = *slot
-    /// if (e != null && e[0] == id + 1) e[1]++   // the entry's key and count
+    /// base = &state[8]                           // stays 0
+    /// slot = &state[9 + ((id + 1) * FIBONACCI_MULTIPLIER >> (64 - log2 HASH_CACHE_SLOTS))]
+    /// e = base + *slot                           // an empty slot: base itself
+    /// if (e[0] == id + 1) e[1]++                 // the entry's key and count
     /// else __pathprof_hash_count_cached(state, slot, id)  // cold; fills *slot
     /// ```
     fn hash_inline_fn(&mut self) -> FunctionValue<'ctx> {
@@ -911,7 +912,6 @@ impl<'ctx> Site<'_, 'ctx> {
         let param = |i: u32| f.get_nth_param(i).expect("two parameters");
         let (state, id) = (param(0).into_pointer_value(), param(1).into_int_value());
         let entry = context.append_basic_block(f, "entry");
-        let check = context.append_basic_block(f, "check");
         let hit = context.append_basic_block(f, "hit");
         let miss = context.append_basic_block(f, "miss");
         let e = &*self.emitter;
@@ -928,16 +928,24 @@ impl<'ctx> Site<'_, 'ctx> {
         let index = b
             .build_right_shift(hashed, constant(shift), false, "pp.index")
             .expect(POSITIONED);
+        let base_word = HASH_STATE_WORDS as u64;
         let word = b
-            .build_int_add(index, constant(HASH_STATE_WORDS as u64), "pp.word")
+            .build_int_add(index, constant(base_word + 1), "pp.word")
             .expect(POSITIONED);
         let slot = e.element(state, word);
-        let cached = b.build_load(ptr, slot, "pp.entry").expect(POSITIONED);
-        let cached = cached.into_pointer_value();
-        let empty = b.build_is_null(cached, "pp.empty").expect(POSITIONED);
-        b.build_conditional_branch(empty, miss, check)
-            .expect(POSITIONED);
-        b.position_at_end(check);
+        let offset = b.build_load(i64_type, slot, "pp.offset").expect(POSITIONED);
+        let base = e.element(state, constant(base_word));
+        // Safety: the slot holds 0 or an entry's address less the base's
+        // (CONTRACTS.md §2); not `inbounds`, the entry is in another object.
+        let cached = unsafe {
+            b.build_gep(
+                context.i8_type(),
+                base,
+                &[offset.into_int_value()],
+                "pp.entry",
+            )
+        }
+        .expect(POSITIONED);
         let owner = b
             .build_load(i64_type, cached, "pp.owner")
             .expect(POSITIONED);

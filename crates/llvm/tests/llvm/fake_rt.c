@@ -156,13 +156,17 @@ void __pathprof_hash_count(uint64_t *state, uint64_t id) {
     e[1]++;
 }
 
-/* The inline cache's miss: counts and leaves the entry in the slot. The
- * cache words follow the 8 state words. */
+/* The inline cache's miss: counts and leaves the entry's address less the
+ * cache's base word's in the slot. The base word follows the 8 state words
+ * and stays 0; the 4096 cache words follow it. */
 void __pathprof_hash_count_cached(uint64_t *state, uint64_t *slot, uint64_t id) {
-  if (slot < state + 8 || slot >= state + 8 + 4096)
+  uint64_t *base = state + 8;
+  if (slot <= base || slot > base + 4096)
     fprintf(stderr, "pp-error cache slot outside the hash state's cache\n");
+  if (*base != 0)
+    fprintf(stderr, "pp-error the cache's base word is not 0\n");
   __pathprof_hash_count(state, id);
-  *slot = (uint64_t)(uintptr_t)entry(state, id);
+  *slot = (uint64_t)(uintptr_t)entry(state, id) - (uint64_t)(uintptr_t)base;
 }
 
 /* The fake runtime is single-threaded: atomic counting is the same. */

@@ -7,7 +7,7 @@ static uint64_t big[1 << 20];
 static struct PpFunction big_fns[] = {
     {0x4444, 0, 0, 0, 1, 0, 1 << 20, big},
 };
-static struct PpModule big_module = {3, 2, BUILD, 1, big_fns, 0};
+static struct PpModule big_module = {PP_ABI, 2, BUILD, 1, big_fns, 0};
 int main(void) {
     __pathprof_register(&big_module);
     inc(&big[0]);

@@ -13,6 +13,9 @@
 #include <pthread.h>
 #include <sys/wait.h>
 
+/* The ABI version these modules are written for (pathprof_format::abi). */
+#define PP_ABI 4
+
 struct PpFunction {
     uint64_t hash;
     uint32_t index;
@@ -60,7 +63,7 @@ static struct PpFunction fns[] = {
     {0x2222, 5, 1, slots5, 2, 0, 1000, hs5.words},
     {0x3333, 2, 2, slots2, 0, 0, 0, 0},
 };
-static struct PpModule module = {3, 2, BUILD, 3, fns, 0};
+static struct PpModule module = {PP_ABI, 2, BUILD, 3, fns, 0};
 
 #ifndef MANUAL_REGISTER
 __attribute__((constructor)) static void pathprof_test_register(void) {

@@ -14,7 +14,7 @@ static struct PpFunction t_fns[] = {
     {0x2222, 5, 1, t_slots5, 2, 0, 1000, t_hs5.words},
     {0x3333, 2, 2, t_slots2, 0, 0, 0, 0},
 };
-static struct PpModule twin = {3, 2, BUILD, 3, t_fns, 0};
+static struct PpModule twin = {PP_ABI, 2, BUILD, 3, t_fns, 0};
 __attribute__((constructor)) static void reg_both(void) {
     __pathprof_register(&module);
     __pathprof_register(&twin);

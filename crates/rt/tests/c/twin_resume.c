@@ -18,7 +18,7 @@ static uint64_t *twin_here(void) { return twin; }
 static struct PpFunction tfns[] = {
     {0x4444, 0, SLOTS, array, 1, 0, PATHS, array + SLOTS},
 };
-static struct PpModule tmod = {3, 2, BUILD, 1, tfns, 0, array, N, twin_here};
+static struct PpModule tmod = {PP_ABI, 2, BUILD, 1, tfns, 0, array, N, twin_here};
 
 int main(void) {
     (void)&module; /* the header's module: not this test's */
