@@ -47,14 +47,14 @@ pub const HASH_STATE_WORDS: usize = 8;
 
 /// The slots of the instrumented code's inline cache, after a `PpHashState`
 /// and the cache's *base* word in their global: a direct-mapped table
-/// indexed by the path id's Fibonacci hash (`((id + 1) * 0x9e3779b97f4a7c15)
-/// >> (64 - log2 HASH_CACHE_SLOTS)`), filled by
-/// `__pathprof_hash_count_cached`. A slot holds an entry's address less the
-/// base's (ABI 4): the base stays 0, so an empty slot (0) leads to a key of
-/// 0, which no entry has, and the inline code needs no test for an empty
-/// slot. A power of two. The runtime neither reads nor dumps them: counts
-/// live in the entries. 4096 (32 KB per hashing function and thread, backed only
-/// where touched): with 1024, conflicts among the few hundred hot paths of
+/// indexed by the path id's Fibonacci hash,
+/// `((id + 1) * 0x9e3779b97f4a7c15) >> (64 - log2 HASH_CACHE_SLOTS)`,
+/// filled by `__pathprof_hash_count_cached`. A slot holds an entry's address
+/// less the base's (ABI 4): the base stays 0, so an empty slot (0) leads to
+/// a key of 0, which no entry has, and the inline code needs no test for an
+/// empty slot. A power of two. The runtime neither reads nor dumps them:
+/// counts live in the entries. 4096 (32 KB per hashing function and thread,
+/// backed only where touched): with 1024, conflicts among the few hundred hot paths of
 /// SQLite's VDBE missed 3 % of its path ends (callgrind, 8,000 rows); with
 /// 4096 only first executions miss, 2 % fewer instructions in all.
 pub const HASH_CACHE_SLOTS: usize = 4096;
