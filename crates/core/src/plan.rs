@@ -144,9 +144,10 @@ impl PppSlots {
         }
     }
 
-    /// How a path that ended with PPP sum `p`, Ball-Larus id `b` and (with a
-    /// packing) word `key` counts: `Some(slot)` when interesting (the slot
-    /// relative to `base`), else `None` (count `b` as a residual path).
+    /// How a path that ended with PPP sum `p` and `key` (its Ball-Larus id,
+    /// or with a packing its key) counts against `table` ([`Self::table`]):
+    /// `Some(slot)` when interesting (the slot relative to `base`), else
+    /// `None` (a residual path, counted by its Ball-Larus id).
     pub fn classify(&self, table: &[u64], p: u64, key: u64) -> Option<usize> {
         let slot = usize::try_from(p).ok().filter(|&i| i < table.len())?;
         (table[slot] == key).then_some(slot)

@@ -113,7 +113,8 @@ pub(crate) struct Emitter<'ctx> {
     hash_fns: [Option<FunctionValue<'ctx>>; 3],
     /// The inline-cache hash count helper; defined on first use.
     hash_inline: Option<FunctionValue<'ctx>>,
-    /// The PPP helpers, indexed by `2 * uncount + hash`; defined on first use.
+    /// The PPP helpers, indexed by `4 * packed + 2 * uncount + hash`;
+    /// defined on first use.
     ppp_fns: [Option<FunctionValue<'ctx>>; 8],
     atomic: bool,
     /// The module's thread delta, when it has counters.
