@@ -23,7 +23,9 @@ and `pathprof cc --mode=ppp --interesting=LIST` builds the variant.
 `pathprof-ppp` trains on the measured workload itself (the paper's setting),
 `pathprof-ppp-small` on the program's `train` input (by default the workload
 at scale/10), `pathprof-ppp-all` as `pathprof-ppp` with `--ppp-min-paths=0`
-(every listed function numbered, not only where path mode hashes). Each PPP
+(every listed function numbered, not only where path mode hashes);
+`pathprof-ppp-two` and `pathprof-ppp-all-two` as those with
+`--ppp-two-registers` (the ablation of packing both registers into one word). Each PPP
 build's `pathprof ppp-stats` (δ = interval / |I| and its histogram) goes into
 the results after the program's table.
 
