@@ -125,17 +125,16 @@ pub fn plan_ppp(
     let fits = !numbering.is_empty()
         && dag.num_paths() > min_paths
         && numbering.interval() <= options.interval_limit();
-    let ppp_incs = fits.then(|| numbering.chord_increments(&dag, &incs));
     // Packed only where Ball-Larus ids hash (see `PathOptions::ppp_two_registers`).
-    let packing = if options.ppp_two_registers || dag.num_paths() <= options.array_limit {
-        None
-    } else {
-        Packing::fit(&dag, &numbering)
-    };
-    let ppp = ppp_incs.as_ref().map(|incs| PppRegisters {
+    let packs = !options.ppp_two_registers && dag.num_paths() > options.array_limit;
+    let ppp_incs = fits.then(|| {
+        let packing = packs.then(|| Packing::fit(&dag, &numbering)).flatten();
+        (numbering.chord_increments(&dag, &incs), packing)
+    });
+    let ppp = ppp_incs.as_ref().map(|(incs, packing)| PppRegisters {
         numbering: &numbering,
         incs,
-        packing,
+        packing: *packing,
     });
     let (plan, mut layout) = transcribe_ppp(cfg, dag, &incs, ppp, options);
     if let Layout::Path { interesting, .. } = &mut layout {

@@ -312,12 +312,12 @@ proptest! {
         picks in prop::collection::vec(any::<u64>(), 0..8), max in 256u64..400,
         two in any::<bool>(),
     ) {
-        let mut options = registers(PlanOptions::default().with_max_paths(max), two);
+        let mut options = PlanOptions::default().with_max_paths(max);
         // Residual paths hash (the Ball-Larus count is above the limit) while
         // the PPP interval usually fits; PPP numbers only those functions
         // (the default --ppp-min-paths).
         options.path.array_limit = 12;
-        check_ppp_walks(&cfg, &options, &walks, train, &picks)?;
+        check_ppp_walks(&cfg, &registers(options, two), &walks, train, &picks)?;
     }
 
     #[test]
@@ -331,13 +331,16 @@ proptest! {
 }
 
 /// Two registers, or one word where they fit (the default, where
-/// Ball-Larus ids hash: here in any function of more than 4 paths, its
-/// interesting paths still in an array).
+/// Ball-Larus ids hash: here in any function of more than 4 paths). Both
+/// ways number the same functions: the PPP thresholds are pinned to what
+/// `options` made them before the array limit shrinks for packing.
 fn registers(mut options: PlanOptions, two: bool) -> PlanOptions {
-    options.path.ppp_two_registers = two;
+    let path = &mut options.path;
+    path.ppp_two_registers = two;
+    path.ppp_min_paths = Some(path.ppp_min_paths.unwrap_or(path.array_limit));
+    path.ppp_interval_limit = Some(path.interval_limit());
     if !two {
-        options.path.array_limit = options.path.array_limit.min(4);
-        options.path.ppp_interval_limit = Some(1 << 17);
+        path.array_limit = path.array_limit.min(4);
     }
     options
 }

@@ -109,13 +109,14 @@ pub(crate) fn executable_only_x86_64(module: &Module<'_>) -> bool {
 /// Where a PPP function counts its interesting paths: `slots[base + p]` for
 /// PPP id `p < interval` whose owner (`owners[p]`, a private constant
 /// `[interval x i64]` named `__pathprof_ppp_owners.<i>`) is the path's
-/// Ball-Larus id, or with a packing its word.
+/// Ball-Larus id, or with a packing its key.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PppCounters<'ctx> {
     pub base: u32,
     pub interval: u64,
     pub owners: GlobalValue<'ctx>,
-    /// Both registers in one word: the owners are the paths' words.
+    /// Both registers in one word: the owners are the paths' keys
+    /// ([`pathprof_core::ppp::Packing::owner_key`]).
     pub packing: Option<pathprof_core::ppp::Packing>,
 }
 

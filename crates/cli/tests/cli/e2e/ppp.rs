@@ -69,15 +69,17 @@ struct Setup {
     edge: (PathBuf, PathBuf, PathBuf),
 }
 
+/// A new directory (its name starting `prefix`) holding a copy of ppp.c.
+fn dir_with_ppp_c(prefix: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+    std::fs::copy(programs_dir().join("ppp.c"), dir.path().join("ppp.c")).unwrap();
+    dir
+}
+
 fn setup() -> Setup {
-    let dir = tempfile::Builder::new()
-        .prefix("pathprof-ppp-")
-        .tempdir()
-        .unwrap();
+    let dir = dir_with_ppp_c("pathprof-ppp-");
     let d = dir.path();
-    let source = d.join("ppp.c");
-    std::fs::copy(programs_dir().join("ppp.c"), &source).unwrap();
-    let source = source.display().to_string();
+    let source = d.join("ppp.c").display().to_string();
     let path_exe = d.join("path");
     let path_map = cc(d, "path", &["-O2", "-g", &source], &path_exe);
     let [(train, out_a), (field, out_b)] = train(d, &path_exe, "prog.paths");
@@ -439,12 +441,8 @@ fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
 /// into one word (and kept apart) the counts are path mode's, exactly.
 #[test]
 fn ppp_with_early_exits_counts_path_modes_paths() {
-    let dir = tempfile::Builder::new()
-        .prefix("pathprof-ppp-exit-")
-        .tempdir()
-        .unwrap();
+    let dir = dir_with_ppp_c("pathprof-ppp-exit-");
     let d = dir.path();
-    std::fs::copy(programs_dir().join("ppp.c"), d.join("ppp.c")).unwrap();
     let flags = ["-O2", "-g", "ppp.c", "--early-exit", "--array-limit=64"];
     let path_exe = d.join("path");
     let path_map = cc(d, "path", &flags, &path_exe);
@@ -483,12 +481,8 @@ fn ppp_with_early_exits_counts_path_modes_paths() {
 /// path mode's paths on A (every one interesting) and on B.
 #[test]
 fn ppp_instrument_route_counts_path_modes_paths() {
-    let dir = tempfile::Builder::new()
-        .prefix("pathprof-ppp-inst-")
-        .tempdir()
-        .unwrap();
+    let dir = dir_with_ppp_c("pathprof-ppp-inst-");
     let d = dir.path();
-    std::fs::copy(programs_dir().join("ppp.c"), d.join("ppp.c")).unwrap();
     let clang = |args: &[&str]| {
         let out = std::process::Command::new(CLANG)
             .current_dir(d)
