@@ -133,24 +133,46 @@ pub struct PppSlots {
 
 impl PppSlots {
     /// The table the instrumented code compares with at a path's end: per
-    /// PPP id, its owner's Ball-Larus id, or with a packing its owner's key.
+    /// PPP id, its owner's Ball-Larus id, or with a packing per entry of
+    /// the window, its owner's key ([`Packing::owner_key`]).
     pub fn table(&self) -> Vec<u64> {
         match self.packing {
             None => self.owners.clone(),
-            Some(packing) => (0u64..)
-                .zip(&self.owners)
-                .map(|(p, &owner)| packing.owner_key(p, owner))
+            Some(packing) => (0..packing.window())
+                .map(|entry| packing.owner_key(entry, self.owner_of_entry(packing, entry)))
                 .collect(),
         }
+    }
+
+    /// The owner of the PPP sum whose entry is `entry` in `packing`'s window
+    /// (a hole outside the interval).
+    fn owner_of_entry(&self, packing: Packing, entry: u64) -> u64 {
+        usize::try_from(self.sum_of_entry(packing, entry))
+            .ok()
+            .and_then(|p| self.owners.get(p).copied())
+            .unwrap_or(crate::ppp::classify::HOLE)
+    }
+
+    /// The PPP sum (wrapped) whose entry is `entry`: `min + entry`.
+    fn sum_of_entry(&self, packing: Packing, entry: u64) -> u64 {
+        entry.wrapping_add(packing.min as u64)
     }
 
     /// How a path that ended with PPP sum `p` and `key` (its Ball-Larus id,
     /// or with a packing its key) counts against `table` ([`Self::table`]):
     /// `Some(slot)` when interesting (the slot relative to `base`), else
-    /// `None` (a residual path, counted by its Ball-Larus id).
+    /// `None` (a residual path, counted by its Ball-Larus id). With a
+    /// packing the entry is the key's, as the instrumented code reads it.
     pub fn classify(&self, table: &[u64], p: u64, key: u64) -> Option<usize> {
-        let slot = usize::try_from(p).ok().filter(|&i| i < table.len())?;
-        (table[slot] == key).then_some(slot)
+        let (entry, slot) = match self.packing {
+            None => (p, p),
+            Some(packing) => {
+                let entry = packing.entry(key);
+                (entry, self.sum_of_entry(packing, entry))
+            }
+        };
+        let entry = usize::try_from(entry).ok().filter(|&i| i < table.len())?;
+        (table[entry] == key).then(|| usize::try_from(slot).expect("an owner's slot"))
     }
 }
 

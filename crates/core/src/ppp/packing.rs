@@ -15,15 +15,21 @@
 //!
 //! At the end the *key* `k = x − min` (the constant folds into the count's)
 //! splits into `p = (k & (2^bits − 1)) + min` and `b = k >> bits`, whatever
-//! the partial sums did on the way (wrapping is linear). The array's owner
-//! table holds each interesting path's key, and the test
-//! `p < interval && owner[p] == k` is section 5's with one register fewer; a
-//! hole holds a key whose low bits are not its own id's. The PPP part goes
-//! low because its increments are small: a chord's combined constant stays a
-//! 32-bit immediate where the Ball-Larus increment is small too (with the
-//! PPP part high every PPP increment made a 64-bit constant, and LLVM
-//! hoisted their materialisation into SQLite's dispatch loop). A function
-//! whose ranges do not fit keeps two registers.
+//! the partial sums did on the way (wrapping is linear). The owner table has
+//! one entry per value of the low bits, its *window* (`2^bits` entries, the
+//! PPP sums `min..min + 2^bits`, every path's among them), so a path's end
+//! reads entry `k & (2^bits − 1)` with no range check: `owner[k & mask] ==
+//! k` is section 5's test `p < interval && owner[p] == (p, b)` with one
+//! register and one compare fewer. An interesting path's entry holds its key
+//! and counts in its PPP slot; every other entry (a hole of the interval, or
+//! a sum outside it) holds a key whose low bits are not its own, so no path
+//! matches it. The PPP part goes low because its increments are small: a
+//! chord's combined constant stays a 32-bit immediate where the Ball-Larus
+//! increment is small too (with the PPP part high every PPP increment made a
+//! 64-bit constant, and LLVM hoisted their materialisation into SQLite's
+//! dispatch loop). A function whose ranges do not fit one word, or whose
+//! window would be more than [`WINDOW_SLACK`] times its interval (and more
+//! than [`WINDOW_FLOOR`] entries), keeps two registers.
 
 use super::classify::HOLE;
 use super::numbering::PppNumbering;
@@ -38,15 +44,27 @@ pub struct Packing {
     pub min: i64,
 }
 
+/// A window may have this many entries per slot of the interval ...
+pub const WINDOW_SLACK: u64 = 4;
+/// ... or this many entries (8 KiB of owner keys) whatever the interval.
+pub const WINDOW_FLOOR: u64 = 1024;
+
 impl Packing {
-    /// The packing of `numbering` on `dag`, when both registers fit one word.
+    /// The packing of `numbering` on `dag`, when both registers fit one word
+    /// and its window is small enough (see the module doc).
     pub fn fit(dag: &Dag, numbering: &PppNumbering) -> Option<Packing> {
         let bl_bits = u64::BITS - dag.num_paths().saturating_sub(1).leading_zeros();
         let (min, max) = sum_range(dag, numbering);
         let span = u128::try_from(max - min).expect("max >= min");
         let ppp_bits = (u128::BITS - span.leading_zeros()).max(1);
         let min = i64::try_from(min).ok()?;
-        (ppp_bits + bl_bits <= u64::BITS).then_some(Packing { ppp_bits, min })
+        let small = window_fits(ppp_bits, numbering.interval());
+        (small && ppp_bits + bl_bits <= u64::BITS).then_some(Packing { ppp_bits, min })
+    }
+
+    /// The owner table's entries: one per value of a key's low bits.
+    pub fn window(self) -> u64 {
+        1 << self.ppp_bits
     }
 
     /// The combined constant of a Ball-Larus and a PPP increment.
@@ -71,17 +89,34 @@ impl Packing {
         (ppp, bl)
     }
 
-    /// The owner table entry of PPP id `ppp`: the key of its owner,
-    /// Ball-Larus id `owner`, or for a [`HOLE`] a key that splits into
-    /// another PPP sum.
-    pub fn owner_key(self, ppp: u64, owner: u64) -> u64 {
-        let low = ppp.wrapping_sub(self.min as u64) & self.mask();
+    /// The owner table entry a path with `key` reads: its low bits.
+    pub fn entry(self, key: u64) -> u64 {
+        key & self.mask()
+    }
+
+    /// The entry of PPP sum `ppp` (see [`Packing::entry`]).
+    pub fn entry_of_sum(self, ppp: u64) -> u64 {
+        ppp.wrapping_sub(self.min as u64) & self.mask()
+    }
+
+    /// What the owner table holds at `entry`: the key of its owner,
+    /// Ball-Larus id `owner`, or for a [`HOLE`] a key whose low bits are not
+    /// `entry` (no path's key that reads it).
+    pub fn owner_key(self, entry: u64, owner: u64) -> u64 {
         if owner == HOLE {
-            low ^ 1
+            entry ^ 1
         } else {
-            (owner << self.ppp_bits) | low
+            (owner << self.ppp_bits) | entry
         }
     }
+}
+
+/// Whether a window of `2^ppp_bits` entries is small enough for an interval
+/// of `interval` PPP ids (see the module doc).
+fn window_fits(ppp_bits: u32, interval: u64) -> bool {
+    let most = interval.saturating_mul(WINDOW_SLACK).max(WINDOW_FLOOR);
+    1u64.checked_shl(ppp_bits)
+        .is_some_and(|window| window <= most)
 }
 
 /// The smallest and largest PPP sum of any ENTRY→EXIT path of `dag` (the
@@ -135,21 +170,22 @@ mod tests {
                     let x = (half as u64).wrapping_add(rest as u64);
                     let key = packing.key(x);
                     assert_eq!(packing.split(key), (ppp as u64, bl), "{packing:?}");
-                    assert_eq!(packing.owner_key(ppp as u64, bl), key);
+                    let entry = packing.entry(key);
+                    assert_eq!(entry, packing.entry_of_sum(ppp as u64));
+                    assert_eq!(packing.owner_key(entry, bl), key);
                 }
             }
         }
     }
 
     #[test]
-    fn holes_never_hold_a_key_of_their_own_id() {
-        let packing = Packing {
-            ppp_bits: 9,
-            min: -3,
-        };
-        for ppp in 0..300 {
-            let hole = packing.owner_key(ppp, HOLE);
-            assert_ne!(packing.split(hole).0, ppp);
+    fn holes_never_hold_a_key_that_reads_them() {
+        for ppp_bits in [1, 9] {
+            let packing = Packing { ppp_bits, min: -3 };
+            for entry in 0..packing.window() {
+                let hole = packing.owner_key(entry, HOLE);
+                assert_ne!(packing.entry(hole), entry);
+            }
         }
     }
 
@@ -173,6 +209,15 @@ mod tests {
         let five = PppNumbering::compute(&dag, &five).unwrap();
         assert!(sum_range(&dag, &five).1 >= 4);
         assert_eq!(Packing::fit(&dag, &five), None);
+    }
+
+    #[test]
+    fn windows_beyond_four_slots_per_id_and_1024_entries_are_refused() {
+        assert!(window_fits(10, 1));
+        assert!(!window_fits(11, 1));
+        assert!(window_fits(11, 512));
+        assert!(!window_fits(12, 512));
+        assert!(!window_fits(64, u64::MAX));
     }
 
     #[test]

@@ -354,11 +354,16 @@ fn ppp_plan_of_the_worked_example_packs_both_registers_in_one() {
             min: -1
         }
     );
-    let keys: Vec<u64> = numbering
-        .paths()
-        .iter()
-        .map(|n| (n.bl << packing.ppp_bits) | n.ppp.wrapping_sub(packing.min as u64))
-        .collect();
+    // The owner table is the window of sums -1..=2: sum -1 is no
+    // interesting path's (a key whose low bits are not its entry's), the
+    // others hold their path's key.
+    let mut keys = vec![1u64];
+    keys.extend(
+        numbering
+            .paths()
+            .iter()
+            .map(|n| (n.bl << packing.ppp_bits) | n.ppp.wrapping_sub(packing.min as u64)),
+    );
     assert_eq!(table.table(), keys);
     // One register: no PPP register ops, every path ends in CountPacked.
     let ops: Vec<Op> = plan.probes.iter().flat_map(|p| p.ops.clone()).collect();

@@ -109,7 +109,8 @@ pub(crate) fn executable_only_x86_64(module: &Module<'_>) -> bool {
 /// Where a PPP function counts its interesting paths: `slots[base + p]` for
 /// PPP id `p < interval` whose owner (`owners[p]`, a private constant
 /// `[interval x i64]` named `__pathprof_ppp_owners.<i>`) is the path's
-/// Ball-Larus id, or with a packing its key.
+/// Ball-Larus id; with a packing, the owners are the window's keys
+/// (`[window x i64]`, [`pathprof_core::plan::PppSlots::table`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PppCounters<'ctx> {
     pub base: u32,

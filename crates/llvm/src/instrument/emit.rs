@@ -39,9 +39,12 @@
 //!   the same test with `decrement` / `__pathprof_hash_uncount`.
 //! - Where both registers fit one word (`PppSlots::packing`) there is no `q`:
 //!   `r` holds the word and `CountPacked(c)` calls `..._packed` variants of
-//!   the helpers with `key = r + c - min`: they test `p = (key & mask) + min`
-//!   and `key` as above (the owner table holds the interesting paths' keys)
-//!   and compute Ball-Larus id `b = key >> bits` for a residual path only.
+//!   the helpers with `key = r + c - min` and `entry = key & mask`: they
+//!   test `owners[entry] == key` with no range check (the owner table is the
+//!   packing's window, an entry per value of the mask, holding the
+//!   interesting paths' keys), count in `ppp[entry]` (= `&slots[base +
+//!   min]`) and compute Ball-Larus id `b = key >> bits` for a residual path
+//!   only.
 //!   An add of a constant beyond 32 bits takes it through an empty `asm`:
 //!   LLVM otherwise hoists such constants out of a loop and, in SQLite's
 //!   VDBE, reloaded eight of them from the stack at every dispatch.
@@ -697,8 +700,8 @@ impl<'ctx> Site<'_, 'ctx> {
 
     /// Counts one execution of the path whose registers share `word`
     /// ([`pathprof_core::ppp::packing`]): its key `word - min` is compared
-    /// with the owner table's at PPP sum `(key & mask) + min`; a residual
-    /// path counts by Ball-Larus id `key >> bits`.
+    /// with the owner table's entry `key & mask`; a residual path counts by
+    /// Ball-Larus id `key >> bits`.
     fn count_packed(&mut self, word: IntValue<'ctx>) -> Counted<'ctx> {
         let packing = self
             .counters
@@ -706,23 +709,34 @@ impl<'ctx> Site<'_, 'ctx> {
             .and_then(|t| t.packing)
             .expect("placement checked CountPacked has a packing");
         let int = |v: u64| self.emitter.i64_type.const_int(v, false);
-        let min = int(packing.min as u64);
         let b = &self.emitter.builder;
-        let key = b.build_int_sub(word, min, "pp.key").expect(POSITIONED);
+        let key = b
+            .build_int_sub(word, int(packing.min as u64), "pp.key")
+            .expect(POSITIONED);
+        let mask = int(packing.window() - 1);
+        let entry = b.build_and(key, mask, "pp.entry").expect(POSITIONED);
         let bits = int(packing.ppp_bits.into());
-        self.count_ppp(true, [key, min, bits])
+        self.count_ppp(true, [entry, key, bits])
     }
 
     /// Counts one execution of a path in a PPP function: in its PPP slot
     /// when it is interesting, else by its Ball-Larus id. `args` are
     /// `[p, key, b]` (PPP sum, what the owner table must hold, Ball-Larus
-    /// id), or `packed`, `[key, min, bits]` (see [`Site::count_packed`]).
+    /// id), or `packed`, `[entry, key, bits]` (see [`Site::count_packed`]).
     fn count_ppp(&mut self, packed: bool, args: [IntValue<'ctx>; 3]) -> Counted<'ctx> {
         let ppp = self
             .counters
             .ppp
             .expect("placement checked CountPpp has PPP slots");
         let first = self.slot(ppp.base);
+        // Packed, entry `e` counts PPP sum `min + e` in slot `base + min + e`.
+        let first = match ppp.packing {
+            Some(packing) if packed => {
+                let min = self.emitter.i64_type.const_int(packing.min as u64, true);
+                self.emitter.element(first, min)
+            }
+            _ => first,
+        };
         let (residual, hash) = match self.counters.paths {
             PathCounters::Array(_) | PathCounters::InModule(_) => (self.path_array(), false),
             PathCounters::Hash(state) => (self.counters_at(state), true),
@@ -757,9 +771,10 @@ impl<'ctx> Site<'_, 'ctx> {
 
     /// `void __pathprof_ppp_{count,uncount}_{array,hash}(ptr ppp, ptr owners,
     /// i64 interval, ptr residual, i64 p, i64 key, i64 b)`, or with `packed`
-    /// `..._packed(..., i64 key, i64 min, i64 bits)`: internal,
-    /// `alwaysinline`, `nounwind`; defined on first use with a builder of
-    /// its own.
+    /// `..._packed(..., i64 entry, i64 key, i64 bits)` (`ppp` the counter of
+    /// entry 0; no range check, the owner table covers every entry):
+    /// internal, `alwaysinline`, `nounwind`; defined on first use with a
+    /// builder of its own.
     fn ppp_fn(&mut self, uncount: bool, hash: bool, packed: bool) -> FunctionValue<'ctx> {
         let index = 4 * usize::from(packed) + 2 * usize::from(uncount) + usize::from(hash);
         if let Some(f) = self.emitter.ppp_fns[index] {
@@ -815,19 +830,17 @@ impl<'ctx> Site<'_, 'ctx> {
                 .expect(POSITIONED);
         };
         e.builder.position_at_end(entry);
-        // Packed: (key, min, bits), the PPP sum decoded here and the
-        // Ball-Larus id only where a residual path needs it; else (p, key, b).
-        let (p, key) = if packed {
-            let b = &e.builder;
-            let one = i64_type.const_int(1, false);
-            let mask = b.build_left_shift(one, z, "pp.mask").expect(POSITIONED);
-            let mask = b.build_int_sub(mask, one, "pp.mask").expect(POSITIONED);
-            let low = b.build_and(x, mask, "pp.low").expect(POSITIONED);
-            (b.build_int_add(low, y, "pp.ppp").expect(POSITIONED), x)
+        // (p, key, b), or packed (entry, key, bits): the owner table covers
+        // every entry, and the Ball-Larus id is decoded only where a
+        // residual path needs it.
+        let (p, key) = (x, y);
+        if packed {
+            e.builder
+                .build_unconditional_branch(check)
+                .expect(POSITIONED);
         } else {
-            (x, y)
-        };
-        branch_if(IntPredicate::ULT, p, interval, check, miss);
+            branch_if(IntPredicate::ULT, p, interval, check, miss);
+        }
         e.builder.position_at_end(check);
         let owner = e
             .builder
@@ -846,7 +859,7 @@ impl<'ctx> Site<'_, 'ctx> {
         e.builder.build_return(None).expect(POSITIONED);
         e.builder.position_at_end(miss);
         let b = if packed {
-            let id = e.builder.build_right_shift(x, z, false, "pp.bl");
+            let id = e.builder.build_right_shift(key, z, false, "pp.bl");
             id.expect(POSITIONED)
         } else {
             z
