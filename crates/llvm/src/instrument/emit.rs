@@ -89,6 +89,7 @@ use super::abi::{self, enum_attribute, Counters, PathCounters, ThreadDelta};
 use super::place::Placement;
 use super::split;
 use super::unwind::Unwinds;
+use super::LARGE_FUNCTION_BLOCKS;
 use crate::error::LlvmError;
 use crate::ffi;
 use crate::walk::{self, Body};
@@ -119,6 +120,9 @@ pub(crate) struct Emitter<'ctx> {
     /// The PPP helpers, indexed by `4 * packed + 2 * uncount + hash`;
     /// defined on first use.
     ppp_fns: [Option<FunctionValue<'ctx>>; 8],
+    /// Whether the function being emitted counts its slots with volatile
+    /// accesses ([`super::scope`]).
+    volatile_slots: bool,
     atomic: bool,
     /// The module's thread delta, when it has counters.
     delta: Option<ThreadDelta<'ctx>>,
@@ -181,12 +185,14 @@ impl<'ctx> Emitter<'ctx> {
             hash_fns: [None; 3],
             hash_inline: None,
             ppp_fns: [None; 8],
+            volatile_slots: false,
             atomic,
             delta,
         }
     }
 
-    /// Splits the placement's edges, then emits all its ops into `body`.
+    /// Splits the placement's edges, then emits all its ops into `body`;
+    /// with `volatile_slots`, slot increments are volatile.
     pub fn function(
         &mut self,
         module: &Module<'ctx>,
@@ -194,7 +200,9 @@ impl<'ctx> Emitter<'ctx> {
         cfg: &Cfg,
         placement: &Placement,
         counters: Counters<'ctx>,
+        volatile_slots: bool,
     ) -> Result<(), LlvmError> {
+        self.volatile_slots = volatile_slots;
         let context = module.get_context();
         // The calls of `Call` probes, found before anything is inserted.
         let mut calls_of: HashMap<usize, Vec<InstructionValue<'ctx>>> = HashMap::new();
@@ -321,6 +329,20 @@ impl<'ctx> Emitter<'ctx> {
     }
 
     fn increment(&self, ptr: PointerValue<'ctx>) {
+        self.add_one(ptr, false);
+    }
+
+    /// [`increment`](Self::increment) of a slot: a volatile load and store
+    /// where the function is in [`super::scope`]'s alias scope, so that
+    /// LLVM neither keeps the counter in a register across a loop (a store
+    /// at every round) nor moves its stores to the loop's exits (a thread
+    /// interrupted in the loop would hold executions not yet counted): one
+    /// `incq` of memory.
+    fn increment_slot(&self, ptr: PointerValue<'ctx>) {
+        self.add_one(ptr, self.volatile_slots);
+    }
+
+    fn add_one(&self, ptr: PointerValue<'ctx>, volatile: bool) {
         let b = &self.builder;
         let one = self.i64_type.const_int(1, false);
         if self.atomic {
@@ -332,7 +354,12 @@ impl<'ctx> Emitter<'ctx> {
                 .expect(POSITIONED)
                 .into_int_value();
             let new = b.build_int_add(old, one, "pp.count.inc").expect(POSITIONED);
-            b.build_store(ptr, new).expect(POSITIONED);
+            let store = b.build_store(ptr, new).expect(POSITIONED);
+            if volatile {
+                for access in [old.as_instruction().expect("a load"), store] {
+                    access.set_volatile(true).expect("a load or store");
+                }
+            }
         }
     }
 
@@ -376,20 +403,14 @@ impl<'ctx> Emitter<'ctx> {
     }
 }
 
-/// Functions with more blocks than this compute their counters' addresses
-/// at each probe, as code generation chooses, instead of holding a pinned
-/// base in a register: in the interpreters' loops (SQLite's
-/// `sqlite3VdbeExec`, 1454 blocks; Lua's `luaV_execute`, 732) the register
-/// held cost 2-5 % more instructions than the `lea`s it saved (callgrind).
-const MAX_PINNED_BLOCKS: usize = 512;
-
 /// Whether a function holds its counters' addresses from entry
 /// ([`Site::pinned_bases`]): when it counts at two places or more (with one,
 /// the base costs its `lea` on entry instead of at the probe, and a run
 /// that passes no probe pays it for nothing) and is not one of the largest
-/// ([`MAX_PINNED_BLOCKS`]).
+/// ([`LARGE_FUNCTION_BLOCKS`]: the register held cost 2-5 % more
+/// instructions than the `lea`s it saved there, callgrind).
 fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
-    body.blocks.len() <= MAX_PINNED_BLOCKS && placement.counts() >= 2
+    body.blocks.len() <= LARGE_FUNCTION_BLOCKS && placement.counts() >= 2
 }
 
 /// Emission into one function.
@@ -1001,7 +1022,7 @@ impl<'ctx> Site<'_, 'ctx> {
     /// Increments `slots[k]`.
     fn count_slot(&mut self, k: u32) -> Counted<'ctx> {
         let p = self.slot(k);
-        self.emitter.increment(p);
+        self.emitter.increment_slot(p);
         Counted::Counter(p)
     }
 

@@ -11,7 +11,8 @@
 //!    and each function's path counters) and [`abi::ThreadDelta`] the
 //!    per-thread delta the others are counted at;
 //!    [`emit`] splits the edges that need it ([`split`]) and emits the ops
-//!    ([`unwind`] undoes counts around `invoke`s).
+//!    ([`unwind`] undoes counts around `invoke`s); [`scope`] tells LLVM that
+//!    the probes' memory and the program's never alias.
 //! 3. [`abi::register`] emits the descriptors and the constructor, and LLVM's
 //!    verifier checks the result.
 
@@ -19,6 +20,7 @@ mod abi;
 mod attrs;
 mod emit;
 mod place;
+mod scope;
 mod split;
 mod unwind;
 
@@ -27,6 +29,14 @@ use crate::walk;
 use inkwell::module::Module;
 use pathprof_core::plan::FunctionPlan;
 use pathprof_core::Mode;
+
+/// Functions with more blocks than this are instrumented as plainly as
+/// possible: in the interpreters' loops (SQLite's `sqlite3VdbeExec`, 1454
+/// blocks; Lua's `luaV_execute`, 732) anything that asks more of the
+/// register allocator costs more than it saves. They compute their
+/// counters' addresses at each probe ([`emit`]'s pinned bases), and they and
+/// the functions they call are left out of the alias scope ([`scope`]).
+const LARGE_FUNCTION_BLOCKS: usize = 512;
 
 /// Module-wide facts the registration needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,8 +106,16 @@ pub fn instrument(
         .any(|(_, c)| c.at_delta())
         .then(|| abi::ThreadDelta::define(module));
     let mut emitter = emit::Emitter::new(module, info.atomic, delta);
-    for ((body, (cfg, placement)), (_, counters)) in bodies.iter().zip(&placed).zip(&registered) {
-        emitter.function(module, body, cfg, placement, *counters)?;
+    let scope = scope::CounterScope::new(module);
+    let scoped = scope::scoped(&bodies, info.mode);
+    for (((body, (cfg, placement)), (_, counters)), &scoped) in
+        bodies.iter().zip(&placed).zip(&registered).zip(&scoped)
+    {
+        let program = scope::ProgramAccesses::of(body.function);
+        emitter.function(module, body, cfg, placement, *counters, scoped)?;
+        if scoped {
+            scope.mark_function(body.function, &program);
+        }
     }
 
     // 3. Registration, then check the whole module.

@@ -366,3 +366,93 @@ fn dump_instrumented_ir() {
         pathprof_llvm::inkwell::values::AnyValue::print_to_string(&f).to_string()
     );
 }
+
+/// The loads, stores and atomics of every defined function of `module`,
+/// with whether each is in an alias scope and whether it has `!noalias`.
+fn scoped_accesses(module: &pathprof_llvm::Module<'_>) -> Vec<(String, bool, bool)> {
+    use pathprof_llvm::inkwell::values::InstructionOpcode as Op;
+    let context = module.get_context();
+    let (scope, noalias) = (
+        context.get_kind_id("alias.scope"),
+        context.get_kind_id("noalias"),
+    );
+    let mut found = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            for i in block.get_instructions() {
+                if matches!(
+                    i.get_opcode(),
+                    Op::Load | Op::Store | Op::AtomicRMW | Op::AtomicCmpXchg
+                ) {
+                    let name = function.get_name().to_string_lossy().into_owned();
+                    let marks = (
+                        i.get_metadata(scope).is_some(),
+                        i.get_metadata(noalias).is_some(),
+                    );
+                    found.push((name, marks.0, marks.1));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// In block and edge mode every access instrumentation adds (counters, the
+/// thread delta, undos around calls) is in pathprof's alias scope, every
+/// access the program had is declared not to alias it, and no access is
+/// both; path mode marks nothing.
+#[test]
+fn probes_and_the_program_are_in_disjoint_alias_scopes() {
+    use pathprof_core::planner::{plan_function, PlanOptions};
+    let dir = tempfile::tempdir().unwrap();
+    for variant in [Variant::Unoptimised, Variant::Optimised] {
+        let bc = bitcode(dir.path(), "prog.c", variant);
+        for (mode, early_exit) in [
+            (Mode::Block, false),
+            (Mode::Edge, false),
+            (Mode::Edge, true),
+            (Mode::Path, false),
+        ] {
+            let context = Context::create();
+            let module =
+                pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
+            let program = scoped_accesses(&module);
+            assert!(program.iter().all(|&(_, scope, _)| !scope));
+            let extracted = extract(&module).unwrap();
+            // Tiny path arrays, so that some functions hash too.
+            let mut options = PlanOptions::default().with_early_exit(early_exit);
+            options.path.array_limit = 2;
+            let plans: Vec<FunctionPlan> = extracted
+                .functions
+                .iter()
+                .map(|f| plan_function(&f.cfg, mode, &options).unwrap().0)
+                .collect();
+            let info = ModuleInfo {
+                mode,
+                build_id: 1,
+                hashes: extracted
+                    .functions
+                    .iter()
+                    .map(|f| f.cfg.shape_hash())
+                    .collect(),
+                atomic: false,
+            };
+            instrument(&module, &plans, &info).unwrap();
+            let after = scoped_accesses(&module);
+            assert!(after.len() > program.len(), "{mode:?}: probes were added");
+            if mode == Mode::Path {
+                assert!(after.iter().all(|a| !a.1 && !a.2), "path mode: {after:?}");
+                continue;
+            }
+            let both: Vec<_> = after.iter().filter(|a| a.1 && a.2).collect();
+            assert!(
+                both.is_empty(),
+                "{mode:?}: in the scope and noalias it: {both:?}"
+            );
+            let noalias = after.iter().filter(|a| a.2).count();
+            assert_eq!(noalias, program.len(), "{mode:?}: the program's accesses");
+            let unmarked: Vec<_> = after.iter().filter(|a| !a.1 && !a.2).collect();
+            assert!(unmarked.is_empty(), "{mode:?}: unmarked {unmarked:?}");
+        }
+    }
+}
