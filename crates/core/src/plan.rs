@@ -147,15 +147,10 @@ impl PppSlots {
     /// The owner of the PPP sum whose entry is `entry` in `packing`'s window
     /// (a hole outside the interval).
     fn owner_of_entry(&self, packing: Packing, entry: u64) -> u64 {
-        usize::try_from(self.sum_of_entry(packing, entry))
+        usize::try_from(packing.sum_of_entry(entry))
             .ok()
             .and_then(|p| self.owners.get(p).copied())
             .unwrap_or(crate::ppp::classify::HOLE)
-    }
-
-    /// The PPP sum (wrapped) whose entry is `entry`: `min + entry`.
-    fn sum_of_entry(&self, packing: Packing, entry: u64) -> u64 {
-        entry.wrapping_add(packing.min as u64)
     }
 
     /// How a path that ended with PPP sum `p` and `key` (its Ball-Larus id,
@@ -168,7 +163,7 @@ impl PppSlots {
             None => (p, p),
             Some(packing) => {
                 let entry = packing.entry(key);
-                (entry, self.sum_of_entry(packing, entry))
+                (entry, packing.sum_of_entry(entry))
             }
         };
         let entry = usize::try_from(entry).ok().filter(|&i| i < table.len())?;

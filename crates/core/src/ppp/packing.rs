@@ -81,10 +81,10 @@ impl Packing {
         u64::MAX >> (u64::BITS - self.ppp_bits)
     }
 
-    /// What a path's end reads from its key: its PPP sum (wrapped into a
-    /// `u64`, so a negative one is above any interval) and its Ball-Larus id.
+    /// What a path's key holds: its PPP sum (wrapped into a `u64`, so a
+    /// negative one is above any interval) and its Ball-Larus id.
     pub fn split(self, key: u64) -> (u64, u64) {
-        let ppp = (key & self.mask()).wrapping_add(self.min as u64);
+        let ppp = self.sum_of_entry(self.entry(key));
         let bl = key.checked_shr(self.ppp_bits).unwrap_or(0);
         (ppp, bl)
     }
@@ -97,6 +97,11 @@ impl Packing {
     /// The entry of PPP sum `ppp` (see [`Packing::entry`]).
     pub fn entry_of_sum(self, ppp: u64) -> u64 {
         ppp.wrapping_sub(self.min as u64) & self.mask()
+    }
+
+    /// The PPP sum (wrapped) whose entry is `entry`: `min + entry`.
+    pub fn sum_of_entry(self, entry: u64) -> u64 {
+        entry.wrapping_add(self.min as u64)
     }
 
     /// What the owner table holds at `entry`: the key of its owner,
@@ -172,6 +177,7 @@ mod tests {
                     assert_eq!(packing.split(key), (ppp as u64, bl), "{packing:?}");
                     let entry = packing.entry(key);
                     assert_eq!(entry, packing.entry_of_sum(ppp as u64));
+                    assert_eq!(packing.sum_of_entry(entry), ppp as u64);
                     assert_eq!(packing.owner_key(entry, bl), key);
                 }
             }
