@@ -111,10 +111,12 @@ pub fn instrument(
     for (((body, (cfg, placement)), (_, counters)), &scoped) in
         bodies.iter().zip(&placed).zip(&registered).zip(&scoped)
     {
-        let program = scope::ProgramAccesses::of(body.function);
+        if scoped {
+            scope.mark_program(body.function);
+        }
         emitter.function(module, body, cfg, placement, *counters, scoped)?;
         if scoped {
-            scope.mark_function(body.function, &program);
+            scope.mark_probes(body.function);
         }
     }
 

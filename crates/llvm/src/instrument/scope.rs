@@ -51,9 +51,6 @@ pub(crate) struct CounterScope<'ctx> {
     noalias_kind: u32,
 }
 
-/// The program's own memory accesses of a function, before instrumentation.
-pub(crate) struct ProgramAccesses<'ctx>(HashSet<InstructionValue<'ctx>>);
-
 impl<'ctx> CounterScope<'ctx> {
     pub fn new(module: &Module<'ctx>) -> Self {
         let context = module.get_context();
@@ -72,16 +69,19 @@ impl<'ctx> CounterScope<'ctx> {
         }
     }
 
-    /// Marks `function` after instrumentation: `before` (its accesses then)
-    /// `!noalias` the scope, every other access in it.
-    pub fn mark_function(&self, function: FunctionValue<'ctx>, before: &ProgramAccesses<'ctx>) {
-        for instruction in accesses(function) {
-            if before.0.contains(&instruction) {
-                self.add_noalias(instruction);
-            } else {
-                self.set_in_scope(instruction);
-            }
-        }
+    /// Declares every access `function` has, before anything is emitted in
+    /// it (the program's own), not to alias the scope.
+    pub fn mark_program(&self, function: FunctionValue<'ctx>) {
+        accesses(function).for_each(|i| self.add_noalias(i));
+    }
+
+    /// Puts every access of `function` without `!noalias`, after emission
+    /// (the probes': [`CounterScope::mark_program`] marked all the others),
+    /// in the scope.
+    pub fn mark_probes(&self, function: FunctionValue<'ctx>) {
+        accesses(function)
+            .filter(|i| i.get_metadata(self.noalias_kind).is_none())
+            .for_each(|i| self.set_in_scope(i));
     }
 
     fn set_in_scope(&self, instruction: InstructionValue<'ctx>) {
@@ -103,13 +103,6 @@ impl<'ctx> CounterScope<'ctx> {
         instruction
             .set_metadata(list, self.noalias_kind)
             .expect("a scope list is a node");
-    }
-}
-
-impl<'ctx> ProgramAccesses<'ctx> {
-    /// `function`'s accesses, before anything is emitted in it.
-    pub fn of(function: FunctionValue<'ctx>) -> Self {
-        ProgramAccesses(accesses(function).collect())
     }
 }
 

@@ -135,6 +135,20 @@ pub struct Program {
     build_id: u64,
 }
 
+/// What `instrument` needs to know of the module `extracted` came from.
+pub fn module_info(extracted: &Extracted, mode: Mode, build_id: u64, atomic: bool) -> ModuleInfo {
+    ModuleInfo {
+        mode,
+        build_id,
+        hashes: extracted
+            .functions
+            .iter()
+            .map(|f| f.cfg.shape_hash())
+            .collect(),
+        atomic,
+    }
+}
+
 /// Loads `bitcode`, plans with `plan`, instruments, optimises and links with the
 /// fake runtime into `dir/prog<n>` (a new name each time).
 pub fn build_program(
@@ -147,16 +161,7 @@ pub fn build_program(
     let module = pathprof_llvm::link_bitcode_files(&context, bitcode).unwrap();
     let extracted = extract(&module).unwrap();
     let plans = plan(&extracted);
-    let info = ModuleInfo {
-        mode: build.mode,
-        build_id: build.build_id,
-        hashes: extracted
-            .functions
-            .iter()
-            .map(|f| f.cfg.shape_hash())
-            .collect(),
-        atomic: build.atomic,
-    };
+    let info = module_info(&extracted, build.mode, build.build_id, build.atomic);
     instrument(&module, &plans, &info).unwrap();
     optimize(&module, build.level).unwrap();
     static NEXT: AtomicUsize = AtomicUsize::new(0);

@@ -4,7 +4,7 @@
 
 use crate::ball_larus::{block_plan, check_flow, check_paths, counting_plan, Paths};
 use crate::harness::{
-    bitcode, build_and_run, function_index, reference_stdout, Build, Run, Variant,
+    bitcode, build_and_run, function_index, module_info, reference_stdout, Build, Run, Variant,
 };
 use pathprof_core::plan::{FunctionPlan, Op, PathStorage, ProbeSite};
 use pathprof_core::{BlockId, EdgeId, Mode};
@@ -267,12 +267,7 @@ fn rejects_plans_that_do_not_fit() {
             let module = pathprof_llvm::load_bitcode(&context, &bc).unwrap();
             let ex = extract(&module).unwrap();
             let mut plans: Vec<_> = ex.functions.iter().map(|f| block_plan(&f.cfg)).collect();
-            let mut info = ModuleInfo {
-                mode: Mode::Block,
-                build_id: 1,
-                hashes: ex.functions.iter().map(|f| f.cfg.shape_hash()).collect(),
-                atomic: false,
-            };
+            let mut info = module_info(&ex, Mode::Block, 1, false);
             edit(&mut plans, &mut info);
             instrument(&module, &plans, &info)?;
             // A second time is refused.
@@ -352,12 +347,7 @@ fn dump_instrumented_ir() {
         .iter()
         .map(|f| counting_plan(&f.cfg, Paths::Array).0)
         .collect();
-    let info = ModuleInfo {
-        mode: Mode::Path,
-        build_id: 1,
-        hashes: ex.functions.iter().map(|f| f.cfg.shape_hash()).collect(),
-        atomic: false,
-    };
+    let info = module_info(&ex, Mode::Path, 1, false);
     instrument(&module, &plans, &info).unwrap();
     let name = std::env::var("PP_DUMP_FUNCTION").unwrap_or("multi".into());
     let f = module.get_function(&name).unwrap();
@@ -427,16 +417,7 @@ fn probes_and_the_program_are_in_disjoint_alias_scopes() {
                 .iter()
                 .map(|f| plan_function(&f.cfg, mode, &options).unwrap().0)
                 .collect();
-            let info = ModuleInfo {
-                mode,
-                build_id: 1,
-                hashes: extracted
-                    .functions
-                    .iter()
-                    .map(|f| f.cfg.shape_hash())
-                    .collect(),
-                atomic: false,
-            };
+            let info = module_info(&extracted, mode, 1, false);
             instrument(&module, &plans, &info).unwrap();
             let after = scoped_accesses(&module);
             assert!(after.len() > program.len(), "{mode:?}: probes were added");
