@@ -191,6 +191,16 @@ impl<'ctx> Emitter<'ctx> {
         }
     }
 
+    /// The helpers defined so far (the inline-cache hash count and the PPP
+    /// counts), which LLVM inlines into the probes: every memory access in
+    /// them is pathprof's.
+    pub fn helpers(&self) -> impl Iterator<Item = FunctionValue<'ctx>> + '_ {
+        self.hash_inline
+            .iter()
+            .chain(self.ppp_fns.iter().flatten())
+            .copied()
+    }
+
     /// Splits the placement's edges, then emits all its ops into `body`;
     /// with `volatile_slots`, slot increments are volatile.
     pub fn function(

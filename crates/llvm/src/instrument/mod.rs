@@ -35,7 +35,8 @@ use pathprof_core::Mode;
 /// blocks; Lua's `luaV_execute`, 732) anything that asks more of the
 /// register allocator costs more than it saves. They compute their
 /// counters' addresses at each probe ([`emit`]'s pinned bases), and they and
-/// the functions they call are left out of the alias scope ([`scope`]).
+/// the functions LLVM may inline into them are left out of the alias scope
+/// ([`scope`]).
 const LARGE_FUNCTION_BLOCKS: usize = 512;
 
 /// Module-wide facts the registration needs.
@@ -118,6 +119,9 @@ pub fn instrument(
         if scoped {
             scope.mark_probes(body.function);
         }
+    }
+    for helper in emitter.helpers() {
+        scope.mark_probes(helper);
     }
 
     // 3. Registration, then check the whole module.

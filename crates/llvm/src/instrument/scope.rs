@@ -9,29 +9,33 @@
 //! Scoped `noalias` metadata (LangRef, "`noalias` and `alias.scope`
 //! Metadata") states it: one scope, `pathprof.counters`, in a domain of its
 //! own; every load, store and atomic the instrumentation adds to a function
-//! (its counters, the thread delta) is in the scope (`!alias.scope`), and
-//! every load, store, atomic and `llvm.mem*` intrinsic the function had
-//! before instrumentation is declared not to alias it (`!noalias`, added to
-//! any list it had). Calls are left alone: a callee may count into the same
-//! counters (recursion), and the runtime reads them. The scopes are named,
-//! not distinct, so modules linked together agree on them. In a scoped
-//! function slot increments are volatile ([`super::emit`]), so that each
-//! stays one increment of memory.
+//! (its counters, the thread delta) or has in the helpers it inlines there
+//! (the hash table's inline cache, the PPP counts) is in the scope
+//! (`!alias.scope`), and every load, store, atomic and `llvm.mem*`
+//! intrinsic the function had before instrumentation is declared not to
+//! alias it (`!noalias`, added to any list it had). Calls are left alone: a
+//! callee may count into the same counters (recursion), and the runtime
+//! reads them. The scopes are named, not distinct, so modules linked
+//! together agree on them. In a scoped function slot increments are
+//! volatile ([`super::emit`]), so that each stays one increment of memory.
 //!
-//! Block and edge mode only, and not the largest functions
-//! ([`super::LARGE_FUNCTION_BLOCKS`]) or the functions they call directly
-//! (which LLVM may inline into them): there the program's values held in
+//! Not the largest functions ([`super::LARGE_FUNCTION_BLOCKS`]) or the
+//! functions LLVM may inline into them: there the program's values held in
 //! registers across probes cost spills (callgrind, scale 2: SQLite's
 //! `sqlite3VdbeExec` 12.4M instructions more in block mode scoped, 5.5M
 //! with only its callees scoped), where elsewhere they save (block mode:
 //! bzip2 1.160 → 1.113 of the plain run's instructions, zlib 1.254 →
-//! 1.181, SQLite 1.114 → 1.107). Path mode, scoped alike, gained on bzip2
-//! (1.141 → 1.109) and zlib (1.325 → 1.263) but lost on SQLite (1.244 →
-//! 1.258; PPP 1.229 → 1.246), the one program where it costs more than
-//! clang's counters, so its functions are left out
+//! 1.181, SQLite 1.114 → 1.107). In block and edge mode those are their
+//! direct callees (SQLite's block mode ran 0.4 % more instructions with
+//! every function they reach left out). In path mode they are every
+//! function they reach through direct calls: with only their direct
+//! callees left out, path mode cost SQLite 1.1 % (1.244 → 1.258 of plain);
+//! with all of them, 0.3 % (1.248; PPP 1.229 → 1.233), where bzip2 gains
+//! 2.8 % (1.141 → 1.109) and zlib 4.7 % (1.325 → 1.263), and Lua, whose
+//! `luaV_execute` reaches most of it, stays at 1.071
 //! (`bench/results-scope-callgrind.md`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::LARGE_FUNCTION_BLOCKS;
 use crate::walk::Body;
@@ -106,27 +110,48 @@ impl<'ctx> CounterScope<'ctx> {
     }
 }
 
-/// Per body: whether it is scoped. Only in block and edge mode (see the
-/// module doc), and never the largest of `bodies` or a function they call
-/// directly.
+/// Per body: whether it is scoped: never the largest of `bodies` nor the
+/// functions LLVM may inline into them (see the module doc): their direct
+/// callees in block and edge mode, every function they reach by direct
+/// calls in path mode.
 pub(crate) fn scoped(bodies: &[Body<'_>], mode: Mode) -> Vec<bool> {
-    if !matches!(mode, Mode::Block | Mode::Edge) {
-        return vec![false; bodies.len()];
-    }
-    let mut left_out = HashSet::new();
-    for body in bodies
-        .iter()
-        .filter(|b| b.blocks.len() > LARGE_FUNCTION_BLOCKS)
-    {
-        left_out.insert(body.function);
-        let calls = body.blocks.iter().flat_map(|b| b.get_instructions());
-        let callees = calls.filter_map(|i| crate::ffi::call_site(i)?.get_called_fn_value());
-        left_out.extend(callees);
-    }
+    let depth = match mode {
+        Mode::Block | Mode::Edge => 1,
+        Mode::Path => usize::MAX,
+    };
+    let left_out = reached_from_largest(bodies, depth);
     bodies
         .iter()
         .map(|b| !left_out.contains(&b.function))
         .collect()
+}
+
+/// The largest of `bodies` and the functions they reach through at most
+/// `depth` direct calls.
+fn reached_from_largest<'ctx>(bodies: &[Body<'ctx>], depth: usize) -> HashSet<FunctionValue<'ctx>> {
+    let body_of: HashMap<_, _> = bodies.iter().map(|b| (b.function, b)).collect();
+    let mut frontier: Vec<&Body<'ctx>> = bodies
+        .iter()
+        .filter(|b| b.blocks.len() > LARGE_FUNCTION_BLOCKS)
+        .collect();
+    let mut reached: HashSet<_> = frontier.iter().map(|b| b.function).collect();
+    for _ in 0..depth {
+        let mut next = Vec::new();
+        for body in frontier {
+            let calls = body.blocks.iter().flat_map(|b| b.get_instructions());
+            let callees = calls.filter_map(|i| crate::ffi::call_site(i)?.get_called_fn_value());
+            for callee in callees {
+                if reached.insert(callee) {
+                    next.extend(body_of.get(&callee));
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    reached
 }
 
 /// The memory accesses of `function` scoped metadata may describe: loads,

@@ -421,10 +421,6 @@ fn probes_and_the_program_are_in_disjoint_alias_scopes() {
             instrument(&module, &plans, &info).unwrap();
             let after = scoped_accesses(&module);
             assert!(after.len() > program.len(), "{mode:?}: probes were added");
-            if mode == Mode::Path {
-                assert!(after.iter().all(|a| !a.1 && !a.2), "path mode: {after:?}");
-                continue;
-            }
             let both: Vec<_> = after.iter().filter(|a| a.1 && a.2).collect();
             assert!(
                 both.is_empty(),
@@ -434,6 +430,44 @@ fn probes_and_the_program_are_in_disjoint_alias_scopes() {
             assert_eq!(noalias, program.len(), "{mode:?}: the program's accesses");
             let unmarked: Vec<_> = after.iter().filter(|a| !a.1 && !a.2).collect();
             assert!(unmarked.is_empty(), "{mode:?}: unmarked {unmarked:?}");
+        }
+    }
+}
+
+#[test]
+fn the_alias_scope_leaves_out_the_largest_functions_and_what_they_may_inline() {
+    use pathprof_core::planner::{plan_function, PlanOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "large.c", Variant::Unoptimised);
+    // Per mode, the functions whose accesses are marked: in block and edge
+    // mode `big` and its direct callee `mid` are left out, in path mode
+    // `leaf` (reached through `mid`) too.
+    for (mode, marked) in [
+        (Mode::Block, &["apart", "leaf"][..]),
+        (Mode::Edge, &["apart", "leaf"][..]),
+        (Mode::Path, &["apart"][..]),
+    ] {
+        let context = Context::create();
+        let module =
+            pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
+        let extracted = extract(&module).unwrap();
+        let options = PlanOptions::default();
+        let plans: Vec<FunctionPlan> = extracted
+            .functions
+            .iter()
+            .map(|f| plan_function(&f.cfg, mode, &options).unwrap().0)
+            .collect();
+        let info = module_info(&extracted, mode, 1, false);
+        instrument(&module, &plans, &info).unwrap();
+        let accesses = scoped_accesses(&module);
+        for name in ["big", "mid", "leaf", "apart"] {
+            let of: Vec<_> = accesses.iter().filter(|a| a.0 == name).collect();
+            assert!(!of.is_empty(), "{name} has memory accesses");
+            let expected = marked.contains(&name);
+            assert!(
+                of.iter().all(|a| (a.1 || a.2) == expected),
+                "{mode:?}: {name} marked {expected} expected: {of:?}"
+            );
         }
     }
 }
