@@ -466,11 +466,11 @@ fn function_pointers_across_files() {
 }
 
 /// The masks `x & 0xfffff` bits20 is called with, and how often (see manypaths.c).
-fn bits20_calls() -> BTreeMap<u32, u64> {
+fn bits20_calls() -> BTreeMap<u64, u64> {
     let mut calls = BTreeMap::new();
     for i in 0..400u32 {
         *calls
-            .entry(i.wrapping_mul(2654435761) & 0xfffff)
+            .entry(u64::from(i.wrapping_mul(2654435761) & 0xfffff))
             .or_insert(0) += 1;
     }
     *calls.entry(0).or_insert(0) += 5;
@@ -484,27 +484,75 @@ fn two_to_the_twenty_paths_in_a_hash_table() {
     let calls = bits20_calls();
     let total: u64 = calls.values().sum();
     assert_eq!(total, 408);
-    let ones: u64 = calls.iter().map(|(m, c)| m.count_ones() as u64 * c).sum();
+    expect_paths_by_mask(&mut p, "bits20", "@b", 20, &calls);
+    p.expect_second_run_doubles(Opt::O2, Mode::Path);
+    p.finish();
+}
+
+const WIDEPATHS: Program = Program {
+    name: "widepaths",
+    sources: &["widepaths.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+
+/// 2^40 paths, ids wider than 32 bits: the inline cache folds their high
+/// half into its hash; 3000 paths run 3 times each, round-robin, so that
+/// paths share the cache's sets and are counted from either slot of their
+/// set and on misses (see widepaths.c).
+#[test]
+fn two_to_the_forty_paths_in_a_hash_table() {
+    let mut p = profile(&WIDEPATHS, &OPTS);
+    let mut calls = BTreeMap::new();
+    for i in 0..3000u64 {
+        *calls
+            .entry(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) & 0xff_ffff_ffff)
+            .or_insert(0) += 3;
+    }
+    assert_eq!(calls.len(), 3000);
+    expect_paths_by_mask(&mut p, "bits40", "@w", 40, &calls);
+    p.finish();
+}
+
+/// Checks `function` of a `bits` program (manypaths.c, widepaths.c): `bits`
+/// `if`s in a row, the k-th `then` line tagged `{tag}{k}` and run when bit k
+/// of the argument is set, called with the masks of `calls` as often as
+/// they say: the output (the bits set over all calls), the calls, each
+/// tagged line's count, the potential paths (2^bits) and every path run,
+/// exactly (a path is the set of tagged lines on it).
+fn expect_paths_by_mask(
+    p: &mut crate::support::checks::Profiled,
+    function: &str,
+    tag: &str,
+    bits: u32,
+    calls: &BTreeMap<u64, u64>,
+) {
+    let total: u64 = calls.values().sum();
+    let ones: u64 = calls
+        .iter()
+        .map(|(m, c)| u64::from(m.count_ones()) * c)
+        .sum();
     assert_eq!(p.reference.stdout, format!("ones {ones}\n"));
 
-    p.expect_calls(ALL, "bits20", 408);
-    let bit_lines: Vec<u32> = (0..20).map(|k| p.line(&format!("@b{k}"))).collect();
-    for (k, _) in bit_lines.iter().enumerate() {
+    p.expect_calls(ALL, function, total);
+    let bit_lines: Vec<u32> = (0..bits).map(|k| p.line(&format!("{tag}{k}"))).collect();
+    for k in 0..bits {
         let runs: u64 = calls
             .iter()
             .filter(|(m, _)| *m & (1 << k) != 0)
             .map(|(_, c)| c)
             .sum();
-        p.expect_line(ALL, "bits20", &format!("@b{k}"), runs);
+        p.expect_line(ALL, function, &format!("{tag}{k}"), runs);
     }
-    // Every executed path, exactly: a path is the set of `then` lines on it.
-    for Seen { ctx, f, .. } in p.functions(PATH_MODE, "bits20") {
+    for Seen { ctx, f, .. } in p.functions(PATH_MODE, function) {
         p.checks.eq(
             format!("{ctx}: potential_paths"),
-            Some(1u64 << 20),
+            Some(1u64 << bits),
             f.potential_paths,
         );
-        let mut got: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut got: BTreeMap<u64, u64> = BTreeMap::new();
         for path in f.paths() {
             p.checks.check(
                 path.blocks.first() == Some(&0) && path.exit.is_none(),
@@ -520,7 +568,7 @@ fn two_to_the_twenty_paths_in_a_hash_table() {
                 .iter()
                 .filter_map(|&b| f.blocks[b as usize].line)
                 .filter_map(|l| bit_lines.iter().position(|&bl| bl == l))
-                .fold(0u32, |m, k| m | 1 << k);
+                .fold(0u64, |m, k| m | 1 << k);
             *got.entry(mask).or_insert(0) += path.count;
         }
         p.checks.eq(
@@ -528,7 +576,7 @@ fn two_to_the_twenty_paths_in_a_hash_table() {
             calls.len(),
             f.paths().len(),
         );
-        if got != calls {
+        if got != *calls {
             let diff: Vec<String> = calls
                 .keys()
                 .chain(got.keys())
@@ -538,7 +586,7 @@ fn two_to_the_twenty_paths_in_a_hash_table() {
                 .take(10)
                 .map(|m| {
                     format!(
-                        "mask {m:#07x}: expected {:?}, got {:?}",
+                        "mask {m:#012x}: expected {:?}, got {:?}",
                         calls.get(m),
                         got.get(m)
                     )
@@ -550,8 +598,6 @@ fn two_to_the_twenty_paths_in_a_hash_table() {
             ));
         }
     }
-    p.expect_second_run_doubles(Opt::O2, Mode::Path);
-    p.finish();
 }
 
 /// Weinberger's example, recomputed: the maximum of the 1000 numbers of max.c's

@@ -132,8 +132,13 @@ pub(crate) enum PathCounters<'ctx> {
     InModule(Span<'ctx>),
     /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count*` and
     /// `_uncount`, followed by the inline cache's base word and its
-    /// `HASH_CACHE_SLOTS` slots (`[HASH_GLOBAL_WORDS x i64]` in all).
-    Hash(GlobalValue<'ctx>),
+    /// `HASH_CACHE_SLOTS` slots (`[HASH_GLOBAL_WORDS x i64]` in all);
+    /// `wide_ids`: the function has more than 2^32 paths (its ids do not
+    /// fit the inline cache's 32-bit hash alone).
+    Hash {
+        state: GlobalValue<'ctx>,
+        wide_ids: bool,
+    },
 }
 
 /// An internal, zero-initialised `[len x i64]` global named `name`.
@@ -231,10 +236,13 @@ fn function_counters<'ctx>(
         (PathStorage::Array { len }, None) => {
             PathCounters::Array(zeroed(format!("{RESERVED_PREFIX}_paths.{index}"), len))
         }
-        (PathStorage::Hash { .. }, _) => PathCounters::Hash(zeroed(
-            format!("{RESERVED_PREFIX}_hash.{index}"),
-            HASH_GLOBAL_WORDS as u64,
-        )),
+        (PathStorage::Hash { num_paths }, _) => PathCounters::Hash {
+            state: zeroed(
+                format!("{RESERVED_PREFIX}_hash.{index}"),
+                HASH_GLOBAL_WORDS as u64,
+            ),
+            wide_ids: num_paths > u64::from(u32::MAX),
+        },
     };
     let ppp = plan.ppp.as_ref().map(|t| {
         let values: Vec<_> = t
@@ -404,7 +412,7 @@ pub(crate) fn register<'ctx>(
                 (PathStorage::Array { len }, PathCounters::InModule(span)) => {
                     (PATHS_ARRAY, len, span_at(Some(span)))
                 }
-                (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => {
+                (PathStorage::Hash { num_paths }, PathCounters::Hash { state: g, .. }) => {
                     (PATHS_HASH, num_paths, ptr_or_null(Some(g)))
                 }
                 _ => (PATHS_NONE, 0, null),
