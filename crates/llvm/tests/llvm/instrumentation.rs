@@ -393,7 +393,7 @@ fn scoped_accesses(module: &pathprof_llvm::Module<'_>) -> Vec<(String, bool, boo
 /// both; path mode marks nothing.
 #[test]
 fn probes_and_the_program_are_in_disjoint_alias_scopes() {
-    use pathprof_core::planner::{plan_function, PlanOptions};
+    use pathprof_core::planner::PlanOptions;
     let dir = tempfile::tempdir().unwrap();
     for variant in [Variant::Unoptimised, Variant::Optimised] {
         let bc = bitcode(dir.path(), "prog.c", variant);
@@ -408,17 +408,10 @@ fn probes_and_the_program_are_in_disjoint_alias_scopes() {
                 pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
             let program = scoped_accesses(&module);
             assert!(program.iter().all(|&(_, scope, _)| !scope));
-            let extracted = extract(&module).unwrap();
             // Tiny path arrays, so that some functions hash too.
             let mut options = PlanOptions::default().with_early_exit(early_exit);
             options.path.array_limit = 2;
-            let plans: Vec<FunctionPlan> = extracted
-                .functions
-                .iter()
-                .map(|f| plan_function(&f.cfg, mode, &options).unwrap().0)
-                .collect();
-            let info = module_info(&extracted, mode, 1, false);
-            instrument(&module, &plans, &info).unwrap();
+            instrument_every_function(&module, mode, &options);
             let after = scoped_accesses(&module);
             assert!(after.len() > program.len(), "{mode:?}: probes were added");
             let both: Vec<_> = after.iter().filter(|a| a.1 && a.2).collect();
@@ -436,7 +429,7 @@ fn probes_and_the_program_are_in_disjoint_alias_scopes() {
 
 #[test]
 fn the_alias_scope_leaves_out_the_largest_functions_and_what_they_may_inline() {
-    use pathprof_core::planner::{plan_function, PlanOptions};
+    use pathprof_core::planner::PlanOptions;
     let dir = tempfile::tempdir().unwrap();
     let bc = bitcode(dir.path(), "large.c", Variant::Unoptimised);
     // Per mode, the functions whose accesses are marked: in block and edge
@@ -450,15 +443,7 @@ fn the_alias_scope_leaves_out_the_largest_functions_and_what_they_may_inline() {
         let context = Context::create();
         let module =
             pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
-        let extracted = extract(&module).unwrap();
-        let options = PlanOptions::default();
-        let plans: Vec<FunctionPlan> = extracted
-            .functions
-            .iter()
-            .map(|f| plan_function(&f.cfg, mode, &options).unwrap().0)
-            .collect();
-        let info = module_info(&extracted, mode, 1, false);
-        instrument(&module, &plans, &info).unwrap();
+        instrument_every_function(&module, mode, &PlanOptions::default());
         let accesses = scoped_accesses(&module);
         for name in ["big", "mid", "leaf", "apart"] {
             let of: Vec<_> = accesses.iter().filter(|a| a.0 == name).collect();
@@ -470,4 +455,24 @@ fn the_alias_scope_leaves_out_the_largest_functions_and_what_they_may_inline() {
             );
         }
     }
+}
+
+/// Plans every function of `module` in `mode` and instruments it.
+fn instrument_every_function(
+    module: &pathprof_llvm::Module<'_>,
+    mode: Mode,
+    options: &pathprof_core::planner::PlanOptions,
+) {
+    let extracted = extract(module).unwrap();
+    let plans: Vec<FunctionPlan> = extracted
+        .functions
+        .iter()
+        .map(|f| {
+            pathprof_core::planner::plan_function(&f.cfg, mode, options)
+                .unwrap()
+                .0
+        })
+        .collect();
+    let info = module_info(&extracted, mode, 1, false);
+    instrument(module, &plans, &info).unwrap();
 }
