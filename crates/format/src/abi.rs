@@ -46,36 +46,25 @@ pub const PATHS_HASH: u32 = 2;
 pub const HASH_STATE_WORDS: usize = 8;
 
 /// The slots of the instrumented code's inline cache, after a `PpHashState`
-/// and the cache's *base* word in their global: a two-way set-associative
-/// table (slots `2j` and `2j + 1` are one set) indexed by a
-/// multiplicative hash of the key `id + 1`, its top bits: on x86-64
-/// `(low32(key) * CACHE_MULTIPLIER_32) mod 2^32 >> (32 - log2
-/// HASH_CACHE_SLOTS)` (`low32(key ^ key >> 32)` in a function of more than
-/// 2^32 paths), elsewhere `(key * FIBONACCI_MULTIPLIER) >> (64 - log2
-/// HASH_CACHE_SLOTS)`. Only the instrumented code computes it: it hands a
-/// miss's slot to `__pathprof_hash_count_cached`, which fills it. A slot
-/// holds an entry's address less the base's (ABI 4): the base stays 0, so
-/// an empty slot (0) leads to a key of 0, which no entry has, and the
-/// inline code needs no test for an empty slot. A power of two. The runtime
-/// neither reads nor dumps them: counts live in the entries. 4096 (32 KB
-/// per hashing function and thread, backed only where touched): with 1024,
-/// conflicts among the few hundred hot paths of SQLite's VDBE missed 3 % of
-/// its path ends (callgrind, 8,000 rows); with 4096 only first executions
-/// miss, 2 % fewer instructions in all. Direct-mapped, the 32-bit hash put
-/// two of the VDBE's hot paths in one slot (32,000 misses at scale 2, 2.6M
-/// instructions); two ways keep both.
+/// and the cache's *base* word in their global: a direct-mapped table
+/// indexed by the path id's Fibonacci hash,
+/// `((id + 1) * 0x9e3779b97f4a7c15) >> (64 - log2 HASH_CACHE_SLOTS)`,
+/// filled by `__pathprof_hash_count_cached`. A slot holds an entry's address
+/// less the base's (ABI 4): the base stays 0, so an empty slot (0) leads to
+/// a key of 0, which no entry has, and the inline code needs no test for an
+/// empty slot. A power of two. The runtime neither reads nor dumps them:
+/// counts live in the entries. 4096 (32 KB per hashing function and thread,
+/// backed only where touched): with 1024, conflicts among the few hundred hot paths of
+/// SQLite's VDBE missed 3 % of its path ends (callgrind, 8,000 rows); with
+/// 4096 only first executions miss, 2 % fewer instructions in all.
 pub const HASH_CACHE_SLOTS: usize = 4096;
 
 /// The words of a hash-table function's global: the `PpHashState`, the
 /// inline cache's base word (index [`HASH_STATE_WORDS`]), its slots.
 pub const HASH_GLOBAL_WORDS: usize = HASH_STATE_WORDS + 1 + HASH_CACHE_SLOTS;
 
-/// The 32-bit multiplier of the inline cache's hash on x86-64 (2^32 / φ,
-/// Knuth's), an immediate of one `imull`.
-pub const CACHE_MULTIPLIER_32: u32 = 0x9e37_79b1;
-
 /// The multiplier of Fibonacci hashing (2^64 / φ): the inline cache's index
-/// off x86-64 and the runtime's tables' first probe.
+/// and the runtime's tables' first probe.
 pub const FIBONACCI_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 
 #[cfg(test)]

@@ -449,33 +449,27 @@ mod tests {
         assert!(totals(&state).is_empty());
     }
 
-    /// What the instrumented code's inline cache does on x86-64
-    /// (CONTRACTS.md §2): `cache[0]` is the base, the rest the slots, two
-    /// ways a set; the id's entry when a way's slot leads to it, else the
-    /// first way's entry moves to the second and the runtime's miss fills
-    /// the first.
+    /// What the instrumented code's inline cache does (CONTRACTS.md §2):
+    /// `cache[0]` is the base, the rest the slots; the slot's entry when its
+    /// key is `id + 1`, else the runtime's miss.
     fn count_inline(state: &[AtomicU64; 8], cache: &[AtomicU64], id: u64) {
         let (base, slots) = cache.split_first().unwrap();
-        let key = id.wrapping_add(1);
-        let folded = (key ^ (key >> 32)) as u32;
-        let index = (folded.wrapping_mul(pathprof_format::abi::CACHE_MULTIPLIER_32)
-            >> (32 - slots.len().trailing_zeros())) as usize;
+        let index = (id.wrapping_add(1).wrapping_mul(FIBONACCI_MULTIPLIER)
+            >> (64 - slots.len().trailing_zeros())) as usize;
+        let slot = &slots[index];
         let base = base as *const AtomicU64 as u64;
-        for slot in [&slots[index], &slots[index ^ 1]] {
-            let e = base.wrapping_add(slot.load(Relaxed)) as *const AtomicU64;
-            // Safety: the slot holds 0 (so `e` is the base, 0) or an entry's
-            // address less the base's; an entry's first two words are its
-            // key and count.
-            unsafe {
-                if (*e).load(Relaxed) == key {
-                    let count = &*e.add(1);
-                    count.store(count.load(Relaxed) + 1, Relaxed);
-                    return;
-                }
+        let e = base.wrapping_add(slot.load(Relaxed)) as *const AtomicU64;
+        // Safety: the slot holds 0 (so `e` is the base, 0) or an entry's
+        // address less the base's; an entry's first two words are its key
+        // and count.
+        unsafe {
+            if (*e).load(Relaxed) == id.wrapping_add(1) {
+                let count = &*e.add(1);
+                count.store(count.load(Relaxed) + 1, Relaxed);
+                return;
             }
         }
-        slots[index ^ 1].store(slots[index].load(Relaxed), Relaxed);
-        count_cached(state, base, &slots[index], id, 1, Update::Plain);
+        count_cached(state, base, slot, id, 1, Update::Plain);
     }
 
     #[test]

@@ -498,10 +498,9 @@ const WIDEPATHS: Program = Program {
     cut_short: &[],
 };
 
-/// 2^40 paths, ids wider than 32 bits: the inline cache folds their high
-/// half into its hash; 3000 paths run 3 times each, round-robin, so that
-/// paths share the cache's sets and are counted from either slot of their
-/// set and on misses (see widepaths.c).
+/// 2^40 paths, ids wider than 32 bits, in a hash table; 3000 paths run 3
+/// times each, round-robin, so that they share the inline cache's slots
+/// and are counted both from the cache and on misses (see widepaths.c).
 #[test]
 fn two_to_the_forty_paths_in_a_hash_table() {
     let mut p = profile(&WIDEPATHS, &OPTS);

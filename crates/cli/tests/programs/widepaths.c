@@ -1,14 +1,14 @@
 /* widepaths.c: one function with 2^40 acyclic paths, more than 2^32, so
- * that its path ids do not fit 32 bits: its hash table's inline cache
- * hashes the ids' high half too (instrument/emit's `..._wide` helper).
+ * that its path ids do not fit 32 bits, counted in a hash table through
+ * its inline cache.
  *
  * bits40(x) is 40 `if`s in a row, the k-th testing bit k of x and storing to
  * a volatile (so that -O2 keeps every branch): the `then` line @wk is on
  * the path taken exactly when bit k of x is set. main calls it with the
  * masks m_i = (i * 0x9e3779b97f4a7c15) mod 2^40 for i = 0..2999,
  * round-robin, 3 rounds (9000 calls, each mask 3 times): 3000 paths in a
- * cache of 2048 two-way sets, so that paths share sets, move to their
- * set's second slot and run again from there or miss.
+ * cache of 4096 slots, so that paths share slots, evict each other and run
+ * again from the cache or miss.
  * Output: the number of bits set over all calls; exit status 0.
  */
 #include <stdio.h>

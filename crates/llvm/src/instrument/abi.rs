@@ -132,13 +132,8 @@ pub(crate) enum PathCounters<'ctx> {
     InModule(Span<'ctx>),
     /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count*` and
     /// `_uncount`, followed by the inline cache's base word and its
-    /// `HASH_CACHE_SLOTS` slots (`[HASH_GLOBAL_WORDS x i64]` in all);
-    /// `wide_ids`: the function has more than 2^32 paths (its ids do not
-    /// fit the inline cache's 32-bit hash alone).
-    Hash {
-        state: GlobalValue<'ctx>,
-        wide_ids: bool,
-    },
+    /// `HASH_CACHE_SLOTS` slots (`[HASH_GLOBAL_WORDS x i64]` in all).
+    Hash(GlobalValue<'ctx>),
 }
 
 /// An internal, zero-initialised `[len x i64]` global named `name`.
@@ -236,13 +231,10 @@ fn function_counters<'ctx>(
         (PathStorage::Array { len }, None) => {
             PathCounters::Array(zeroed(format!("{RESERVED_PREFIX}_paths.{index}"), len))
         }
-        (PathStorage::Hash { num_paths }, _) => PathCounters::Hash {
-            state: zeroed(
-                format!("{RESERVED_PREFIX}_hash.{index}"),
-                HASH_GLOBAL_WORDS as u64,
-            ),
-            wide_ids: num_paths > u64::from(u32::MAX),
-        },
+        (PathStorage::Hash { .. }, _) => PathCounters::Hash(zeroed(
+            format!("{RESERVED_PREFIX}_hash.{index}"),
+            HASH_GLOBAL_WORDS as u64,
+        )),
     };
     let ppp = plan.ppp.as_ref().map(|t| {
         let values: Vec<_> = t
@@ -412,7 +404,7 @@ pub(crate) fn register<'ctx>(
                 (PathStorage::Array { len }, PathCounters::InModule(span)) => {
                     (PATHS_ARRAY, len, span_at(Some(span)))
                 }
-                (PathStorage::Hash { num_paths }, PathCounters::Hash { state: g, .. }) => {
+                (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => {
                     (PATHS_HASH, num_paths, ptr_or_null(Some(g)))
                 }
                 _ => (PATHS_NONE, 0, null),

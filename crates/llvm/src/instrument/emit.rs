@@ -10,13 +10,11 @@
 //! - `CountPath(c)`: increments `paths[r + c]` (array) or counts `r + c` in
 //!   the hash table through the function's inline cache (hash): the
 //!   internal `alwaysinline` helper `__pathprof_hash_count_inline(state, id)`
-//!   (`..._wide` for ids beyond 32 bits) increments the id's table entry
-//!   when a slot of the two-way set the id hashes to holds it (two loads
-//!   and a compare per way), else calls the runtime's cold
+//!   increments the id's table entry when the cache slot the id hashes to
+//!   holds it (two loads and a compare), else calls the runtime's cold
 //!   `__pathprof_hash_count_cached(state, slot, id)` (`_atomic` with atomic
-//!   updates), which counts and leaves the entry in the set's first slot
-//!   (the entry there moves to the second). On SQLite's VDBE only first
-//!   executions miss; a call per path end cost 80 instructions.
+//!   updates), which counts and leaves the entry in the slot. On SQLite's
+//!   VDBE only first executions miss; a call per path end cost 80 instructions.
 //! - `CountSlot(k)`: increments `slots[k]`, the function's `k`-th slot of the
 //!   module's counter array.
 //! - Every counter is counted in the calling thread's copy: a function with
@@ -108,9 +106,7 @@ use inkwell::values::{
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use pathprof_core::plan::Op;
 use pathprof_core::Cfg;
-use pathprof_format::abi::{
-    CACHE_MULTIPLIER_32, FIBONACCI_MULTIPLIER, HASH_CACHE_SLOTS, HASH_STATE_WORDS,
-};
+use pathprof_format::abi::{FIBONACCI_MULTIPLIER, HASH_CACHE_SLOTS, HASH_STATE_WORDS};
 use std::collections::HashMap;
 
 /// What every function's emission shares.
@@ -119,12 +115,8 @@ pub(crate) struct Emitter<'ctx> {
     i64_type: IntType<'ctx>,
     /// The runtime's hash functions, indexed by [`HashFn`]; declared on first use.
     hash_fns: [Option<FunctionValue<'ctx>>; 3],
-    /// The inline-cache hash count helpers, indexed by whether ids may be
-    /// wider than 32 bits; defined on first use.
-    hash_inline: [Option<FunctionValue<'ctx>>; 2],
-    /// Whether the module is x86-64 code: the inline cache hashes with one
-    /// `imul` of an immediate ([`Emitter::cache_index`]).
-    x86_64: bool,
+    /// The inline-cache hash count helper; defined on first use.
+    hash_inline: Option<FunctionValue<'ctx>>,
     /// The PPP helpers, indexed by `4 * packed + 2 * uncount + hash`;
     /// defined on first use.
     ppp_fns: [Option<FunctionValue<'ctx>>; 8],
@@ -191,12 +183,7 @@ impl<'ctx> Emitter<'ctx> {
             builder: context.create_builder(),
             i64_type,
             hash_fns: [None; 3],
-            hash_inline: [None; 2],
-            x86_64: module
-                .get_triple()
-                .as_str()
-                .to_bytes()
-                .starts_with(b"x86_64"),
+            hash_inline: None,
             ppp_fns: [None; 8],
             volatile_slots: false,
             atomic,
@@ -210,8 +197,7 @@ impl<'ctx> Emitter<'ctx> {
     pub fn helpers(&self) -> impl Iterator<Item = FunctionValue<'ctx>> + '_ {
         self.hash_inline
             .iter()
-            .chain(&self.ppp_fns)
-            .flatten()
+            .chain(self.ppp_fns.iter().flatten())
             .copied()
     }
 
@@ -412,80 +398,6 @@ impl<'ctx> Emitter<'ctx> {
         }
     }
 
-    /// The inline cache's slot for `key` (`id + 1`), in
-    /// `0..HASH_CACHE_SLOTS`: the top bits of a multiplicative hash. On
-    /// x86-64 it multiplies the key's low 32 bits (with `wide_ids`, xor its
-    /// high ones) by an immediate in one `imull` that an inline `asm` holds
-    /// together, so that LLVM neither keeps a 64-bit multiplier in a
-    /// register across the function nor rematerialises it with a `movabs`
-    /// at each path end (SQLite's VDBE: one of each per path end);
-    /// elsewhere it is the key's 64-bit Fibonacci hash.
-    fn cache_index(&self, key: IntValue<'ctx>, wide_ids: bool) -> IntValue<'ctx> {
-        let b = &self.builder;
-        let i64_type = self.i64_type;
-        let bits = u64::from(HASH_CACHE_SLOTS.trailing_zeros());
-        if !self.x86_64 {
-            let hashed = b
-                .build_int_mul(
-                    key,
-                    i64_type.const_int(FIBONACCI_MULTIPLIER, false),
-                    "pp.hash",
-                )
-                .expect(POSITIONED);
-            return b
-                .build_right_shift(
-                    hashed,
-                    i64_type.const_int(64 - bits, false),
-                    false,
-                    "pp.index",
-                )
-                .expect(POSITIONED);
-        }
-        let context = i64_type.get_context();
-        let i32_type = context.i32_type();
-        let folded = if wide_ids {
-            let high = b
-                .build_right_shift(key, i64_type.const_int(32, false), false, "pp.key.high")
-                .expect(POSITIONED);
-            b.build_xor(key, high, "pp.key.fold").expect(POSITIONED)
-        } else {
-            key
-        };
-        let low = b
-            .build_int_truncate(folded, i32_type, "pp.key32")
-            .expect(POSITIONED);
-        let ty = i32_type.fn_type(&[i32_type.into()], false);
-        let multiply = context.create_inline_asm(
-            ty,
-            format!("imull $${}, $1, $0", CACHE_MULTIPLIER_32 as i32),
-            "=r,r".to_string(),
-            false,
-            false,
-            None,
-            false,
-        );
-        let call = b
-            .build_indirect_call(ty, multiply, &[low.into()], "pp.hash")
-            .expect(POSITIONED);
-        for name in ["nounwind", "willreturn", "memory"] {
-            call.add_attribute(AttributeLoc::Function, enum_attribute(&context, name));
-        }
-        let hashed = call
-            .try_as_basic_value()
-            .expect_basic("the asm returns the product")
-            .into_int_value();
-        let top = b
-            .build_right_shift(
-                hashed,
-                i32_type.const_int(32 - bits, false),
-                false,
-                "pp.top",
-            )
-            .expect(POSITIONED);
-        b.build_int_z_extend(top, i64_type, "pp.index")
-            .expect(POSITIONED)
-    }
-
     /// `&array[index]` for an `i64` array: a thread's copy of counter
     /// global (see [`Site::counters_at`]), or the PPP owners table.
     fn element(&self, array: PointerValue<'ctx>, index: IntValue<'ctx>) -> PointerValue<'ctx> {
@@ -610,7 +522,7 @@ impl<'ctx> Site<'_, 'ctx> {
     fn pinned_bases(&self) -> Vec<(GlobalValue<'ctx>, PointerValue<'ctx>)> {
         let array = match self.counters.paths {
             PathCounters::Array(g) => Some(g),
-            PathCounters::None | PathCounters::Hash { .. } | PathCounters::InModule(_) => None,
+            PathCounters::None | PathCounters::Hash(_) | PathCounters::InModule(_) => None,
         };
         let slots = self.counters.slots.map(|s| s.array);
         let slots = slots.filter(|a| a.thread.is_none()).map(|a| a.global);
@@ -697,7 +609,7 @@ impl<'ctx> Site<'_, 'ctx> {
         match self.counters.paths {
             PathCounters::Array(g) => self.counters_at(g),
             PathCounters::InModule(span) => self.in_module(span, 0),
-            PathCounters::None | PathCounters::Hash { .. } => {
+            PathCounters::None | PathCounters::Hash(_) => {
                 unreachable!("placement checked the path array")
             }
         }
@@ -858,7 +770,7 @@ impl<'ctx> Site<'_, 'ctx> {
         };
         let (residual, hash) = match self.counters.paths {
             PathCounters::Array(_) | PathCounters::InModule(_) => (self.path_array(), false),
-            PathCounters::Hash { state, .. } => (self.counters_at(state), true),
+            PathCounters::Hash(state) => (self.counters_at(state), true),
             PathCounters::None => unreachable!("placement checked CountPpp has storage"),
         };
         let interval = self.emitter.i64_type.const_int(ppp.interval, false);
@@ -924,8 +836,7 @@ impl<'ctx> Site<'_, 'ctx> {
         let hash_fn = match (uncount, hash) {
             (_, false) => None,
             (true, true) => Some(self.hash_fn(HashFn::Uncount)),
-            // Shared by every PPP function: ids of any width.
-            (false, true) => Some(self.hash_inline_fn(true)),
+            (false, true) => Some(self.hash_inline_fn()),
         };
         // Build with a fresh builder: the emitter's stays where it was.
         let saved = std::mem::replace(&mut self.emitter.builder, context.create_builder());
@@ -1015,27 +926,19 @@ impl<'ctx> Site<'_, 'ctx> {
         f
     }
 
-    /// `void __pathprof_hash_count_inline(ptr state, i64 id)` (or
-    /// `..._wide`, with `wide_ids`): counts path `id` of a hash-table
-    /// function through its inline cache (CONTRACTS.md §2), two-way
-    /// set-associative, defined on first use with a builder of its own:
+    /// `void __pathprof_hash_count_inline(ptr state, i64 id)`: counts path
+    /// `id` of a hash-table function through its inline cache (CONTRACTS.md
+    /// §2), defined on first use with a builder of its own:
     ///
     /// ```text
-    /// base = &state[8]                            // stays 0
-    /// i = cache_index(id + 1)                     // 0..HASH_CACHE_SLOTS
-    /// first = &state[9 + i]; second = &state[9 + (i ^ 1)]
-    /// e = base + *first                           // an empty slot: base itself
-    /// if (e[0] == id + 1) e[1]++                  // the entry's key and count
-    /// else { e = base + *second
-    ///   if (e[0] == id + 1) e[1]++
-    ///   else { *second = *first; __pathprof_hash_count_cached(state, first, id) } }
+    /// base = &state[8]                           // stays 0
+    /// slot = &state[9 + ((id + 1) * FIBONACCI_MULTIPLIER >> (64 - log2 HASH_CACHE_SLOTS))]
+    /// e = base + *slot                           // an empty slot: base itself
+    /// if (e[0] == id + 1) e[1]++                 // the entry's key and count
+    /// else __pathprof_hash_count_cached(state, slot, id)  // cold; fills *slot
     /// ```
-    ///
-    /// A miss moves the first way's entry to the second and the runtime
-    /// leaves the id's in the first, so two hot ids whose hashes collide
-    /// both stay cached.
-    fn hash_inline_fn(&mut self, wide_ids: bool) -> FunctionValue<'ctx> {
-        if let Some(f) = self.emitter.hash_inline[usize::from(wide_ids)] {
+    fn hash_inline_fn(&mut self) -> FunctionValue<'ctx> {
+        if let Some(f) = self.emitter.hash_inline {
             return f;
         }
         let context = self.module.get_context();
@@ -1044,12 +947,7 @@ impl<'ctx> Site<'_, 'ctx> {
         let ty = context
             .void_type()
             .fn_type(&[ptr.into(), i64_type.into()], false);
-        let name = if wide_ids {
-            "__pathprof_hash_count_inline_wide"
-        } else {
-            "__pathprof_hash_count_inline"
-        };
-        let f = self.inline_helper(name, ty);
+        let f = self.inline_helper("__pathprof_hash_count_inline", ty);
         let miss_fn = self.hash_fn(if self.emitter.atomic {
             HashFn::CountCachedAtomic
         } else {
@@ -1059,9 +957,7 @@ impl<'ctx> Site<'_, 'ctx> {
         let param = |i: u32| f.get_nth_param(i).expect("two parameters");
         let (state, id) = (param(0).into_pointer_value(), param(1).into_int_value());
         let entry = context.append_basic_block(f, "entry");
-        let second_way = context.append_basic_block(f, "second");
         let hit = context.append_basic_block(f, "hit");
-        let second_hit = context.append_basic_block(f, "second.hit");
         let miss = context.append_basic_block(f, "miss");
         let e = &*self.emitter;
         let b = &e.builder;
@@ -1070,67 +966,48 @@ impl<'ctx> Site<'_, 'ctx> {
         let key = b
             .build_int_add(id, constant(1), "pp.key")
             .expect(POSITIONED);
-        let index = e.cache_index(key, wide_ids);
-        let base_word = HASH_STATE_WORDS as u64;
-        let slot_at = |index: IntValue<'ctx>| {
-            let word = b
-                .build_int_add(index, constant(base_word + 1), "pp.word")
-                .expect(POSITIONED);
-            e.element(state, word)
-        };
-        // Word `word` of the entry a slot holding `offset` leads to: at the
-        // base (`state[8]`) plus the offset, addressed from `state`
-        // itself, so that code generation folds the base into the access
-        // rather than keeping `&state[8]` in a register of its own (SQLite's
-        // VDBE spilled it and reloaded it at every hit: 8.9M instructions
-        // more at scale 2).
-        let entry_word = |offset: IntValue<'ctx>, word: u64| {
-            let at = b
-                .build_int_add(offset, constant(8 * (base_word + word)), "pp.at")
-                .expect(POSITIONED);
-            // Safety: the slot holds 0 or an entry's address less the
-            // base's (CONTRACTS.md §2); not `inbounds`, the entry is in
-            // another object.
-            unsafe { b.build_gep(context.i8_type(), state, &[at], "pp.entry") }.expect(POSITIONED)
-        };
-        // The way's slot, the offset it holds, and whether the entry it
-        // leads to is the id's.
-        let way = |slot: PointerValue<'ctx>, yes, no| {
-            let offset = b
-                .build_load(i64_type, slot, "pp.offset")
-                .expect(POSITIONED)
-                .into_int_value();
-            let owner = b
-                .build_load(i64_type, entry_word(offset, 0), "pp.owner")
-                .expect(POSITIONED);
-            let mine = b
-                .build_int_compare(IntPredicate::EQ, owner.into_int_value(), key, "pp.mine")
-                .expect(POSITIONED);
-            b.build_conditional_branch(mine, yes, no).expect(POSITIONED);
-            offset
-        };
-        let first = slot_at(index);
-        let first_offset = way(first, hit, second_way);
-        b.position_at_end(second_way);
-        let other = b
-            .build_xor(index, constant(1), "pp.other")
+        let hashed = b
+            .build_int_mul(key, constant(FIBONACCI_MULTIPLIER), "pp.hash")
             .expect(POSITIONED);
-        let second = slot_at(other);
-        let second_offset = way(second, second_hit, miss);
-        // A hit block per way: one shared would take a phi of the entry, a
-        // register copy and a jump at every first-way hit.
-        for (block, offset) in [(hit, first_offset), (second_hit, second_offset)] {
-            b.position_at_end(block);
-            e.increment(entry_word(offset, 1));
-            b.build_return(None).expect(POSITIONED);
+        let shift = 64 - u64::from(HASH_CACHE_SLOTS.trailing_zeros());
+        let index = b
+            .build_right_shift(hashed, constant(shift), false, "pp.index")
+            .expect(POSITIONED);
+        let base_word = HASH_STATE_WORDS as u64;
+        let word = b
+            .build_int_add(index, constant(base_word + 1), "pp.word")
+            .expect(POSITIONED);
+        let slot = e.element(state, word);
+        let offset = b.build_load(i64_type, slot, "pp.offset").expect(POSITIONED);
+        let base = e.element(state, constant(base_word));
+        // Safety: the slot holds 0 or an entry's address less the base's
+        // (CONTRACTS.md §2); not `inbounds`, the entry is in another object.
+        let cached = unsafe {
+            b.build_gep(
+                context.i8_type(),
+                base,
+                &[offset.into_int_value()],
+                "pp.entry",
+            )
         }
+        .expect(POSITIONED);
+        let owner = b
+            .build_load(i64_type, cached, "pp.owner")
+            .expect(POSITIONED);
+        let mine = b
+            .build_int_compare(IntPredicate::EQ, owner.into_int_value(), key, "pp.mine")
+            .expect(POSITIONED);
+        b.build_conditional_branch(mine, hit, miss)
+            .expect(POSITIONED);
+        b.position_at_end(hit);
+        e.increment(e.element(cached, constant(1)));
+        b.build_return(None).expect(POSITIONED);
         b.position_at_end(miss);
-        b.build_store(second, first_offset).expect(POSITIONED);
-        b.build_call(miss_fn, &[state.into(), first.into(), id.into()], "")
+        b.build_call(miss_fn, &[state.into(), slot.into(), id.into()], "")
             .expect(POSITIONED);
         b.build_return(None).expect(POSITIONED);
         self.emitter.builder = saved;
-        self.emitter.hash_inline[usize::from(wide_ids)] = Some(f);
+        self.emitter.hash_inline = Some(f);
         f
     }
 
@@ -1142,9 +1019,9 @@ impl<'ctx> Site<'_, 'ctx> {
                 self.emitter.increment(p);
                 Counted::Counter(p)
             }
-            PathCounters::Hash { state, wide_ids } => {
+            PathCounters::Hash(state) => {
                 let state = self.counters_at(state);
-                let f = self.hash_inline_fn(wide_ids);
+                let f = self.hash_inline_fn();
                 self.call_line0(f, &[state.into(), id.into()]);
                 Counted::Hash(state, id)
             }
