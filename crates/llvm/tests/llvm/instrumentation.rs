@@ -387,10 +387,10 @@ fn scoped_accesses(module: &pathprof_llvm::Module<'_>) -> Vec<(String, bool, boo
     found
 }
 
-/// In block and edge mode every access instrumentation adds (counters, the
-/// thread delta, undos around calls) is in pathprof's alias scope, every
-/// access the program had is declared not to alias it, and no access is
-/// both; path mode marks nothing.
+/// In every mode every access instrumentation adds (counters, the thread
+/// delta, undos around calls, the inline helpers of hashing functions) is
+/// in pathprof's alias scope, every access the program had is declared not
+/// to alias it, and no access is both.
 #[test]
 fn probes_and_the_program_are_in_disjoint_alias_scopes() {
     use pathprof_core::planner::PlanOptions;
