@@ -66,6 +66,26 @@ impl Placement {
             .count()
     }
 
+    /// Whether a `CountSlot` op runs inside a loop: in a block `depth` (loop
+    /// depth per block, [`pathprof_core::weights::loop_depths`]) puts in one,
+    /// on an edge between two such blocks, or at a call in one.
+    pub fn counts_slot_in_loop(&self, cfg: &Cfg, depth: &[u32]) -> bool {
+        let in_loop = |b: BlockId| depth[b.index()] > 0;
+        let counts_slot = |ops: &[Op]| ops.iter().any(|op| matches!(op, Op::CountSlot(_)));
+        let blocks = cfg.blocks().any(|b| {
+            in_loop(b) && (counts_slot(&self.start[b.index()]) || counts_slot(&self.end[b.index()]))
+        });
+        let splits = self.splits.iter().any(|(e, ops)| {
+            let edge = cfg.edge(*e);
+            in_loop(edge.from) && in_loop(edge.to) && counts_slot(ops)
+        });
+        let calls = self
+            .calls
+            .iter()
+            .any(|(b, _, ops)| in_loop(*b) && counts_slot(ops));
+        blocks || splits || calls
+    }
+
     /// Whether any op reads or writes the PPP register.
     pub fn uses_ppp_register(&self) -> bool {
         self.all_ops()

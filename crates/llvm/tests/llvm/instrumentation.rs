@@ -476,3 +476,34 @@ fn instrument_every_function(
     let info = module_info(&extracted, mode, 1, false);
     instrument(module, &plans, &info).unwrap();
 }
+
+/// In an executable's module, a function that counts a slot inside a loop
+/// indexes its thread-local slots by an opaque zero (`pp.index`, so that
+/// the probe's address has a register and the CPU forwards one round's
+/// increment to the next at once); a loop-free function keeps the absolute
+/// address. The counts themselves are the other tests' business.
+#[test]
+fn slots_counted_in_loops_are_indexed_by_a_register() {
+    use pathprof_core::planner::PlanOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "prog.c", Variant::Unoptimised);
+    for mode in [Mode::Block, Mode::Edge] {
+        let context = Context::create();
+        let module =
+            pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
+        instrument_every_function(&module, mode, &PlanOptions::default());
+        let text = |name: &str| {
+            let f = module.get_function(name).unwrap();
+            pathprof_llvm::inkwell::values::AnyValue::print_to_string(&f).to_string()
+        };
+        let (looping, straight) = (text("loop"), text("branch"));
+        for (name, ir) in [("loop", &looping), ("branch", &straight)] {
+            assert!(
+                ir.contains("@__pathprof_thread_slots"),
+                "{mode:?}: `{name}` counts in the twin:\n{ir}"
+            );
+        }
+        assert!(looping.contains("%pp.index"), "{mode:?}:\n{looping}");
+        assert!(!straight.contains("%pp.index"), "{mode:?}:\n{straight}");
+    }
+}
