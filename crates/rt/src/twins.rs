@@ -1,7 +1,8 @@
 //! Thread-local slot twins: in an executable (x86-64, without atomic
 //! updates), a module's slot array (`PpModule::slots`) has a local-exec
 //! thread-local twin (`PpModule::thread_slots`) which the probes count
-//! into: one `incq %fs:k` per probe, with no thread delta and no register.
+//! into: one `incq %fs:k` per probe, with no thread delta and no register
+//! (inside a loop `incq %fs:k(,%reg,8)`, the register holding zero).
 //! Every thread has its own twin, zeroed by the C library when the thread
 //! starts and gone when it ends; this module makes their counts part of
 //! what the runtime reads.

@@ -59,7 +59,8 @@ pub(crate) struct ModuleArray<'ctx> {
     /// where the probes count (at the thread's delta) without a twin.
     pub global: GlobalValue<'ctx>,
     /// `__pathprof_thread_slots`: the array's local-exec thread-local twin,
-    /// which the probes count into (`incq %fs:k`: no delta, no register)
+    /// which the probes count into (`incq %fs:k`: no delta, no register;
+    /// inside a loop an opaque zero indexes it, see `emit::renames_slots`)
     /// when only an executable can hold the module (it is not
     /// position-independent code for a shared library), on x86-64, without
     /// atomic updates, and with at most [`MAX_THREAD_COUNTERS`] slots. The
