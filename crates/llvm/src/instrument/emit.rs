@@ -438,8 +438,8 @@ fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
 /// next load of the same address with no latency (memory renaming) only
 /// when the address has a register, so a loop incrementing one counter at
 /// an absolute address waits about five cycles a round for the last round's
-/// store (a loop of `incq %fs:k` alone: 1.3 ns a round; with the register,
-/// 0.24 ns). Measured (median CPU time, ratio to plain, before → after): Lua
+/// store (`bench/renaming.c`: a loop of `incq %fs:k` alone, 0.8-1.7 ns a
+/// round; with the register, 0.23 ns). Measured (median CPU time, ratio to plain, before → after): Lua
 /// block 1.07 → 1.01, edge 1.01 → 0.98; bzip2 block 1.05 → 1.03, edge 1.06
 /// → 1.03; zlib block 1.03 → 1.02, edge 1.04 → 1.01; SQLite within its
 /// noise; although instructions rose 1-3 % (the zero's register, held from
