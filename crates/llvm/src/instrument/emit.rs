@@ -439,16 +439,16 @@ fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
 /// when the address has a register, so a loop incrementing one counter at
 /// an absolute address waits about five cycles a round for the last round's
 /// store (`bench/renaming.c`: a loop of `incq %fs:k` alone, 0.8-1.7 ns a
-/// round; with the register, 0.23 ns). Measured (median CPU time, ratio to plain, before → after): Lua
-/// block 1.07 → 1.01, edge 1.01 → 0.98; bzip2 block 1.05 → 1.03, edge 1.06
-/// → 1.03; zlib block 1.03 → 1.02, edge 1.04 → 1.01; SQLite within its
-/// noise; although instructions rose 1-3 % (the zero's register, held from
-/// the entry: made at each probe instead, it was not hoisted out of zlib's
-/// `longest_match` and cost 7 % more instructions there). The largest
-/// functions and what they may inline, outside the scope, keep absolute
-/// addresses: registers are what they lack. Path arrays are indexed by the
-/// path register already (a zero there too cost path mode time: bzip2 1.04
-/// → 1.05).
+/// round; with the register, 0.23 ns). Median CPU time, ratio to plain,
+/// before → after (paired runs; README, Benchmarks): Lua block 1.07 → 1.01,
+/// edge 1.01 → 0.98; bzip2 block 1.06 → 1.03, edge 1.07 → 1.03; zlib block
+/// 1.03 → 1.02, edge 1.04 → 1.01; SQLite within its spread; although
+/// instructions rose 1-3 % (the zero's register, held from the entry; made
+/// at each probe instead, it was not hoisted out of zlib's `longest_match`
+/// and cost 7 % more instructions there). The largest functions and what
+/// they may inline, outside the scope, keep absolute addresses: registers
+/// are what they lack. Path arrays are indexed by the path register already
+/// (a zero there too cost path mode time: bzip2 1.04 → 1.05).
 fn renames_slots(cfg: &Cfg, placement: &Placement, counters: &Counters<'_>) -> bool {
     let twinned = counters
         .slots

@@ -481,7 +481,8 @@ fn instrument_every_function(
 /// indexes its thread-local slots by an opaque zero (`pp.index`, so that
 /// the probe's address has a register and the CPU forwards one round's
 /// increment to the next at once); a loop-free function keeps the absolute
-/// address. The counts themselves are the other tests' business.
+/// address. That the counts stay exact is what the tests running prog.c
+/// (its `loop`) and the CLI's programs check.
 #[test]
 fn slots_counted_in_loops_are_indexed_by_a_register() {
     use pathprof_core::planner::PlanOptions;
