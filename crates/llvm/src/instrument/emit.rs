@@ -287,7 +287,7 @@ impl<'ctx> Emitter<'ctx> {
                 site.bases = site.pinned_bases();
             }
         }
-        if volatile_slots && renames_slots(cfg, placement, &counters) {
+        if renames_slots(body, cfg, placement, &counters) {
             let zero = site.emitter.i64_type.const_zero();
             site.slot_zero = Some(site.opaque(zero));
         }
@@ -431,29 +431,38 @@ fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
     body.blocks.len() <= LARGE_FUNCTION_BLOCKS && placement.counts() >= 2
 }
 
-/// Whether a function in the alias scope (the caller checks) indexes its
-/// slots in the thread-local twin by an opaque zero ([`Site::slot_zero`]):
-/// when it counts a slot inside a loop. A probe is then `incq
-/// %fs:k(,%reg,8)` rather than `incq %fs:k`: AMD Zen forwards a store to the
-/// next load of the same address with no latency (memory renaming) only
-/// when the address has a register, so a loop incrementing one counter at
-/// an absolute address waits about five cycles a round for the last round's
-/// store (`bench/renaming.c`: a loop of `incq %fs:k` alone, 0.8-1.7 ns a
-/// round; with the register, 0.23 ns). Median CPU time, ratio to plain,
-/// before → after (paired runs; README, Benchmarks): Lua block 1.07 → 1.01,
-/// edge 1.01 → 0.98; bzip2 block 1.06 → 1.03, edge 1.07 → 1.03; zlib block
-/// 1.03 → 1.02, edge 1.04 → 1.01; SQLite within its spread; although
-/// instructions rose 1-3 % (the zero's register, held from the entry; made
-/// at each probe instead, it was not hoisted out of zlib's `longest_match`
-/// and cost 7 % more instructions there). The largest functions and what
-/// they may inline, outside the scope, keep absolute addresses: registers
-/// are what they lack. Path arrays are indexed by the path register already
-/// (a zero there too cost path mode time: bzip2 1.04 → 1.05).
-fn renames_slots(cfg: &Cfg, placement: &Placement, counters: &Counters<'_>) -> bool {
+/// Whether a function indexes its slots in the thread-local twin by an
+/// opaque zero ([`Site::slot_zero`]): when it counts a slot inside a loop,
+/// unless it is one of the largest functions, whose registers are scarce.
+/// A probe is then `incq %fs:k(,%reg,8)` rather than `incq %fs:k`: AMD Zen
+/// forwards a store to the next load of the same address with no latency
+/// (memory renaming) only when the address has a register, so a loop
+/// incrementing one counter at an absolute address waits about five cycles
+/// a round for the last round's store (`bench/renaming.c`: a loop of `incq
+/// %fs:k` alone, 0.8-1.7 ns a round; with the register, 0.23 ns). Median CPU
+/// time, ratio to plain, before → after (paired runs; README, Benchmarks):
+/// Lua block 1.04 → 1.01, edge 1.02 → 0.98; bzip2 block 1.06 → 1.03, edge
+/// 1.07 → 1.03; zlib block 1.03 → 1.02, edge 1.04 → 1.01; SQLite block 1.15
+/// → 1.14, edge 1.12 → 1.12; although instructions rose 1-3 % (the zero's
+/// register, held from the entry; made at each probe instead, it was not
+/// hoisted out of zlib's `longest_match` and cost 7 % more instructions
+/// there). Leaving out the largest functions' direct callees too (as the
+/// alias scope does) lost Lua's gain (block 1.04, edge 1.00), as their
+/// loops are Lua's table lookups. Path arrays are indexed by the path
+/// register already (a zero there too cost path mode time: bzip2 1.04 →
+/// 1.05).
+fn renames_slots(
+    body: &Body<'_>,
+    cfg: &Cfg,
+    placement: &Placement,
+    counters: &Counters<'_>,
+) -> bool {
     let twinned = counters
         .slots
         .is_some_and(|slots| slots.array.thread.is_some());
-    twinned && placement.counts_slot_in_loop(cfg, &pathprof_core::weights::loop_depths(cfg))
+    twinned
+        && body.blocks.len() <= LARGE_FUNCTION_BLOCKS
+        && placement.counts_slot_in_loop(cfg, &pathprof_core::weights::loop_depths(cfg))
 }
 
 /// Emission into one function.
