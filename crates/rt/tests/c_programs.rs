@@ -94,11 +94,26 @@ fn build_as(dir: &Path, name: &str, output: &str, defines: &[&str], more: &[&str
     exe
 }
 
+/// A test program's command. Every signal starts at its default action: a
+/// shell that starts the tests in the background leaves SIGINT and SIGQUIT
+/// ignored, the program would inherit that, and the runtime keeps a signal
+/// that is ignored.
 fn command(exe: &Path, dir: &Path, file: &str) -> Command {
     let mut c = Command::new(exe);
     c.current_dir(dir)
         .env("PATHPROF_FILE", file)
         .env_remove("PATHPROF_VERBOSE");
+    // Safety: between fork and exec the closure only calls sigaction.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+            for sig in 1..32 {
+                if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+            }
+            Ok(())
+        });
+    }
     c
 }
 
@@ -882,23 +897,11 @@ fn end_by(how: &str, n: u64, more: &[&str]) -> (std::process::ExitStatus, PathBu
     let exe = build(&dir, "ends", &[]);
     let mut args = vec![how.to_string(), n.to_string(), exe.display().to_string()];
     args.extend(more.iter().map(|s| s.to_string()));
-    let mut cmd = command(&exe, &dir, "e.pprof");
-    cmd.args(&args).env("PATH", &dir);
-    // Every signal starts at its default action: a shell that starts the
-    // tests in the background leaves SIGINT and SIGQUIT ignored, the child
-    // would inherit that, and the runtime keeps a signal that is ignored.
-    // Safety: between fork and exec the closure only calls sigaction.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-            for sig in 1..32 {
-                if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                    libc::signal(sig, libc::SIG_DFL);
-                }
-            }
-            Ok(())
-        });
-    }
-    let out = cmd.output().unwrap();
+    let out = command(&exe, &dir, "e.pprof")
+        .args(&args)
+        .env("PATH", &dir)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status, dir.join("e.pprof"), err)
 }
