@@ -1039,18 +1039,27 @@ impl<'ctx> Site<'_, 'ctx> {
             .expect(POSITIONED);
         let slot = e.element(state, word);
         let offset = b.build_load(i64_type, slot, "pp.offset").expect(POSITIONED);
-        let base = e.element(state, constant(base_word));
+        // The entry is at `base + offset`, `base` being `&state[8]`: its key
+        // at `state + offset + 64`, its count 8 bytes on. Both addresses are
+        // built from `state + offset` with a constant on top, so that the
+        // code addresses them from the state's register (`0x40(%s,%o)`,
+        // `0x48(%s,%o)`) rather than keeping `&state[8]` in a register of
+        // its own (SQLite's VDBE reloaded it from the stack at every end).
         // Safety: the slot holds 0 or an entry's address less the base's
         // (CONTRACTS.md §2); not `inbounds`, the entry is in another object.
-        let cached = unsafe {
-            b.build_gep(
-                context.i8_type(),
-                base,
-                &[offset.into_int_value()],
-                "pp.entry",
-            )
-        }
-        .expect(POSITIONED);
+        let at = |bytes: u64, name: &str| unsafe {
+            let moved = b
+                .build_gep(
+                    context.i8_type(),
+                    state,
+                    &[offset.into_int_value()],
+                    "pp.moved",
+                )
+                .expect(POSITIONED);
+            b.build_gep(context.i8_type(), moved, &[constant(bytes)], name)
+                .expect(POSITIONED)
+        };
+        let cached = at(8 * base_word, "pp.entry");
         let owner = b
             .build_load(i64_type, cached, "pp.owner")
             .expect(POSITIONED);
@@ -1060,7 +1069,7 @@ impl<'ctx> Site<'_, 'ctx> {
         b.build_conditional_branch(mine, hit, miss)
             .expect(POSITIONED);
         b.position_at_end(hit);
-        e.increment(e.element(cached, constant(1)));
+        e.increment(at(8 * base_word + 8, "pp.count"));
         b.build_return(None).expect(POSITIONED);
         b.position_at_end(miss);
         b.build_call(miss_fn, &[state.into(), slot.into(), id.into()], "")
