@@ -416,6 +416,7 @@ unsafe fn reset(state: &[AtomicU64; 8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pathprof_format::abi::FIBONACCI_MULTIPLIER_32;
     use std::collections::BTreeMap;
 
     fn totals(state: &[AtomicU64; 8]) -> BTreeMap<u64, u64> {
@@ -454,8 +455,9 @@ mod tests {
     /// key is `id + 1`, else the runtime's miss.
     fn count_inline(state: &[AtomicU64; 8], cache: &[AtomicU64], id: u64) {
         let (base, slots) = cache.split_first().unwrap();
-        let index = (id.wrapping_add(1).wrapping_mul(FIBONACCI_MULTIPLIER)
-            >> (64 - slots.len().trailing_zeros())) as usize;
+        let low = id.wrapping_add(1) as u32;
+        let index = (low.wrapping_mul(FIBONACCI_MULTIPLIER_32)
+            >> (32 - slots.len().trailing_zeros())) as usize;
         let slot = &slots[index];
         let base = base as *const AtomicU64 as u64;
         let e = base.wrapping_add(slot.load(Relaxed)) as *const AtomicU64;

@@ -109,7 +109,7 @@ use inkwell::values::{
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use pathprof_core::plan::Op;
 use pathprof_core::Cfg;
-use pathprof_format::abi::{FIBONACCI_MULTIPLIER, HASH_CACHE_SLOTS, HASH_STATE_WORDS};
+use pathprof_format::abi::{FIBONACCI_MULTIPLIER_32, HASH_CACHE_SLOTS, HASH_STATE_WORDS};
 use std::collections::HashMap;
 
 /// What every function's emission shares.
@@ -992,7 +992,7 @@ impl<'ctx> Site<'_, 'ctx> {
     ///
     /// ```text
     /// base = &state[8]                           // stays 0
-    /// slot = &state[9 + ((id + 1) * FIBONACCI_MULTIPLIER >> (64 - log2 HASH_CACHE_SLOTS))]
+    /// slot = &state[9 + ((u32)(id + 1) * FIBONACCI_MULTIPLIER_32 >> (32 - log2 HASH_CACHE_SLOTS))]
     /// e = base + *slot                           // an empty slot: base itself
     /// if (e[0] == id + 1) e[1]++                 // the entry's key and count
     /// else __pathprof_hash_count_cached(state, slot, id)  // cold; fills *slot
@@ -1026,12 +1026,23 @@ impl<'ctx> Site<'_, 'ctx> {
         let key = b
             .build_int_add(id, constant(1), "pp.key")
             .expect(POSITIONED);
-        let hashed = b
-            .build_int_mul(key, constant(FIBONACCI_MULTIPLIER), "pp.hash")
+        let i32_type = context.i32_type();
+        let low = b
+            .build_int_truncate(key, i32_type, "pp.low")
             .expect(POSITIONED);
-        let shift = 64 - u64::from(HASH_CACHE_SLOTS.trailing_zeros());
+        let hashed = b
+            .build_int_mul(
+                low,
+                i32_type.const_int(FIBONACCI_MULTIPLIER_32.into(), false),
+                "pp.hash",
+            )
+            .expect(POSITIONED);
+        let shift = 32 - u64::from(HASH_CACHE_SLOTS.trailing_zeros());
         let index = b
-            .build_right_shift(hashed, constant(shift), false, "pp.index")
+            .build_right_shift(hashed, i32_type.const_int(shift, false), false, "pp.index")
+            .expect(POSITIONED);
+        let index = b
+            .build_int_z_extend(index, i64_type, "pp.index")
             .expect(POSITIONED);
         let base_word = HASH_STATE_WORDS as u64;
         let word = b
