@@ -22,8 +22,11 @@ build runs a training input, `pathprof interesting` lists the paths it ran,
 and `pathprof cc --mode=ppp --interesting=LIST` builds the variant.
 `pathprof-ppp` trains on the measured workload itself (the paper's setting),
 `pathprof-ppp-small` on the program's `train` input (by default the workload
-at scale/10), `pathprof-ppp-all` as `pathprof-ppp` with `--ppp-min-paths=0`
-(every listed function numbered, not only where path mode hashes);
+at scale/10), `pathprof-ppp-all` as `pathprof-ppp` with `--ppp-min-paths=0
+--ppp-cache-paths=0` (every listed function numbered, not only where path
+mode hashes and its inline cache would not hold the interesting paths),
+`pathprof-ppp-hashed` with `--ppp-cache-paths=0` (every function whose
+paths hash numbered, the default before stop 35);
 `pathprof-ppp-two` and `pathprof-ppp-all-two` as those with
 `--ppp-two-registers` (the ablation of packing both registers into one word). Each PPP
 build's `pathprof ppp-stats` (δ = interval / |I| and its histogram) goes into
@@ -188,14 +191,17 @@ PATHPROF_VARIANTS = {
 PPP_VARIANTS = {
     "pathprof-ppp": ("workload", []),
     "pathprof-ppp-small": ("small", []),
-    "pathprof-ppp-all": ("workload", ["--ppp-min-paths=0"]),
+    "pathprof-ppp-all": ("workload", ["--ppp-min-paths=0", "--ppp-cache-paths=0"]),
+    # Every function whose Ball-Larus ids hash numbered, whatever the
+    # inline cache would hold.
+    "pathprof-ppp-hashed": ("workload", ["--ppp-cache-paths=0"]),
     # Numbering functions of more than 1024 potential paths: their arrays
     # shrink from up to 2^17 slots to the interesting paths.
     "pathprof-ppp-1k": ("workload", ["--ppp-min-paths=1024"]),
     # Section 5's two registers kept apart where they would fit one word:
     # the ablation of the packing.
     "pathprof-ppp-two": ("workload", ["--ppp-two-registers"]),
-    "pathprof-ppp-all-two": ("workload", ["--ppp-min-paths=0", "--ppp-two-registers"]),
+    "pathprof-ppp-all-two": ("workload", ["--ppp-min-paths=0", "--ppp-cache-paths=0", "--ppp-two-registers"]),
 }
 
 VARIANTS = ["plain", "clang-instr", "gcc-plain", "gcc-coverage"] + list(PATHPROF_VARIANTS) + list(PPP_VARIANTS)

@@ -65,6 +65,11 @@ pub struct InstrumentOptions {
     /// need more is profiled as in path mode.
     #[arg(long, value_name = "N", env = "PATHPROF_PPP_INTERVAL_LIMIT", value_parser = parse_number)]
     pub ppp_interval_limit: Option<u64>,
+    /// With --mode=ppp: leave a function whose paths hash to path mode's
+    /// inline cache when it has at most N interesting paths (default 1024;
+    /// 0 numbers every such function).
+    #[arg(long, value_name = "N", env = "PATHPROF_PPP_CACHE_PATHS", value_parser = parse_number)]
+    pub ppp_cache_paths: Option<u64>,
     /// With --mode=ppp: keep the PPP and Ball-Larus registers in two words
     /// (section 5 of the paper) even where both fit one (an ablation; the
     /// counts are the same).
@@ -118,6 +123,7 @@ impl InstrumentOptions {
             array_limit: self.array_limit,
             ppp_min_paths: self.ppp_min_paths,
             ppp_interval_limit: self.ppp_interval_limit,
+            ppp_cache_paths: self.ppp_cache_paths,
             ppp_two_registers: self.ppp_two_registers,
             early_exit: self.early_exit,
             every_block: self.every_block,

@@ -43,6 +43,12 @@ pub struct PathOptions {
     /// too, and the function is profiled as in path mode (section 5's hash
     /// table usage policy).
     pub ppp_interval_limit: Option<u64>,
+    /// Preferential path profiling leaves a function whose Ball-Larus ids
+    /// hash to path mode when it has at most this many interesting paths
+    /// (`None`: [`PPP_CACHE_PATHS`]): path mode's inline cache then holds
+    /// them, and ends each at a PPP array's price without PPP's second
+    /// register.
+    pub ppp_cache_paths: Option<u64>,
     /// Keep the PPP and Ball-Larus registers in two words, as section 5
     /// does, even where they fit one ([`crate::ppp::packing`]): an ablation.
     /// Without it they are packed only in functions with more paths than
@@ -53,10 +59,28 @@ pub struct PathOptions {
     pub ppp_two_registers: bool,
 }
 
+/// The default of [`PathOptions::ppp_cache_paths`]: a quarter of the
+/// instrumented code's inline cache (4096 slots, `pathprof_format::abi`),
+/// where a function's hot paths rarely share a slot. Measured on SQLite
+/// (callgrind, scale 2; the cache's path end is eight instructions, as
+/// PPP's): `sqlite3VdbeExec`, 196 interesting paths, costs 216.5M
+/// instructions in path mode and 230.8M numbered by PPP (plain 170.1M),
+/// whose packed register adds 64-bit constants at its chords and crowds
+/// the dispatch loop's registers.
+pub const PPP_CACHE_PATHS: u64 = 1024;
+
 impl PathOptions {
     /// The largest PPP interval that counts in an array.
     pub fn interval_limit(&self) -> u64 {
         self.ppp_interval_limit.unwrap_or(self.array_limit)
+    }
+
+    /// Whether PPP leaves a function of `num_paths` potential paths and
+    /// `interesting` interesting paths to path mode's inline cache (see
+    /// [`PathOptions::ppp_cache_paths`]).
+    pub fn ppp_leaves_to_cache(&self, num_paths: u64, interesting: usize) -> bool {
+        num_paths > self.array_limit
+            && interesting as u64 <= self.ppp_cache_paths.unwrap_or(PPP_CACHE_PATHS)
     }
 }
 
@@ -67,6 +91,7 @@ impl Default for PathOptions {
             array_limit: 1 << 17,
             ppp_min_paths: None,
             ppp_interval_limit: None,
+            ppp_cache_paths: None,
             ppp_two_registers: false,
         }
     }
@@ -108,10 +133,12 @@ pub fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Opt
 /// path mode's DAG and spanning tree, so the same Ball-Larus ids, and the PPP
 /// numbering of `interesting` (Ball-Larus ids) on the same chords. Returns
 /// the numbering too; the plan uses it only when `interesting` is not empty,
-/// the function has more than `options.ppp_min_paths` potential paths and
-/// the interval is at most [`PathOptions::interval_limit`] (else it is path mode's
-/// plan: the interesting paths would not fit an array either). The layout
-/// records the interesting paths either way.
+/// the function has more than `options.ppp_min_paths` potential paths,
+/// path mode's inline cache would not hold its interesting paths
+/// ([`PathOptions::ppp_leaves_to_cache`]) and the interval is at most
+/// [`PathOptions::interval_limit`] (else it is path mode's plan: the
+/// interesting paths would not fit an array either). The layout records
+/// the interesting paths either way.
 pub fn plan_ppp(
     cfg: &Cfg,
     weights: &Weights,
@@ -124,6 +151,7 @@ pub fn plan_ppp(
     let min_paths = options.ppp_min_paths.unwrap_or(options.array_limit);
     let fits = !numbering.is_empty()
         && dag.num_paths() > min_paths
+        && !options.ppp_leaves_to_cache(dag.num_paths(), numbering.len())
         && numbering.interval() <= options.interval_limit();
     // Packed only where Ball-Larus ids hash (see `PathOptions::ppp_two_registers`).
     let packs = !options.ppp_two_registers && dag.num_paths() > options.array_limit;

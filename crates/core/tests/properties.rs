@@ -240,6 +240,7 @@ fn check_ppp_walks(
         .unwrap_or(options.path.array_limit);
     let uses_ppp = !interesting.is_empty()
         && n > min_paths
+        && !options.path.ppp_leaves_to_cache(n, numbering.len())
         && numbering.interval() <= options.path.interval_limit();
     prop_assert_eq!(plan.ppp.is_some(), uses_ppp);
     // Random CFGs have few paths: their registers always fit one word,
@@ -339,6 +340,9 @@ fn registers(mut options: PlanOptions, two: bool) -> PlanOptions {
     path.ppp_two_registers = two;
     path.ppp_min_paths = Some(path.ppp_min_paths.unwrap_or(path.array_limit));
     path.ppp_interval_limit = Some(path.interval_limit());
+    // Numbered however few their interesting paths (path mode's inline
+    // cache would hold them): the registers are what is tested.
+    path.ppp_cache_paths.get_or_insert(0);
     if !two {
         path.array_limit = path.array_limit.min(4);
     }

@@ -38,6 +38,9 @@ pub struct Settings {
     pub ppp_min_paths: Option<u64>,
     #[serde(default)]
     pub ppp_interval_limit: Option<u64>,
+    /// `--ppp-cache-paths` (`None`: the planner's default).
+    #[serde(default)]
+    pub ppp_cache_paths: Option<u64>,
     /// `--ppp-two-registers`: never pack PPP's two registers into one word.
     #[serde(default)]
     pub ppp_two_registers: bool,
@@ -72,6 +75,7 @@ impl Settings {
         }
         plan.path.ppp_min_paths = self.ppp_min_paths;
         plan.path.ppp_interval_limit = self.ppp_interval_limit;
+        plan.path.ppp_cache_paths = self.ppp_cache_paths;
         plan.path.ppp_two_registers = self.ppp_two_registers;
         plan
     }
@@ -137,6 +141,22 @@ fn plan_ppp(
         if verbose {
             eprintln!(
                 "pathprof: {} ppp: {} interesting of {} paths, counted in path mode's array (--ppp-min-paths {min_paths})",
+                f.name,
+                numbering.len(),
+                dag.num_paths()
+            );
+        }
+    } else if plan_options
+        .path
+        .ppp_leaves_to_cache(dag.num_paths(), numbering.len())
+    {
+        if verbose {
+            let most = plan_options
+                .path
+                .ppp_cache_paths
+                .unwrap_or(pathprof_core::path::PPP_CACHE_PATHS);
+            eprintln!(
+                "pathprof: {} ppp: {} interesting of {} paths, counted through path mode's inline cache (--ppp-cache-paths {most})",
                 f.name,
                 numbering.len(),
                 dag.num_paths()

@@ -166,8 +166,8 @@ pub fn stats(map: &MapFile) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{listed} of {} functions have interesting paths, {} numbered by PPP (the others count in \
-         path mode's arrays), most interesting paths first",
+        "{listed} of {} functions have interesting paths, {} numbered by PPP (the others count as \
+         in path mode: in its arrays, or through its inline cache), most interesting paths first",
         map.functions.len(),
         rows.len()
     );

@@ -309,6 +309,55 @@ fn ppp_plan_of_the_worked_example_folds_back_to_ball_larus() {
     assert_eq!(counts.entry, 8);
 }
 
+/// Where Ball-Larus ids hash, PPP numbers a function only when it has more
+/// interesting paths than `--ppp-cache-paths`: fewer, and path mode's
+/// inline cache counts them (its plan, the interesting paths still marked).
+#[test]
+fn ppp_leaves_few_interesting_paths_of_a_hashing_function_to_the_cache() {
+    use crate::path::{plan_ppp, PathOptions, PPP_CACHE_PATHS};
+    use crate::plan::PathStorage;
+    use crate::weights::Weights;
+    let g = Named::new("sabcdt", &["sa", "sb", "ab", "ac", "bc", "cd", "ct", "dt"]);
+    let interesting = g.ids(&["sacdt", "sact", "sbct"]);
+    let weights = Weights::estimate(&g.cfg);
+    let paths = g.dag.num_paths();
+    let hashing = PathOptions {
+        ppp_min_paths: Some(0),
+        array_limit: paths - 1,
+        ..PathOptions::default()
+    };
+    const { assert!(PPP_CACHE_PATHS >= 3) };
+    let (cached, layout, numbering) = plan_ppp(&g.cfg, &weights, &hashing, &interesting).unwrap();
+    assert!(
+        cached.ppp.is_none(),
+        "three interesting paths: the cache holds them"
+    );
+    assert!(
+        matches!(cached.paths, PathStorage::Hash { .. }),
+        "{:?}",
+        cached.paths
+    );
+    assert_eq!(layout.interesting().len(), 3);
+    assert_eq!(numbering.len(), 3);
+    for (most, numbered) in [(Some(2), true), (Some(3), false), (Some(0), true)] {
+        let options = PathOptions {
+            ppp_cache_paths: most,
+            ..hashing
+        };
+        assert_eq!(options.ppp_leaves_to_cache(paths, 3), !numbered);
+        let (plan, _, _) = plan_ppp(&g.cfg, &weights, &options, &interesting).unwrap();
+        assert_eq!(plan.ppp.is_some(), numbered, "--ppp-cache-paths {most:?}");
+    }
+    // Where the ids fit an array the cache plays no part.
+    let array = PathOptions {
+        array_limit: paths,
+        ..hashing
+    };
+    assert!(!array.ppp_leaves_to_cache(paths, 3));
+    let (plan, _, _) = plan_ppp(&g.cfg, &weights, &array, &interesting).unwrap();
+    assert!(plan.ppp.is_some());
+}
+
 #[test]
 fn ppp_plan_of_the_worked_example_packs_both_registers_in_one() {
     use crate::path::{plan_ppp, PathOptions};
@@ -321,6 +370,7 @@ fn ppp_plan_of_the_worked_example_packs_both_registers_in_one() {
     let paths = g.dag.num_paths();
     let options = PathOptions {
         ppp_min_paths: Some(0),
+        ppp_cache_paths: Some(0),
         array_limit: paths - 1,
         ..PathOptions::default()
     };

@@ -46,8 +46,10 @@ fn check_ppp(source: &str, link_args: &[&str], runs: &[&[&str]], early_exit: boo
         let dir = tempfile::tempdir().unwrap();
         let bc = bitcode(dir.path(), source, variant);
         let mut options = PlanOptions::default().with_early_exit(early_exit);
-        // Number every function with interesting paths.
+        // Number every function with interesting paths, also where the
+        // Ball-Larus ids hash (path mode's inline cache would hold them).
         options.path.ppp_min_paths = Some(0);
+        options.path.ppp_cache_paths = Some(0);
         let layouts = RefCell::new(Vec::<Layout>::new());
         let build = Build {
             mode: Mode::Path,

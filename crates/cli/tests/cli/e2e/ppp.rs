@@ -286,6 +286,7 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
                 "--pathprof-verbose",
                 "--ppp-min-paths=0",
                 "--array-limit=64",
+                "--ppp-cache-paths=0",
                 flag,
             ],
             &[],
@@ -312,7 +313,11 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
     let stderr = check_ppp(
         &s,
         "prog.paths",
-        &["--array-limit=64", "--pathprof-verbose"],
+        &[
+            "--array-limit=64",
+            "--pathprof-verbose",
+            "--ppp-cache-paths=0",
+        ],
         &[],
     );
     assert!(
@@ -328,6 +333,27 @@ fn ppp_trained_and_field_runs_count_path_modes_paths() {
     ppp_stats(
         s.dir.path(),
         "3 of 4 functions have interesting paths, 1 numbered",
+    );
+    // The default --ppp-cache-paths (1024): mix's two interesting paths
+    // are few enough for path mode's inline cache, which counts them as
+    // cheaply as PPP's array without a second register: mix stays in path
+    // mode too, its paths still marked interesting or not.
+    let stderr = check_ppp(
+        &s,
+        "prog.paths",
+        &["--array-limit=64", "--pathprof-verbose"],
+        &[],
+    );
+    assert!(
+        stderr.contains(
+            "pathprof: mix ppp: 2 interesting of 4096 paths, counted through path mode's inline \
+             cache (--ppp-cache-paths 1024)"
+        ),
+        "{stderr}"
+    );
+    ppp_stats(
+        s.dir.path(),
+        "3 of 4 functions have interesting paths, 0 numbered",
     );
     // PATHPROF_INTERESTING instead of the flag; a list the tool wrote reads back.
     let d = s.dir.path();
@@ -451,7 +477,12 @@ fn ppp_with_early_exits_counts_path_modes_paths() {
         let exe = d.join("ppp");
         let args = [
             &flags[..],
-            &["--interesting=exit.paths", "--ppp-min-paths=0", registers],
+            &[
+                "--interesting=exit.paths",
+                "--ppp-min-paths=0",
+                "--ppp-cache-paths=0",
+                registers,
+            ],
         ];
         let out = pathprof(
             d,
