@@ -75,12 +75,16 @@ impl PathOptions {
         self.ppp_interval_limit.unwrap_or(self.array_limit)
     }
 
+    /// The most interesting paths PPP leaves to path mode's inline cache.
+    pub fn cache_paths(&self) -> u64 {
+        self.ppp_cache_paths.unwrap_or(PPP_CACHE_PATHS)
+    }
+
     /// Whether PPP leaves a function of `num_paths` potential paths and
     /// `interesting` interesting paths to path mode's inline cache (see
     /// [`PathOptions::ppp_cache_paths`]).
     pub fn ppp_leaves_to_cache(&self, num_paths: u64, interesting: usize) -> bool {
-        num_paths > self.array_limit
-            && interesting as u64 <= self.ppp_cache_paths.unwrap_or(PPP_CACHE_PATHS)
+        num_paths > self.array_limit && interesting as u64 <= self.cache_paths()
     }
 }
 

@@ -151,10 +151,7 @@ fn plan_ppp(
         .ppp_leaves_to_cache(dag.num_paths(), numbering.len())
     {
         if verbose {
-            let most = plan_options
-                .path
-                .ppp_cache_paths
-                .unwrap_or(pathprof_core::path::PPP_CACHE_PATHS);
+            let most = plan_options.path.cache_paths();
             eprintln!(
                 "pathprof: {} ppp: {} interesting of {} paths, counted through path mode's inline cache (--ppp-cache-paths {most})",
                 f.name,
@@ -328,13 +325,15 @@ fn note_hashed(functions: &[MapFunction], plans: &[FunctionPlan], options: &Plan
     let limit = options.path.array_limit;
     eprintln!(
         "pathprof: note: {} function{} more than {limit} potential paths (--array-limit) and \
-         count{} paths in a hash table, a lookup at every path end: {}; to count in arrays, \
-         build with --mode=ppp and a training run's paths (pathprof interesting), or cut \
-         paths with --max-paths={limit}",
+         count{} paths in a hash table, a lookup at every path end (an inline cache holds \
+         the hottest ids): {}; to count in arrays, build with --mode=ppp and a training \
+         run's paths (pathprof interesting; and --ppp-cache-paths=0 for functions of at \
+         most {} interesting paths), or cut paths with --max-paths={limit}",
         hashed.len(),
         if hashed.len() == 1 { " has" } else { "s have" },
         if hashed.len() == 1 { "s its" } else { " their" },
-        names.join(", ")
+        names.join(", "),
+        options.path.cache_paths()
     );
 }
 

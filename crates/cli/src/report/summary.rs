@@ -86,7 +86,9 @@ fn hashed(summary: &Summary) -> String {
     let _ = writeln!(
         out,
         "To count their paths in arrays: --mode=ppp with a training run's paths \
-         (pathprof interesting), or --max-paths=N (at most the array limit) to cut them."
+         (pathprof interesting; and --ppp-cache-paths=0 for functions of at most {} \
+         interesting paths), or --max-paths=N (at most the array limit) to cut them.",
+        pathprof_core::path::PPP_CACHE_PATHS
     );
     out
 }
