@@ -86,6 +86,47 @@ impl PathOptions {
     pub fn ppp_leaves_to_cache(&self, num_paths: u64, interesting: usize) -> bool {
         num_paths > self.array_limit && interesting as u64 <= self.cache_paths()
     }
+
+    /// Whether [`plan_ppp`] numbers a function of `num_paths` potential
+    /// paths whose interesting paths got `numbering`, and if not, why.
+    pub fn ppp_choice(&self, num_paths: u64, numbering: &PppNumbering) -> PppChoice {
+        let min_paths = self.ppp_min_paths.unwrap_or(self.array_limit);
+        if numbering.is_empty() {
+            PppChoice::NoneInteresting
+        } else if num_paths <= min_paths {
+            PppChoice::FewPaths { min_paths }
+        } else if self.ppp_leaves_to_cache(num_paths, numbering.len()) {
+            PppChoice::Cached {
+                most: self.cache_paths(),
+            }
+        } else if numbering.interval() > self.interval_limit() {
+            PppChoice::IntervalAbove {
+                limit: self.interval_limit(),
+            }
+        } else {
+            PppChoice::Numbered
+        }
+    }
+}
+
+/// What preferential path profiling does with one function
+/// ([`PathOptions::ppp_choice`]): number its interesting paths, or leave it
+/// to path mode's plan, for one of these reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PppChoice {
+    /// Its interesting paths count in an array of the PPP interval.
+    Numbered,
+    /// It has no interesting path.
+    NoneInteresting,
+    /// At most `min_paths` potential paths (`--ppp-min-paths`): path mode's
+    /// array counts every path with one increment.
+    FewPaths { min_paths: u64 },
+    /// Its ids hash, and it has at most `most` interesting paths
+    /// (`--ppp-cache-paths`): path mode's inline cache holds them.
+    Cached { most: u64 },
+    /// Its PPP interval is above `limit` (`--ppp-interval-limit`): the
+    /// interesting paths would not fit an array either.
+    IntervalAbove { limit: u64 },
 }
 
 impl Default for PathOptions {
@@ -136,13 +177,9 @@ pub fn dag_weight(cfg: &Cfg, dag: &Dag, weights: &Weights, id: DagEdgeId) -> Opt
 /// Plans preferential path profiling of one function (Vaswani et al. 2007):
 /// path mode's DAG and spanning tree, so the same Ball-Larus ids, and the PPP
 /// numbering of `interesting` (Ball-Larus ids) on the same chords. Returns
-/// the numbering too; the plan uses it only when `interesting` is not empty,
-/// the function has more than `options.ppp_min_paths` potential paths,
-/// path mode's inline cache would not hold its interesting paths
-/// ([`PathOptions::ppp_leaves_to_cache`]) and the interval is at most
-/// [`PathOptions::interval_limit`] (else it is path mode's plan: the
-/// interesting paths would not fit an array either). The layout records
-/// the interesting paths either way.
+/// the numbering too; the plan uses it only where
+/// [`PathOptions::ppp_choice`] says [`PppChoice::Numbered`] (else it is
+/// path mode's plan). The layout records the interesting paths either way.
 pub fn plan_ppp(
     cfg: &Cfg,
     weights: &Weights,
@@ -152,11 +189,7 @@ pub fn plan_ppp(
     let dag = Dag::build(cfg, options.dag)?;
     let incs = chord_increments(cfg, &dag, weights);
     let numbering = PppNumbering::compute(&dag, interesting)?;
-    let min_paths = options.ppp_min_paths.unwrap_or(options.array_limit);
-    let fits = !numbering.is_empty()
-        && dag.num_paths() > min_paths
-        && !options.ppp_leaves_to_cache(dag.num_paths(), numbering.len())
-        && numbering.interval() <= options.interval_limit();
+    let fits = options.ppp_choice(dag.num_paths(), &numbering) == PppChoice::Numbered;
     // Packed only where Ball-Larus ids hash (see `PathOptions::ppp_two_registers`).
     let packs = !options.ppp_two_registers && dag.num_paths() > options.array_limit;
     let ppp_incs = fits.then(|| {

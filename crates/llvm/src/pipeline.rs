@@ -135,52 +135,43 @@ fn plan_ppp(
                 return None;
             }
         };
-    let limit = plan_options.path.array_limit;
-    let min_paths = plan_options.path.ppp_min_paths.unwrap_or(limit);
-    if dag.num_paths() <= min_paths {
+    use pathprof_core::path::PppChoice;
+    let counted = |how: String| {
         if verbose {
             eprintln!(
-                "pathprof: {} ppp: {} interesting of {} paths, counted in path mode's array (--ppp-min-paths {min_paths})",
+                "pathprof: {} ppp: {} interesting of {} paths, {how}",
                 f.name,
                 numbering.len(),
                 dag.num_paths()
             );
         }
-    } else if plan_options
-        .path
-        .ppp_leaves_to_cache(dag.num_paths(), numbering.len())
-    {
-        if verbose {
-            let most = plan_options.path.cache_paths();
-            eprintln!(
-                "pathprof: {} ppp: {} interesting of {} paths, counted through path mode's inline cache (--ppp-cache-paths {most})",
-                f.name,
-                numbering.len(),
-                dag.num_paths()
-            );
-        }
-    } else if plan.ppp.is_none() {
-        eprintln!(
+    };
+    match plan_options.path.ppp_choice(dag.num_paths(), &numbering) {
+        PppChoice::NoneInteresting => {}
+        PppChoice::FewPaths { min_paths } => counted(format!(
+            "counted in path mode's array (--ppp-min-paths {min_paths})"
+        )),
+        PppChoice::Cached { most } => counted(format!(
+            "counted through path mode's inline cache (--ppp-cache-paths {most})"
+        )),
+        PppChoice::IntervalAbove { limit } => eprintln!(
             "pathprof: warning: {name}: the PPP interval of its {} interesting paths is {}, above \
-             the limit {} (--ppp-interval-limit, default the array limit); profiled as in path \
-             mode (fewer interesting paths, or a larger limit, would number it)",
+             the limit {limit} (--ppp-interval-limit, default the array limit); profiled as in \
+             path mode (fewer interesting paths, or a larger limit, would number it)",
             numbering.len(),
             numbering.interval(),
-            plan_options.path.interval_limit()
-        );
-    } else if verbose {
-        let registers = match plan.ppp.as_ref().and_then(|t| t.packing) {
-            Some(p) => format!("one word (PPP sum in the low {} bits)", p.ppp_bits),
-            None => "two registers".to_string(),
-        };
-        eprintln!(
-            "pathprof: {} ppp: {} interesting of {} paths, interval {}, delta {:.3}, {registers}",
-            f.name,
-            numbering.len(),
-            dag.num_paths(),
-            numbering.interval(),
-            numbering.delta().unwrap_or(0.0)
-        );
+        ),
+        PppChoice::Numbered => {
+            let registers = match plan.ppp.as_ref().and_then(|t| t.packing) {
+                Some(p) => format!("one word (PPP sum in the low {} bits)", p.ppp_bits),
+                None => "two registers".to_string(),
+            };
+            counted(format!(
+                "interval {}, delta {:.3}, {registers}",
+                numbering.interval(),
+                numbering.delta().unwrap_or(0.0)
+            ));
+        }
     }
     Some((plan, layout))
 }

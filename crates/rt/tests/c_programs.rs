@@ -103,7 +103,8 @@ fn command(exe: &Path, dir: &Path, file: &str) -> Command {
     c.current_dir(dir)
         .env("PATHPROF_FILE", file)
         .env_remove("PATHPROF_VERBOSE");
-    // Safety: between fork and exec the closure only calls sigaction.
+    // Safety: between fork and exec the closure only sets signal
+    // dispositions (signal(2), which glibc makes one sigaction call).
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut c, || {
             for sig in 1..32 {

@@ -1058,15 +1058,17 @@ impl<'ctx> Site<'_, 'ctx> {
         // its own (SQLite's VDBE reloaded it from the stack at every end).
         // Safety: the slot holds 0 or an entry's address less the base's
         // (CONTRACTS.md §2); not `inbounds`, the entry is in another object.
+        let moved = unsafe {
+            b.build_gep(
+                context.i8_type(),
+                state,
+                &[offset.into_int_value()],
+                "pp.moved",
+            )
+        }
+        .expect(POSITIONED);
+        // Safety: as `moved`'s.
         let at = |bytes: u64, name: &str| unsafe {
-            let moved = b
-                .build_gep(
-                    context.i8_type(),
-                    state,
-                    &[offset.into_int_value()],
-                    "pp.moved",
-                )
-                .expect(POSITIONED);
             b.build_gep(context.i8_type(), moved, &[constant(bytes)], name)
                 .expect(POSITIONED)
         };
