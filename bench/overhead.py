@@ -141,6 +141,28 @@ def zlib_program():
     }
 
 
+def xz_program():
+    """liblzma (the lzma-sys crate's xz 5.2 sources, configured as that crate
+    builds them) compressing scale*40 KB of text once and decompressing it 40
+    times (bench/xz/driver.c): LZMA2 decoding, whose `lzma_decode` has more
+    potential paths than any array holds."""
+    crate = crate_dir("lzma-sys")
+    src = crate / "xz-5.2/src"
+    dirs = ["common", "lzma", "lz", "check", "delta", "rangecoder", "simple"]
+    files = [str(src / "liblzma" / d / f) for d in dirs for f in sorted(os.listdir(src / "liblzma" / d))
+             if f.endswith(".c") and not f.endswith("tablegen.c") and f not in ("crc32_small.c", "crc64_small.c")]
+    files += [str(src / "common" / f) for f in ("tuklib_cpucores.c", "tuklib_physmem.c")]
+    includes = [f"-I{crate}", f"-I{src / 'liblzma/api'}", f"-I{src / 'common'}"]
+    includes += [f"-I{src / 'liblzma' / d}" for d in dirs]
+    return {
+        "name": "xz",
+        "sources": [str(ROOT / "bench/xz/driver.c")] + files,
+        "cflags": ["-std=c99", "-pthread", "-DHAVE_CONFIG_H=1"] + includes,
+        "libs": ["-lpthread"],
+        "run": lambda exe, scale, tmp: ([exe, str(scale * 40_000), "40"], None),
+    }
+
+
 def sqlite_with(name, driver, run_args):
     """SQLite's amalgamation with `driver` (of bench/sqlite/), run with
     `run_args(scale)`."""
@@ -165,11 +187,12 @@ def sqlite_threads_program():
 
 
 SCALE_HELP = ("Lua workload rounds; bzip2 compresses scale*250 KB; zlib deflates scale*80 KB; "
-              "SQLite uses scale*16000 rows (each about a second at the default)")
+              "xz compresses scale*40 KB once and decompresses it 40 times; SQLite uses scale*16000 rows (each about a second at the default)")
 
 # The single-threaded suite (what callgrind.py and p3.py measure too), and
 # every program this script measures.
-SUITE = {"lua": lua_program, "bzip2": bzip2_program, "zlib": zlib_program, "sqlite": sqlite_program}
+SUITE = {"lua": lua_program, "bzip2": bzip2_program, "zlib": zlib_program, "sqlite": sqlite_program,
+         "xz": xz_program}
 PROGRAMS = {**SUITE, "sqlite-threads": sqlite_threads_program}
 
 # pathprof's variants and their flags.
