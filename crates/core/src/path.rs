@@ -59,8 +59,8 @@ pub struct PathOptions {
     pub ppp_two_registers: bool,
 }
 
-/// The default of [`PathOptions::ppp_cache_paths`]: a quarter of the
-/// instrumented code's inline cache (4096 slots, `pathprof_format::abi`),
+/// The default of [`PathOptions::ppp_cache_paths`]: a sixteenth of the
+/// instrumented code's inline cache (16384 slots, `pathprof_format::abi`),
 /// where a function's hot paths rarely share a slot. Measured on SQLite
 /// (callgrind, scale 2; the cache's path end is eight instructions, as
 /// PPP's): `sqlite3VdbeExec`, 196 interesting paths, costs 216.5M
