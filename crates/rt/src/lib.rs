@@ -363,7 +363,8 @@ unsafe fn hash_state<'a>(state: *mut u64) -> Option<&'a [AtomicU64; 8]> {
 /// entry's address, less the address of the cache's base word (the word
 /// after the state, which stays 0), is left in `slot` (the entry's first
 /// word is `id + 1`, its second the count), so the next execution of `id`
-/// counts inline.
+/// counts inline, unless the slot's entry has run more often than `id`'s
+/// (it stays: a rare path never evicts a hot one).
 ///
 /// # Safety
 /// As for [`__pathprof_hash_count`]; `slot` is null or an 8-aligned word
