@@ -7,8 +7,9 @@
  * the path taken exactly when bit k of x is set. main calls it with the
  * masks m_i = (i * 0x9e3779b97f4a7c15) mod 2^40 for i = 0..2999,
  * round-robin, 3 rounds (9000 calls, each mask 3 times): 3000 paths in a
- * cache of 4096 slots, so that paths share slots, evict each other and run
- * again from the cache or miss.
+ * cache of 16384 slots, where a few hundred share a slot (3000^2 / 2^15
+ * pairs expected), evict each other (a path takes a slot from one run as
+ * often, as in these lockstep rounds) and run again from the cache or miss.
  * Output: the number of bits set over all calls; exit status 0.
  */
 #include <stdio.h>
