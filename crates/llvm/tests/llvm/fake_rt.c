@@ -158,10 +158,11 @@ void __pathprof_hash_count(uint64_t *state, uint64_t id) {
 
 /* The inline cache's miss: counts and leaves the entry's address less the
  * cache's base word's in the slot. The base word follows the 8 state words
- * and stays 0; the 4096 cache words follow it. */
+ * and stays 0; the HASH_CACHE_SLOTS cache words follow it (the harness
+ * passes pathprof_format::abi's). */
 void __pathprof_hash_count_cached(uint64_t *state, uint64_t *slot, uint64_t id) {
   uint64_t *base = state + 8;
-  if (slot <= base || slot > base + 4096)
+  if (slot <= base || slot > base + HASH_CACHE_SLOTS)
     fprintf(stderr, "pp-error cache slot outside the hash state's cache\n");
   if (*base != 0)
     fprintf(stderr, "pp-error the cache's base word is not 0\n");

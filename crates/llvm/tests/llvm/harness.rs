@@ -172,6 +172,10 @@ pub fn build_program(
     let mut cmd = Command::new(clang());
     cmd.arg(&obj)
         .arg(source_dir().join("fake_rt.c"))
+        .arg(format!(
+            "-DHASH_CACHE_SLOTS={}",
+            pathprof_format::abi::HASH_CACHE_SLOTS
+        ))
         .arg("-o")
         .arg(&exe);
     run_ok(cmd.args(build.link_args));
