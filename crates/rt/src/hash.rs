@@ -495,15 +495,27 @@ mod tests {
         assert!(totals(&state).is_empty());
     }
 
+    /// The slot `id` hashes to in the instrumented code's inline cache.
+    fn slot_index(id: u64) -> usize {
+        let low = id.wrapping_add(1) as u32;
+        (low.wrapping_mul(FIBONACCI_MULTIPLIER_32)
+            >> (32 - pathprof_format::abi::HASH_CACHE_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// A zeroed hash state and its cache: the base word, then the slots.
+    fn empty_state_and_cache() -> ([AtomicU64; 8], Vec<AtomicU64>) {
+        let cache = (0..=pathprof_format::abi::HASH_CACHE_SLOTS)
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        (Default::default(), cache)
+    }
+
     /// What the instrumented code's inline cache does (CONTRACTS.md §2):
     /// `cache[0]` is the base, the rest the slots; the slot's entry when its
     /// key is `id + 1`, else the runtime's miss.
     fn count_inline(state: &[AtomicU64; 8], cache: &[AtomicU64], id: u64) {
         let (base, slots) = cache.split_first().unwrap();
-        let low = id.wrapping_add(1) as u32;
-        let index = (low.wrapping_mul(FIBONACCI_MULTIPLIER_32)
-            >> (32 - slots.len().trailing_zeros())) as usize;
-        let slot = &slots[index];
+        let slot = &slots[slot_index(id)];
         let base = base as *const AtomicU64 as u64;
         let e = base.wrapping_add(slot.load(Relaxed)) as *const AtomicU64;
         // Safety: the slot holds 0 (so `e` is the base, 0) or an entry's
@@ -521,10 +533,7 @@ mod tests {
 
     #[test]
     fn the_inline_cache_counts_into_the_entries_the_dump_reads() {
-        let state: [AtomicU64; 8] = Default::default();
-        let cache: Vec<AtomicU64> = (0..=pathprof_format::abi::HASH_CACHE_SLOTS)
-            .map(|_| AtomicU64::new(0))
-            .collect();
+        let (state, cache) = empty_state_and_cache();
         // Far more ids than slots and than the first table: slots are
         // refilled and tables grow while cached entries stay valid.
         for round in 0..3u64 {
@@ -555,16 +564,8 @@ mod tests {
 
     #[test]
     fn a_path_takes_a_cache_slot_only_from_one_run_no_more_often() {
-        let state: [AtomicU64; 8] = Default::default();
-        let cache: Vec<AtomicU64> = (0..=pathprof_format::abi::HASH_CACHE_SLOTS)
-            .map(|_| AtomicU64::new(0))
-            .collect();
-        let slot_of = |id: u64| {
-            ((id.wrapping_add(1) as u32).wrapping_mul(FIBONACCI_MULTIPLIER_32)
-                >> (32 - pathprof_format::abi::HASH_CACHE_SLOTS.trailing_zeros()))
-                as usize
-                + 1
-        };
+        let (state, cache) = empty_state_and_cache();
+        let slot_of = |id: u64| slot_index(id) + 1;
         let (hot, rare) = (7, (8..).find(|&id| slot_of(id) == slot_of(7)).unwrap());
         let resident = || cache[slot_of(hot)].load(Relaxed);
         for _ in 0..3 {
@@ -572,22 +573,16 @@ mod tests {
         }
         let hot_entry = resident();
         assert_ne!(hot_entry, 0);
-        count_inline(&state, &cache, rare);
-        assert_eq!(
-            resident(),
-            hot_entry,
-            "a path run once leaves the hot one cached"
-        );
-        count_inline(&state, &cache, rare);
-        assert_eq!(resident(), hot_entry);
-        count_inline(&state, &cache, rare);
-        assert_ne!(
-            resident(),
-            hot_entry,
-            "as often as the resident: it takes the slot"
-        );
-        count_inline(&state, &cache, hot);
-        assert_eq!(resident(), hot_entry, "four runs against three");
+        // (the id run next, whether the hot entry is still cached after it)
+        for (id, hot_stays, why) in [
+            (rare, true, "a path run once leaves the hot one cached"),
+            (rare, true, "twice against three"),
+            (rare, false, "as often as the resident: it takes the slot"),
+            (hot, true, "four runs against three"),
+        ] {
+            count_inline(&state, &cache, id);
+            assert_eq!(resident() == hot_entry, hot_stays, "{why}");
+        }
         let m = totals(&state);
         assert_eq!((m[&hot], m[&rare], m.len()), (4, 3, 2));
         // Safety: the state is local to this test.
