@@ -327,6 +327,10 @@ fn created_entry(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
 /// miss at its next execution: xz's `lzma_decode` runs 30,619 distinct
 /// paths on the benchmark's input, the hottest 4000 of them 93 % of its
 /// path ends, so evicting on every miss cost two misses per rare path.
+/// The price: a path that turns hot after another ran more often in its
+/// slot misses until it has caught up, at most as many times as the other
+/// has run, and two hot paths sharing a slot leave only the hotter cached
+/// (with eviction on every miss, alternating, both missed every time).
 fn takes_slot(slot: &AtomicU64, base: u64, e: &Entry) -> bool {
     let resident = slot.load(Relaxed);
     if resident == 0 {
