@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """P3's overhead on K cores (issue 11): the slowest copy's CPU time against
 the sequential path-mode build, at K = 2, 4 and 8, on the overhead suite
-(Lua 5.4, bzip2 1.0.8 and SQLite, as bench/overhead.py defines, builds and
-runs them; this script imports it and owns only what is P3's).
+(bench/overhead.py's SUITE: Lua 5.4, bzip2 1.0.8, zlib, SQLite and xz, as
+that script defines, builds and runs them; this script imports it and owns
+only what is P3's).
 
 Each program is built plain (clang -O2), with clang's -fprofile-instr-generate,
 with `pathprof cc --mode=path` (overhead.py's `pathprof-path`) and, for each
