@@ -187,7 +187,8 @@ def sqlite_threads_program():
 
 
 SCALE_HELP = ("Lua workload rounds; bzip2 compresses scale*250 KB; zlib deflates scale*80 KB; "
-              "xz compresses scale*40 KB once and decompresses it 40 times; SQLite uses scale*16000 rows (each about a second at the default)")
+              "xz compresses scale*40 KB once and decompresses it 40 times; "
+              "SQLite uses scale*16000 rows (each about a second at the default)")
 
 # The single-threaded suite (what callgrind.py and p3.py measure too), and
 # every program this script measures.

@@ -52,8 +52,8 @@ pub const HASH_STATE_WORDS: usize = 8;
 /// filled by `__pathprof_hash_count_cached`. A slot holds an entry's address
 /// less the base's (ABI 4): the base stays 0, so an empty slot (0) leads to
 /// a key of 0, which no entry has, and the inline code needs no test for an
-/// empty slot. A power of two. The runtime never dumps them (it reads one on a miss):
-/// counts live in the entries. 16384 (128 KB per hashing function and
+/// empty slot. A power of two. The runtime never dumps them (it reads one
+/// on a miss): counts live in the entries. 16384 (128 KB per hashing function and
 /// thread, backed only where touched): with 1024, conflicts among the few
 /// hundred hot paths of SQLite's VDBE missed 3 % of its path ends
 /// (callgrind, 8,000 rows), with 4096 only first executions did; xz's

@@ -12,15 +12,15 @@
 //! | 4 `LOST` | counts dropped because no memory could be mapped for a table |
 //!
 //! After the state in its global come a word that stays 0 (the cache's
-//! *base*) and the `HASH_CACHE_SLOTS` (16384) slots of the instrumented code's inline cache
-//! (CONTRACTS.md §2): by the id's Fibonacci hash, an entry's address less
-//! the base's, which the code reads to increment the entry's count itself
-//! (an empty slot leads it to the base, whose 0 is no entry's key);
-//! `__pathprof_hash_count_cached` ([`count_cached`]) fills a slot on a miss
-//! when the slot is empty or the missing id has run at least as often as the
-//! slot's entry (so a rarely run path never evicts a hot one).
-//! The runtime reads no other slot, and dumps none. Entries therefore begin with `key` and
-//! `count`, in that order, and are never moved or freed.
+//! *base*) and the `HASH_CACHE_SLOTS` (16384) slots of the instrumented
+//! code's inline cache (CONTRACTS.md §2): by the id's Fibonacci hash, an
+//! entry's address less the base's, which the code reads to increment the
+//! entry's count itself (an empty slot leads it to the base, whose 0 is no
+//! entry's key); `__pathprof_hash_count_cached` ([`count_cached`]) fills a
+//! slot on a miss when the slot is empty or the missing id has run at least
+//! as often as the slot's entry (so a rarely run path never evicts a hot
+//! one). The runtime reads no other slot, and dumps none. Entries therefore
+//! begin with `key` and `count`, in that order, and are never moved or freed.
 //!
 //! A table is an `mmap`ed open-addressing array (linear probing, Fibonacci
 //! hashing) of entries `{key = id + 1, count, written}`. Everything is
@@ -219,7 +219,26 @@ fn grow(state: &[AtomicU64; 8], old: *mut Table) -> bool {
 }
 
 /// The entry counting `key`, creating it if needed; None if out of memory.
+/// The common case, an id the newest table holds, is one probe sequence in
+/// the caller; the rest is out of line, so that a miss of the inline cache
+/// takes no frame for it (xz's `lzma_decode`, callgrind: 89 instructions a
+/// miss with all of it in one function, 63 so).
+#[inline]
 fn entry_for(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
+    let h = head(state);
+    if !h.is_null() {
+        // Safety: published tables live until the process ends.
+        if let Probe::Found(e) = unsafe { &*h }.probe(key, false) {
+            return Some(e);
+        }
+    }
+    created_entry(state, key)
+}
+
+/// [`entry_for`] past its common case: creates the entry, growing the
+/// tables as needed.
+#[inline(never)]
+fn created_entry(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
     loop {
         let h = head(state);
         if h.is_null() {
@@ -294,31 +313,13 @@ pub(crate) fn count_cached(
     if id == u64::MAX {
         return update.add(&state[MAX_COUNT], n);
     }
-    // Most misses are of ids the newest table already holds (another id
-    // had taken the slot): one probe sequence here, without the frame that
-    // creating an entry needs (xz's `lzma_decode`, callgrind: 89
-    // instructions a miss through `count_remembered`, 63 so).
-    let head = head(state);
-    let found = match (!head.is_null()).then(|| {
-        // Safety: published tables live until the process ends.
-        unsafe { &*head }.probe(id + 1, false)
-    }) {
-        Some(Probe::Found(e)) => Some(e),
-        _ => created_entry(state, id + 1),
-    };
-    let Some(e) = found else {
+    let Some(e) = entry_for(state, id + 1) else {
         return add_saturating(&state[LOST], n);
     };
     update.add(&e.count, n);
     if takes_slot(slot, base, e) {
         slot.store((e as *const Entry as u64).wrapping_sub(base), Release);
     }
-}
-
-/// [`entry_for`] out of line: the first count of an id.
-#[inline(never)]
-fn created_entry(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
-    entry_for(state, key)
 }
 
 /// Whether `e`, just counted, takes its cache slot from the entry there: when
@@ -345,7 +346,6 @@ fn takes_slot(slot: &AtomicU64, base: u64, e: &Entry) -> bool {
 /// Adds `n` to the entry of `id` (`< u64::MAX`), creating it, and stores
 /// its address less `base` in `memo`; counts the executions as lost without
 /// memory.
-#[inline(never)]
 fn count_remembered(
     state: &[AtomicU64; 8],
     memo: &AtomicU64,
