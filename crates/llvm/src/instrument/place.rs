@@ -70,20 +70,34 @@ impl Placement {
     /// depth per block, [`pathprof_core::weights::loop_depths`]) puts in one,
     /// on an edge between two such blocks, or at a call in one.
     pub fn counts_slot_in_loop(&self, cfg: &Cfg, depth: &[u32]) -> bool {
-        let in_loop = |b: BlockId| depth[b.index()] > 0;
         let counts_slot = |ops: &[Op]| ops.iter().any(|op| matches!(op, Op::CountSlot(_)));
-        let blocks = cfg.blocks().any(|b| {
-            in_loop(b) && (counts_slot(&self.start[b.index()]) || counts_slot(&self.end[b.index()]))
-        });
-        let splits = self.splits.iter().any(|(e, ops)| {
-            let edge = cfg.edge(*e);
-            in_loop(edge.from) && in_loop(edge.to) && counts_slot(ops)
-        });
         let calls = self
             .calls
             .iter()
-            .any(|(b, _, ops)| in_loop(*b) && counts_slot(ops));
-        blocks || splits || calls
+            .any(|(b, _, ops)| depth[b.index()] > 0 && counts_slot(ops));
+        calls || self.in_loop(cfg, depth).any(counts_slot)
+    }
+
+    /// Whether a `CountPath` op runs inside a loop, at a block's start or end
+    /// or on an edge (not at a call: see [`Self::counts_slot_in_loop`]).
+    pub fn ends_path_in_loop(&self, cfg: &Cfg, depth: &[u32]) -> bool {
+        self.in_loop(cfg, depth)
+            .any(|ops| ops.iter().any(|op| matches!(op, Op::CountPath(_))))
+    }
+
+    /// The op lists of block starts, block ends and split edges inside a
+    /// loop (of a block `depth` puts in one, or an edge between two).
+    fn in_loop<'a>(&'a self, cfg: &'a Cfg, depth: &'a [u32]) -> impl Iterator<Item = &'a [Op]> {
+        let in_loop = |b: BlockId| depth[b.index()] > 0;
+        let blocks = cfg
+            .blocks()
+            .filter(move |&b| in_loop(b))
+            .flat_map(|b| [&self.start[b.index()][..], &self.end[b.index()][..]]);
+        let splits = self.splits.iter().filter_map(move |(e, ops)| {
+            let edge = cfg.edge(*e);
+            (in_loop(edge.from) && in_loop(edge.to)).then_some(&ops[..])
+        });
+        blocks.chain(splits)
     }
 
     /// Whether any op reads or writes the PPP register.

@@ -411,7 +411,7 @@ fn probes_and_the_program_are_in_disjoint_alias_scopes() {
             // Tiny path arrays, so that some functions hash too.
             let mut options = PlanOptions::default().with_early_exit(early_exit);
             options.path.array_limit = 2;
-            instrument_every_function(&module, mode, &options);
+            instrument_every_function(&module, mode, &options, false);
             let after = scoped_accesses(&module);
             assert!(after.len() > program.len(), "{mode:?}: probes were added");
             let both: Vec<_> = after.iter().filter(|a| a.1 && a.2).collect();
@@ -443,7 +443,7 @@ fn the_alias_scope_leaves_out_the_largest_functions_and_what_they_may_inline() {
         let context = Context::create();
         let module =
             pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
-        instrument_every_function(&module, mode, &PlanOptions::default());
+        instrument_every_function(&module, mode, &PlanOptions::default(), false);
         let accesses = scoped_accesses(&module);
         for name in ["big", "mid", "leaf", "apart"] {
             let of: Vec<_> = accesses.iter().filter(|a| a.0 == name).collect();
@@ -457,11 +457,13 @@ fn the_alias_scope_leaves_out_the_largest_functions_and_what_they_may_inline() {
     }
 }
 
-/// Plans every function of `module` in `mode` and instruments it.
+/// Plans every function of `module` in `mode` and instruments it (with
+/// atomic updates as `atomic` says).
 fn instrument_every_function(
     module: &pathprof_llvm::Module<'_>,
     mode: Mode,
     options: &pathprof_core::planner::PlanOptions,
+    atomic: bool,
 ) {
     let extracted = extract(module).unwrap();
     let plans: Vec<FunctionPlan> = extracted
@@ -473,7 +475,7 @@ fn instrument_every_function(
                 .0
         })
         .collect();
-    let info = module_info(&extracted, mode, 1, false);
+    let info = module_info(&extracted, mode, 1, atomic);
     instrument(module, &plans, &info).unwrap();
 }
 
@@ -492,7 +494,7 @@ fn slots_counted_in_loops_are_indexed_by_a_register() {
         let context = Context::create();
         let module =
             pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
-        instrument_every_function(&module, mode, &PlanOptions::default());
+        instrument_every_function(&module, mode, &PlanOptions::default(), false);
         let text = |name: &str| {
             let f = module.get_function(name).unwrap();
             pathprof_llvm::inkwell::values::AnyValue::print_to_string(&f).to_string()
@@ -506,5 +508,40 @@ fn slots_counted_in_loops_are_indexed_by_a_register() {
         }
         assert!(looping.contains("%pp.index"), "{mode:?}:\n{looping}");
         assert!(!straight.contains("%pp.index"), "{mode:?}:\n{straight}");
+    }
+}
+
+/// In path mode a function that ends paths inside a loop counts them
+/// there through `__pathprof_count_repeat` (an increment indexed by the
+/// last id counted there when the path repeats, another when it changes:
+/// `emit::repeats_path_ends`); a loop-free function, and atomic updates,
+/// keep the one increment. That the counts stay exact is what the tests
+/// running prog.c (its `loop`) and the CLI's programs check (loops.c's
+/// `skip` changes its path from round to round).
+#[test]
+fn path_ends_in_loops_count_a_repeated_path_at_its_own_increment() {
+    use pathprof_core::planner::PlanOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let bc = bitcode(dir.path(), "prog.c", Variant::Unoptimised);
+    for atomic in [false, true] {
+        let context = Context::create();
+        let module =
+            pathprof_llvm::link_bitcode_files(&context, std::slice::from_ref(&bc)).unwrap();
+        instrument_every_function(&module, Mode::Path, &PlanOptions::default(), atomic);
+        let text = |name: &str| {
+            let f = module.get_function(name).unwrap();
+            pathprof_llvm::inkwell::values::AnyValue::print_to_string(&f).to_string()
+        };
+        let (looping, straight) = (text("loop"), text("branch"));
+        let repeats = |ir: &str| ir.contains("@__pathprof_count_repeat(");
+        assert_eq!(repeats(&looping), !atomic, "atomic {atomic}:\n{looping}");
+        assert!(!repeats(&straight), "atomic {atomic}:\n{straight}");
+        if !atomic {
+            let helper = text("__pathprof_count_repeat");
+            assert!(
+                helper.contains("load volatile i64") && helper.contains("store volatile i64"),
+                "the repeat's increment is volatile:\n{helper}"
+            );
+        }
     }
 }
