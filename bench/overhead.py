@@ -50,6 +50,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import goals
+
 ROOT = Path(__file__).resolve().parent.parent
 CLANG = "/usr/lib/llvm-22/bin/clang"
 
@@ -343,6 +345,19 @@ def suite_table(medians, build_s, variants):
     return lines
 
 
+def hashing_share(pathprof, exe, profile):
+    """The share of the path executions in `profile` (of the path-mode build
+    `exe`) that were counted in hash tables."""
+    report = json.loads(subprocess.run([pathprof, "export", "--map", exe, "--format", "json", str(profile)],
+                                       check=True, capture_output=True, text=True).stdout)
+    hashed = total = 0
+    for f in report["functions"]:
+        n = sum(p["count"] for p in f["paths"])
+        total += n
+        hashed += n if f["hashed"] else 0
+    return hashed / total if total else 0.0
+
+
 def build_pathprof():
     """Builds this checkout's pathprof, runtime and pass plugin (release);
     returns the pathprof binary."""
@@ -379,7 +394,7 @@ def main():
         # Older builds have no --every-block: their block mode is that one.
         variants += [BEFORE + v for v in PATHPROF_VARIANTS if v in variants and v != "pathprof-block-every"]
     lines = []
-    medians, build_s = {}, {}
+    medians, build_s, rounds, shares = {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         for name, make in PROGRAMS.items():
@@ -414,6 +429,10 @@ def main():
                     times[v].append(cpu_time(cmd, env))
             base = statistics.median(times["plain"])
             medians[prog["name"]] = {v: statistics.median(times[v]) for v in variants}
+            rounds[prog["name"]] = goals.round_ratios(times)
+            if "pathprof-path" in variants:
+                shares[prog["name"]] = hashing_share(pathprof, exes["pathprof-path"],
+                                                     out / f"{prog['name']}-pathprof-path.pprof")
             lines.append(f"## {prog['name']} (scale {args.scale}, median of {args.runs} interleaved runs)\n")
             lines.append("| variant | median CPU s | ratio to plain |")
             lines.append("|---|---|---|")
@@ -428,12 +447,17 @@ def main():
                                            capture_output=True, text=True).stdout
                     lines += [f"`pathprof ppp-stats` of {prog['name']}-{v}:\n", "```", stats.rstrip(), "```", ""]
     lines += suite_table(medians, build_s, variants)
+    judged = goals.judge(rounds, set(SUITE), shares)
+    lines += goals.goals_table(judged)
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     publish("\n".join(lines), args.out, {
         "runs": args.runs, "scale": args.scale,
         "programs": {name: {v: {"median_cpu_s": m, "ratio": ratio(ms, v), "build_s": build_s[(name, v)]}
                             for v, m in ms.items()}
                      for name, ms in medians.items()},
+        "round_ratios": rounds,
+        "hashed_path_share": shares,
+        "goals": judged,
     })
 
 
