@@ -8,7 +8,9 @@
  * with a register were forwarded at once: this is why a slot counted inside
  * a loop is indexed by a register holding zero (crates/llvm/src/instrument/
  * emit.rs, `renames_slots`), and why path ends, whose address is indexed by
- * the path id, lose the forwarding when the id changes from round to round.
+ * the path id, lose the forwarding when the id changes from round to round
+ * (and why a path end inside a loop counts a repeated path at an increment
+ * of its own, `repeats_path_ends`: the last loop here).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,24 @@ static void index_zero_but_every_eighth_round(long n, long eighth) {
 
 static void index_changing(long n) { index_zero_but_every_eighth_round(n, 5); }
 
+/* The same path ends at a repeat site (emit.rs, `repeats_path_ends`): the
+ * id is compared with the last one counted there (r9); the same id is
+ * counted by an increment indexed by r9, another by a second increment,
+ * which also makes it the last. */
+static void repeat_site_every_eighth_round(long n) {
+    long k = 0, eighth = 5;
+    __asm__ volatile("xor %%r8d,%%r8d\n xor %%r9d,%%r9d\n"
+                     "1: cmp %%r8,%%r9\n jne 3f\n"
+                     " incq %%fs:thread_counters@tpoff(,%%r9,8)\n jmp 4f\n"
+                     "3: incq %%fs:thread_counters@tpoff(,%%r8,8)\n mov %%r8,%%r9\n"
+                     "4: xor %%r8d,%%r8d\n"
+                     " inc %1\n test $7,%1\n jnz 2f\n mov %2,%%r8\n"
+                     "2: dec %0\n jnz 1b"
+                     : "+&r"(n), "+&r"(k)
+                     : "r"(eighth)
+                     : "r8", "r9", "memory");
+}
+
 static void index_never_changing(long n) { index_zero_but_every_eighth_round(n, 0); }
 
 int main(int argc, char **argv) {
@@ -66,6 +86,7 @@ int main(int argc, char **argv) {
         {"incq k(%rip)", rip_relative},
         {"incq %fs:k(,%r8,8), r8 = 0 or 5 (1 in 8)", index_changing},
         {"incq %fs:k(,%r8,8), r8 = 0 (same loop)", index_never_changing},
+        {"repeat site, r8 = 0 or 5 (1 in 8)", repeat_site_every_eighth_round},
     };
     for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++) {
         double start = now();

@@ -15,11 +15,11 @@
 //!   `__pathprof_hash_count_cached(state, slot, id)` (`_atomic` with atomic
 //!   updates), which counts and leaves the entry in the slot. On SQLite's
 //!   VDBE only first executions miss; a call per path end cost 80 instructions.
-//!   An array path end inside a loop counts at a *repeat site*
-//!   ([`repeats_path_ends`]): `paths[last]` when `r + c == last`, else
-//!   `paths[r + c]` and `last = r + c`, through the internal `alwaysinline`
-//!   helper `__pathprof_count_repeat(paths, last, id, zero)`; `last` is a
-//!   third alloca (0 on entry).
+//!   An array path end inside a loop of a function that calls none counts
+//!   at a *repeat site* ([`repeats_path_ends`]): `paths[last + c]` when `r
+//!   == last`, else `paths[r + c]` and `last = r`, through the internal
+//!   `alwaysinline` helper `__pathprof_count_repeat(paths, last, r, c,
+//!   zero)`; `last` is a third alloca (0 on entry).
 //! - `CountSlot(k)`: increments `slots[k]`, the function's `k`-th slot of the
 //!   module's counter array.
 //! - Every counter is counted in the calling thread's copy: a function with
@@ -494,11 +494,10 @@ fn renames_slots(
 
 /// Whether a function counts its path ends inside loops at a *repeat site*
 /// ([`Site::count_repeat`]): when its paths count in an array (not with
-/// atomic updates), it ends a path at a block or edge inside a loop, and it
-/// is in [`super::scope`]'s alias scope (`scoped`: not one of the largest
-/// functions or what LLVM may inline into them, whose registers are
-/// scarce; with those, SQLite ran 21M more instructions at scale 2, 4 %,
-/// and 6 % more time, through what its VDBE inlines).
+/// atomic updates), it ends a path at a block or edge inside a loop, it
+/// calls no function ([`calls_out`]), and it is in [`super::scope`]'s alias
+/// scope (not one of the largest functions or what LLVM may inline into
+/// them).
 ///
 /// A path end is `incq array(,%id,8)`, one instruction for every path. AMD
 /// Zen forwards a store to the next load of the same instruction and
@@ -506,20 +505,23 @@ fn renames_slots(
 /// path changes, the increment's next load predicted its value from the
 /// last store, of another counter, and the CPU starts over from it
 /// (`bench/renaming.c`: 1.5 ns a round with the id changing one round in
-/// eight, 0.25 ns with it fixed). So an end inside a loop compares the id
-/// with the last one counted there: the same id is counted by an
-/// increment indexed by that register, which changes only when the path
-/// does; another id by a second increment, which also makes it the last
-/// (0.4 ns a round in the same loop). Every count is made in memory when
-/// its path ends, as before.
+/// eight, 0.25 ns with it fixed). So an end inside a loop compares the
+/// path register with its value at the last end counted there: a repeated
+/// path is counted by an increment indexed by that register, which changes
+/// only when the path does; another path by a second increment, which also
+/// makes it the last (0.4 ns a round in the same loop). Every count is made
+/// in memory when its path ends, as before.
 ///
 /// Paired CPU time, path mode, ratio to plain, before → after: zlib 1.10 →
-/// 1.02 (`longest_match`'s chain loop, which waited on its path end: with
-/// that end's increment left out it ran 1.01); bzip2 1.04 → 1.06 (its
-/// block sort's loops repeat their paths and were forwarded already; the
-/// compare and the register cost more); Lua, SQLite and xz within their
-/// spread. Instructions rise (zlib 214.7M → 252.1M, bzip2 235.0M →
-/// 270.0M at scale 2).
+/// 1.03 (`longest_match`'s chain loop, which waited on its path end: with
+/// that end's increment left out it ran 1.01), the rest of the suite
+/// unchanged. In every function of the alias scope instead, bzip2 went
+/// 1.04 → 1.06 and 1.04 → 1.08 (its block sort, which calls, keeps its
+/// loops' values in registers; the compare and the two registers pushed
+/// them to the stack, and its loops repeat one path nine rounds in ten and
+/// were forwarded already); out of the scope too, SQLite ran 21M more
+/// instructions at scale 2 (4 %) and 6 % more time, through what its VDBE
+/// inlines.
 fn repeats_path_ends(
     body: &Body<'_>,
     cfg: &Cfg,
@@ -531,7 +533,23 @@ fn repeats_path_ends(
         counters.paths,
         PathCounters::Array(_) | PathCounters::InModule(_)
     ) && body.blocks.len() <= LARGE_FUNCTION_BLOCKS
+        && !calls_out(body)
         && placement.ends_path_in_loop(cfg, depth)
+}
+
+/// Whether `body` calls a function (an intrinsic or inline `asm` is no
+/// call): then the values it keeps across calls compete for the six
+/// callee-saved registers with a repeat site's two.
+fn calls_out(body: &Body<'_>) -> bool {
+    body.blocks
+        .iter()
+        .flat_map(|b| b.get_instructions())
+        .filter(|&i| ffi::call_site(i).is_some() && !ffi::calls_inline_asm(i))
+        .filter_map(ffi::call_site)
+        .any(|call| {
+            call.get_called_fn_value()
+                .is_none_or(|f| !f.get_name().to_bytes().starts_with(b"llvm."))
+        })
 }
 
 /// Emission into one function.
@@ -595,15 +613,13 @@ impl<'ctx> Site<'_, 'ctx> {
         match op {
             Op::SetPath(c) => self.set(self.path_register(), c),
             Op::AddPath(c) => self.add(self.path_register(), c),
-            Op::CountPath(c) => {
-                let id = self.path_plus(self.path_register(), c);
-                match self.last.filter(|_| self.in_loop) {
-                    Some(last) => self.count_repeat(last, id),
-                    None => {
-                        self.count_path(id);
-                    }
+            Op::CountPath(c) => match self.last.filter(|_| self.in_loop) {
+                Some(last) => self.count_repeat(last, c),
+                None => {
+                    let id = self.path_plus(self.path_register(), c);
+                    self.count_path(id);
                 }
-            }
+            },
             Op::CountSlot(k) => {
                 self.count_slot(k);
             }
@@ -1194,19 +1210,28 @@ impl<'ctx> Site<'_, 'ctx> {
         }
     }
 
-    /// Counts path `id` at a repeat site ([`repeats_path_ends`]): the
+    /// Counts path `r + c` at a repeat site ([`repeats_path_ends`]): the
     /// internal `alwaysinline` helper `__pathprof_count_repeat(array, last,
-    /// id)` increments `array[*last]` when `id == *last` (volatile, so that
-    /// LLVM keeps it apart from the other increment), else `array[id]` and
-    /// sets `*last = id`. `last` is the function's alloca, an SSA value once
-    /// the helper is inlined.
-    fn count_repeat(&mut self, last: PointerValue<'ctx>, id: IntValue<'ctx>) {
+    /// r, c, zero)` increments `array[*last + c]` when `r == *last`
+    /// (volatile, so that LLVM keeps it apart from the other increment),
+    /// else `array[r + c]`, and sets `*last = r`. `last` holds the path
+    /// register's value at the last end counted in a loop, not the id, so
+    /// that the compare needs no add and `c` stays in both increments'
+    /// displacement (whichever end set `last`, `r == *last` makes `*last +
+    /// c` this end's id). `last` is the function's alloca, an SSA value
+    /// once the helper is inlined.
+    fn count_repeat(&mut self, last: PointerValue<'ctx>, c: i64) {
         let array = self.path_array();
         let zero = self
             .repeat_zero
             .expect("a function with repeat sites has a zero");
+        let r = self.path_plus(self.path_register(), 0);
+        let c = self.constant(c);
         let f = self.repeat_fn();
-        self.call_line0(f, &[array.into(), last.into(), id.into(), zero.into()]);
+        self.call_line0(
+            f,
+            &[array.into(), last.into(), r.into(), c.into(), zero.into()],
+        );
     }
 
     /// `__pathprof_count_repeat`, defined on first use (see
@@ -1218,18 +1243,19 @@ impl<'ctx> Site<'_, 'ctx> {
         let context = self.module.get_context();
         let ptr = context.ptr_type(AddressSpace::default());
         let i64_type = self.emitter.i64_type;
-        let ty = context.void_type().fn_type(
-            &[ptr.into(), ptr.into(), i64_type.into(), i64_type.into()],
-            false,
-        );
+        let i64s = i64_type.into();
+        let ty = context
+            .void_type()
+            .fn_type(&[ptr.into(), ptr.into(), i64s, i64s, i64s], false);
         let f = self.inline_helper("__pathprof_count_repeat", ty);
         let saved = std::mem::replace(&mut self.emitter.builder, context.create_builder());
-        let param = |i: u32| f.get_nth_param(i).expect("four parameters");
-        let (array, last, id, zero) = (
+        let param = |i: u32| f.get_nth_param(i).expect("five parameters");
+        let (array, last, r, c, zero) = (
             param(0).into_pointer_value(),
             param(1).into_pointer_value(),
             param(2).into_int_value(),
             param(3).into_int_value(),
+            param(4).into_int_value(),
         );
         let entry = context.append_basic_block(f, "entry");
         let repeat = context.append_basic_block(f, "repeat");
@@ -1244,18 +1270,19 @@ impl<'ctx> Site<'_, 'ctx> {
         let same = self
             .emitter
             .builder
-            .build_int_compare(IntPredicate::EQ, id, previous, "pp.same")
+            .build_int_compare(IntPredicate::EQ, r, previous, "pp.same")
             .expect(POSITIONED);
         self.emitter
             .builder
             .build_conditional_branch(same, repeat, change)
             .expect(POSITIONED);
-        // The repeat, at `array + zero` (bytes) indexed by `last` itself:
-        // an address with a register even where `last` is a constant
-        // (which LLVM substitutes here from the compare), so that the CPU
-        // forwards the count; one instruction either way (`last` through an
-        // empty `asm` instead took a register copy a round: zlib's
-        // `longest_match` 4 % more instructions and 2 % more time).
+        // The repeat, at `array + zero` (bytes) indexed by `last + c`: an
+        // address with a register even where `last` is a constant (which
+        // LLVM substitutes here from the compare), so that the CPU forwards
+        // the count; one instruction either way, `c` in its displacement
+        // (`last` through an empty `asm` instead took a register copy a
+        // round: zlib's `longest_match` 4 % more instructions and 2 % more
+        // time).
         self.emitter.builder.position_at_end(repeat);
         // Safety: `zero` is 0 (an opaque one), so this is `array` itself.
         let shifted = unsafe {
@@ -1264,13 +1291,20 @@ impl<'ctx> Site<'_, 'ctx> {
                 .build_gep(context.i8_type(), array, &[zero], "pp.repeat.base")
                 .expect(POSITIONED)
         };
-        let counter = self.emitter.element(shifted, previous);
+        let index = self
+            .emitter
+            .builder
+            .build_int_add(previous, c, "pp.repeat.id")
+            .expect(POSITIONED);
+        let counter = self.emitter.element(shifted, index);
         self.emitter.add_one(counter, true);
         self.emitter.builder.build_return(None).expect(POSITIONED);
         self.emitter.builder.position_at_end(change);
-        self.emitter
+        self.emitter.builder.build_store(last, r).expect(POSITIONED);
+        let id = self
+            .emitter
             .builder
-            .build_store(last, id)
+            .build_int_add(r, c, "pp.id")
             .expect(POSITIONED);
         let counter = self.emitter.element(array, id);
         self.emitter.add_one(counter, false);

@@ -511,11 +511,12 @@ fn slots_counted_in_loops_are_indexed_by_a_register() {
     }
 }
 
-/// In path mode a function that ends paths inside a loop counts them
-/// there through `__pathprof_count_repeat` (an increment indexed by the
-/// last id counted there when the path repeats, another when it changes:
-/// `emit::repeats_path_ends`); a loop-free function, and atomic updates,
-/// keep the one increment. That the counts stay exact is what the tests
+/// In path mode a function that ends paths inside a loop and calls no
+/// function counts them there through `__pathprof_count_repeat` (an
+/// increment indexed by the last path register's value counted there when
+/// it repeats, another when it changes: `emit::repeats_path_ends`); a
+/// loop-free function, a loop in a function that calls (`main`), and atomic
+/// updates keep the one increment. That the counts stay exact is what the tests
 /// running prog.c (its `loop`) and the CLI's programs check (loops.c's
 /// `skip` changes its path from round to round).
 #[test]
@@ -536,6 +537,12 @@ fn path_ends_in_loops_count_a_repeated_path_at_its_own_increment() {
         let repeats = |ir: &str| ir.contains("@__pathprof_count_repeat(");
         assert_eq!(repeats(&looping), !atomic, "atomic {atomic}:\n{looping}");
         assert!(!repeats(&straight), "atomic {atomic}:\n{straight}");
+        let calling = text("main");
+        assert!(
+            calling.contains("@__pathprof_thread_slots") || calling.contains("pp.path"),
+            "`main` counts its paths:\n{calling}"
+        );
+        assert!(!repeats(&calling), "atomic {atomic}:\n{calling}");
         if !atomic {
             let helper = text("__pathprof_count_repeat");
             assert!(
