@@ -1260,21 +1260,17 @@ impl<'ctx> Site<'_, 'ctx> {
         let entry = context.append_basic_block(f, "entry");
         let repeat = context.append_basic_block(f, "repeat");
         let change = context.append_basic_block(f, "change");
-        self.emitter.builder.position_at_end(entry);
-        let previous = self
-            .emitter
-            .builder
+        let e = &*self.emitter;
+        let b = &e.builder;
+        b.position_at_end(entry);
+        let previous = b
             .build_load(i64_type, last, "pp.last")
             .expect(POSITIONED)
             .into_int_value();
-        let same = self
-            .emitter
-            .builder
+        let same = b
             .build_int_compare(IntPredicate::EQ, r, previous, "pp.same")
             .expect(POSITIONED);
-        self.emitter
-            .builder
-            .build_conditional_branch(same, repeat, change)
+        b.build_conditional_branch(same, repeat, change)
             .expect(POSITIONED);
         // The repeat, at `array + zero` (bytes) indexed by `last + c`: an
         // address with a register even where `last` is a constant (which
@@ -1283,32 +1279,20 @@ impl<'ctx> Site<'_, 'ctx> {
         // (`last` through an empty `asm` instead took a register copy a
         // round: zlib's `longest_match` 4 % more instructions and 2 % more
         // time).
-        self.emitter.builder.position_at_end(repeat);
+        b.position_at_end(repeat);
         // Safety: `zero` is 0 (an opaque one), so this is `array` itself.
-        let shifted = unsafe {
-            self.emitter
-                .builder
-                .build_gep(context.i8_type(), array, &[zero], "pp.repeat.base")
-                .expect(POSITIONED)
-        };
-        let index = self
-            .emitter
-            .builder
+        let shifted = unsafe { b.build_gep(context.i8_type(), array, &[zero], "pp.repeat.base") }
+            .expect(POSITIONED);
+        let index = b
             .build_int_add(previous, c, "pp.repeat.id")
             .expect(POSITIONED);
-        let counter = self.emitter.element(shifted, index);
-        self.emitter.add_one(counter, true);
-        self.emitter.builder.build_return(None).expect(POSITIONED);
-        self.emitter.builder.position_at_end(change);
-        self.emitter.builder.build_store(last, r).expect(POSITIONED);
-        let id = self
-            .emitter
-            .builder
-            .build_int_add(r, c, "pp.id")
-            .expect(POSITIONED);
-        let counter = self.emitter.element(array, id);
-        self.emitter.add_one(counter, false);
-        self.emitter.builder.build_return(None).expect(POSITIONED);
+        e.add_one(e.element(shifted, index), true);
+        b.build_return(None).expect(POSITIONED);
+        b.position_at_end(change);
+        b.build_store(last, r).expect(POSITIONED);
+        let id = b.build_int_add(r, c, "pp.id").expect(POSITIONED);
+        e.add_one(e.element(array, id), false);
+        b.build_return(None).expect(POSITIONED);
         self.emitter.builder = saved;
         self.emitter.repeat_fn = Some(f);
         f
