@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Overhead of pathprof against the uninstrumented program, clang's
 -fprofile-instr-generate and gcc's --coverage, on third-party programs: Lua 5.4,
-bzip2 1.0.8, zlib (bench/zlib/driver.c) and SQLite, from registry crates'
-bundled sources, and SQLite run by 4 threads at once (`sqlite-threads`,
+bzip2 1.0.8, zlib (bench/zlib/driver.c), SQLite and xz (bench/xz/driver.c),
+from registry crates' bundled sources, and SQLite run by 4 threads at once (`sqlite-threads`,
 bench/sqlite/threads.c).
 
 Each variant is built once (its build's wall time recorded) and run once with
@@ -11,8 +11,10 @@ then all variants run round-robin RUNS times on the same workload, and the
 median CPU time (user + system of the child) of each is reported with its
 ratio to the plain build (gcc's --coverage also against plain gcc -O2,
 `gcc-plain`). The results end with one table of every program's ratios and
-their geometric mean, and the build times; with --out, the same as JSON
-beside the markdown (`.json`). Run on purpose, not in CI:
+their geometric mean, the build times, and the goals of issues 12 and 10
+judged from each round's ratios (bench/goals.py: median margin,
+interquartile range, verdict); with --out, the same as JSON beside the
+markdown (`.json`, with each round's ratios). Run on purpose, not in CI:
 
     bench/overhead.py [--runs 7] [--scale 50] [--out bench/results.md]
                       [--variants plain,clang-instr,pathprof-path,pathprof-ppp]
