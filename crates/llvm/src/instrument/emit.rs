@@ -307,7 +307,7 @@ impl<'ctx> Emitter<'ctx> {
                 site.bases = site.pinned_bases();
             }
         }
-        let slots_renamed = renames_slots(body, cfg, placement, &counters);
+        let slots_renamed = renames_slots(body, cfg, placement, &counters, &depth);
         if slots_renamed || repeats {
             let zero = site.emitter.i64_type.const_zero();
             let zero = site.opaque(zero);
@@ -459,8 +459,9 @@ fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
 }
 
 /// Whether a function indexes its slots in the thread-local twin by an
-/// opaque zero ([`Site::slot_zero`]): when it counts a slot inside a loop,
-/// unless it is one of the largest functions, whose registers are scarce.
+/// opaque zero ([`Site::slot_zero`]): when it counts a slot inside a loop
+/// (`depth`: loop depth per block), unless it is one of the largest
+/// functions, whose registers are scarce.
 /// A probe is then `incq %fs:k(,%reg,8)` rather than `incq %fs:k`: AMD Zen
 /// forwards a store to the next load of the same address with no latency
 /// (memory renaming) only when the address has a register, so a loop
@@ -483,13 +484,14 @@ fn renames_slots(
     cfg: &Cfg,
     placement: &Placement,
     counters: &Counters<'_>,
+    depth: &[u32],
 ) -> bool {
     let twinned = counters
         .slots
         .is_some_and(|slots| slots.array.thread.is_some());
     twinned
         && body.blocks.len() <= LARGE_FUNCTION_BLOCKS
-        && placement.counts_slot_in_loop(cfg, &pathprof_core::weights::loop_depths(cfg))
+        && placement.counts_slot_in_loop(cfg, depth)
 }
 
 /// Whether a function counts its path ends inside loops at a *repeat site*

@@ -79,7 +79,8 @@ impl Placement {
     }
 
     /// Whether a `CountPath` op runs inside a loop, at a block's start or end
-    /// or on an edge (not at a call: see [`Self::counts_slot_in_loop`]).
+    /// or on an edge (a call probe's counts, undone after the call, stay
+    /// plain increments).
     pub fn ends_path_in_loop(&self, cfg: &Cfg, depth: &[u32]) -> bool {
         self.in_loop(cfg, depth)
             .any(|ops| ops.iter().any(|op| matches!(op, Op::CountPath(_))))
