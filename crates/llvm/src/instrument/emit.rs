@@ -506,13 +506,13 @@ fn renames_slots(
 /// address at once (memory renaming, see [`renames_slots`]); when a loop's
 /// path changes, the increment's next load predicted its value from the
 /// last store, of another counter, and the CPU starts over from it
-/// (`bench/renaming.c`: 1.5 ns a round with the id changing one round in
-/// eight, 0.25 ns with it fixed). So an end inside a loop compares the
-/// path register with its value at the last end counted there: a repeated
-/// path is counted by an increment indexed by that register, which changes
-/// only when the path does; another path by a second increment, which also
-/// makes it the last (0.4 ns a round in the same loop). Every count is made
-/// in memory when its path ends, as before.
+/// (`bench/renaming.c`: 1.5-2.2 ns a round with the id changing one round
+/// in eight, 0.25-0.55 ns with it fixed). So an end inside a loop compares
+/// the path register with its value at the last end counted there: a
+/// repeated path is counted by an increment indexed by that register, which
+/// changes only when the path does; another path by a second increment,
+/// which also makes it the last (0.4-0.75 ns a round in the same loop).
+/// Every count is made in memory when its path ends, as before.
 ///
 /// Paired CPU time, path mode, ratio to plain, before → after: zlib 1.10 →
 /// 1.03 (`longest_match`'s chain loop, which waited on its path end: with
