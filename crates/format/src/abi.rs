@@ -53,10 +53,10 @@ pub const HASH_STATE_WORDS: usize = 8;
 /// less the base's (ABI 4): the base stays 0, so an empty slot (0) leads to
 /// a key of 0, which no entry has, and the inline code needs no test for an
 /// empty slot. A power of two. The runtime never dumps them (it reads one
-/// on a miss): counts live in the entries. 16384 (128 KB per hashing function and
-/// thread, backed only where touched): with 1024, conflicts among the few
-/// hundred hot paths of SQLite's VDBE missed 3 % of its path ends
-/// (callgrind, 8,000 rows), with 4096 only first executions did; xz's
+/// on a miss): counts live in the entries. 16384 (128 KB per hashing
+/// function and thread, backed only where touched): with 1024, conflicts
+/// among the few hundred hot paths of SQLite's VDBE missed 3 % of its path
+/// ends (callgrind, 8,000 rows), with 4096 only first executions did; xz's
 /// `lzma_decode` runs 5374 distinct paths (bench/xz, callgrind at scale 2),
 /// and 15 % of its 1.44M path ends missed with 4096 slots, 5 % with 16384
 /// (the program's instructions 364.4M → 352.8M; 348.8M with 65536 slots,

@@ -94,7 +94,7 @@
 //! A block that is only a `catchswitch` has neither.
 
 use super::abi::{self, enum_attribute, Counters, PathCounters, ThreadDelta};
-use super::place::Placement;
+use super::place::{self, Placement};
 use super::split;
 use super::unwind::Unwinds;
 use super::LARGE_FUNCTION_BLOCKS;
@@ -255,23 +255,27 @@ impl<'ctx> Emitter<'ctx> {
             function: body.function,
             r: None,
             q: None,
-            last: None,
+            repeat: None,
             in_loop: false,
             delta: None,
             bases: Vec::new(),
             slot_zero: None,
-            repeat_zero: None,
         };
         // Entry: the path register first of all, then (after the block's leading
         // allocas) r = 0, the FunctionEntry ops and the entry block's start ops.
         let entry = body.blocks[0];
         // The PPP register (preferential path profiling) likewise, and the
-        // last path id counted inside a loop, when path ends there count at
-        // a repeat site (see [`repeats_path_ends`]).
+        // path register's value at the last end counted inside a loop, when
+        // path ends there count at a repeat site (see [`repeats_path_ends`]).
         let depth = pathprof_core::weights::loop_depths(cfg);
-        let repeats = volatile_slots
-            && !site.emitter.atomic
-            && repeats_path_ends(body, cfg, placement, &counters, &depth);
+        let repeats = repeats_path_ends(
+            body,
+            cfg,
+            placement,
+            &counters,
+            &depth,
+            volatile_slots && !site.emitter.atomic,
+        );
         let registers = [
             (placement.uses_path_register(), "pp.path"),
             (placement.uses_ppp_register(), "pp.ppp"),
@@ -288,13 +292,14 @@ impl<'ctx> Emitter<'ctx> {
                 *alloca = Some(reg.expect(POSITIONED));
             }
         }
-        [site.r, site.q, site.last] = allocas;
+        let last;
+        [site.r, site.q, last] = allocas;
         let after_allocas = entry
             .get_instructions()
             .find(|i| i.get_opcode() != InstructionOpcode::Alloca)
             .expect("a block ends with a terminator");
         site.emitter.position_before(&after_allocas);
-        for reg in [site.r, site.q, site.last].into_iter().flatten() {
+        for reg in [site.r, site.q, last].into_iter().flatten() {
             let zero = site.emitter.i64_type.const_zero();
             site.emitter
                 .builder
@@ -312,13 +317,14 @@ impl<'ctx> Emitter<'ctx> {
             let zero = site.emitter.i64_type.const_zero();
             let zero = site.opaque(zero);
             site.slot_zero = slots_renamed.then_some(zero);
-            site.repeat_zero = repeats.then_some(zero);
+            site.repeat = last.map(|last| Repeat { last, zero });
         }
         site.ops(&placement.entry);
         site.ops(&placement.start[0]);
 
-        for (b, &loop_depth) in depth.iter().enumerate().take(body.blocks.len()) {
-            site.in_loop = loop_depth > 0;
+        for b in cfg.blocks() {
+            site.in_loop = place::in_loop(&depth, b);
+            let b = b.index();
             if b != 0 && !placement.start[b].is_empty() {
                 site.position_at_start(body, b)?;
                 site.ops(&placement.start[b]);
@@ -329,8 +335,7 @@ impl<'ctx> Emitter<'ctx> {
             }
         }
         for ((block, ops), (e, _)) in split_blocks.into_iter().zip(&placement.splits) {
-            let edge = cfg.edge(*e);
-            site.in_loop = depth[edge.from.index()] > 0 && depth[edge.to.index()] > 0;
+            site.in_loop = place::edge_in_loop(cfg, &depth, *e);
             let br = block.get_terminator().expect("a split block ends in br");
             site.emitter.position_before(&br);
             site.ops(ops);
@@ -495,11 +500,11 @@ fn renames_slots(
 }
 
 /// Whether a function counts its path ends inside loops at a *repeat site*
-/// ([`Site::count_repeat`]): when its paths count in an array (not with
-/// atomic updates), it ends a path at a block or edge inside a loop, it
-/// calls no function ([`calls_out`]), and it is in [`super::scope`]'s alias
-/// scope (not one of the largest functions or what LLVM may inline into
-/// them).
+/// ([`Site::count_repeat`]): when it is in [`super::scope`]'s alias scope
+/// (not one of the largest functions or what LLVM may inline into them) and
+/// counts without atomic updates (`scoped_plain`), its paths count in an
+/// array, it ends a path at a block or edge inside a loop, and it calls no
+/// function ([`calls_out`]).
 ///
 /// A path end is `incq array(,%id,8)`, one instruction for every path. AMD
 /// Zen forwards a store to the next load of the same instruction and
@@ -530,11 +535,13 @@ fn repeats_path_ends(
     placement: &Placement,
     counters: &Counters<'_>,
     depth: &[u32],
+    scoped_plain: bool,
 ) -> bool {
-    matches!(
-        counters.paths,
-        PathCounters::Array(_) | PathCounters::InModule(_)
-    ) && body.blocks.len() <= LARGE_FUNCTION_BLOCKS
+    scoped_plain
+        && matches!(
+            counters.paths,
+            PathCounters::Array(_) | PathCounters::InModule(_)
+        )
         && !calls_out(body)
         && placement.ends_path_in_loop(cfg, depth)
 }
@@ -546,11 +553,12 @@ fn calls_out(body: &Body<'_>) -> bool {
     body.blocks
         .iter()
         .flat_map(|b| b.get_instructions())
-        .filter(|&i| ffi::call_site(i).is_some() && !ffi::calls_inline_asm(i))
-        .filter_map(ffi::call_site)
-        .any(|call| {
-            call.get_called_fn_value()
-                .is_none_or(|f| !f.get_name().to_bytes().starts_with(b"llvm."))
+        .filter_map(|i| Some((ffi::call_site(i)?, i)))
+        .any(|(call, i)| {
+            !ffi::calls_inline_asm(i)
+                && call
+                    .get_called_fn_value()
+                    .is_none_or(|f| !f.get_name().to_bytes().starts_with(b"llvm."))
         })
 }
 
@@ -565,9 +573,9 @@ struct Site<'e, 'ctx> {
     r: Option<PointerValue<'ctx>>,
     /// The PPP register, when the function uses one.
     q: Option<PointerValue<'ctx>>,
-    /// The path id last counted at a path end inside a loop, when those
-    /// count at a repeat site ([`repeats_path_ends`]).
-    last: Option<PointerValue<'ctx>>,
+    /// The repeat sites' state, when path ends inside loops count there
+    /// ([`repeats_path_ends`]).
+    repeat: Option<Repeat<'ctx>>,
     /// Whether the ops being emitted run inside a loop.
     in_loop: bool,
     /// The thread's counter delta, loaded once in the entry block, when the
@@ -579,10 +587,17 @@ struct Site<'e, 'ctx> {
     /// An opaque zero added to the index of every slot counted in the
     /// thread-local twin (see [`renames_slots`]), when the function has one.
     slot_zero: Option<IntValue<'ctx>>,
+}
+
+/// What a function's repeat sites ([`Site::count_repeat`]) share.
+#[derive(Clone, Copy)]
+struct Repeat<'ctx> {
+    /// An `i64` alloca (0 on entry): the path register's value at the last
+    /// path end counted inside a loop.
+    last: PointerValue<'ctx>,
     /// An opaque zero (the same as `slot_zero` where both are made) added,
-    /// in bytes, to the address of a repeat site's increment
-    /// ([`Site::count_repeat`]), when the function has repeat sites.
-    repeat_zero: Option<IntValue<'ctx>>,
+    /// in bytes, to the address of a repeated path's increment.
+    zero: IntValue<'ctx>,
 }
 
 impl<'ctx> Site<'_, 'ctx> {
@@ -615,8 +630,8 @@ impl<'ctx> Site<'_, 'ctx> {
         match op {
             Op::SetPath(c) => self.set(self.path_register(), c),
             Op::AddPath(c) => self.add(self.path_register(), c),
-            Op::CountPath(c) => match self.last.filter(|_| self.in_loop) {
-                Some(last) => self.count_repeat(last, c),
+            Op::CountPath(c) => match self.repeat.filter(|_| self.in_loop) {
+                Some(repeat) => self.count_repeat(repeat, c),
                 None => {
                     let id = self.path_plus(self.path_register(), c);
                     self.count_path(id);
@@ -1222,11 +1237,8 @@ impl<'ctx> Site<'_, 'ctx> {
     /// displacement (whichever end set `last`, `r == *last` makes `*last +
     /// c` this end's id). `last` is the function's alloca, an SSA value
     /// once the helper is inlined.
-    fn count_repeat(&mut self, last: PointerValue<'ctx>, c: i64) {
+    fn count_repeat(&mut self, Repeat { last, zero }: Repeat<'ctx>, c: i64) {
         let array = self.path_array();
-        let zero = self
-            .repeat_zero
-            .expect("a function with repeat sites has a zero");
         let r = self.path_plus(self.path_register(), 0);
         let c = self.constant(c);
         let f = self.repeat_fn();

@@ -74,7 +74,7 @@ impl Placement {
         let calls = self
             .calls
             .iter()
-            .any(|(b, _, ops)| depth[b.index()] > 0 && counts_slot(ops));
+            .any(|(b, _, ops)| in_loop(depth, *b) && counts_slot(ops));
         calls || self.in_loop(cfg, depth).any(counts_slot)
     }
 
@@ -89,15 +89,14 @@ impl Placement {
     /// The op lists of block starts, block ends and split edges inside a
     /// loop (of a block `depth` puts in one, or an edge between two).
     fn in_loop<'a>(&'a self, cfg: &'a Cfg, depth: &'a [u32]) -> impl Iterator<Item = &'a [Op]> {
-        let in_loop = |b: BlockId| depth[b.index()] > 0;
         let blocks = cfg
             .blocks()
-            .filter(move |&b| in_loop(b))
+            .filter(move |&b| in_loop(depth, b))
             .flat_map(|b| [&self.start[b.index()][..], &self.end[b.index()][..]]);
-        let splits = self.splits.iter().filter_map(move |(e, ops)| {
-            let edge = cfg.edge(*e);
-            (in_loop(edge.from) && in_loop(edge.to)).then_some(&ops[..])
-        });
+        let splits = self
+            .splits
+            .iter()
+            .filter_map(move |(e, ops)| edge_in_loop(cfg, depth, *e).then_some(&ops[..]));
         blocks.chain(splits)
     }
 
@@ -106,6 +105,18 @@ impl Placement {
         self.all_ops()
             .any(|op| matches!(op, Op::SetPpp(_) | Op::AddPpp(_) | Op::CountPpp { .. }))
     }
+}
+
+/// Whether block `b` is inside a loop (`depth`: loop depth per block,
+/// [`pathprof_core::weights::loop_depths`]).
+pub(crate) fn in_loop(depth: &[u32], b: BlockId) -> bool {
+    depth[b.index()] > 0
+}
+
+/// Whether edge `e` runs inside a loop: between two blocks in one.
+pub(crate) fn edge_in_loop(cfg: &Cfg, depth: &[u32], e: EdgeId) -> bool {
+    let edge = cfg.edge(e);
+    in_loop(depth, edge.from) && in_loop(depth, edge.to)
 }
 
 /// Places every probe of `plan` on `cfg`; `Err` says how the plan is invalid.
