@@ -34,6 +34,13 @@ paths hash numbered, the default before stop 35);
 build's `pathprof ppp-stats` (δ = interval / |I| and its histogram) goes into
 the results after the program's table.
 
+`clang-instr-plain-inlining`, `pathprof-block-plain-inlining`,
+`pathprof-edge-plain-inlining` and `pathprof-path-plain-inlining` are those
+variants built with the plain build's inlining decisions replayed
+(`-mllvm -cgscc-inline-replay=`, from a plain build's `-Rpass=inline`
+remarks): what the probes cost apart from how they change the inliner's
+choices.
+
 With --baseline DIR (another pathprof checkout, built with `cargo build
 --release -p pathprof -p pathprof-rt`), every pathprof variant is also built
 by that checkout's pathprof, as `before:<variant>`, and measured in the same
@@ -232,7 +239,21 @@ PPP_VARIANTS = {
     "pathprof-ppp-all-two": ("workload", ["--ppp-min-paths=0", "--ppp-cache-paths=0", "--ppp-two-registers"]),
 }
 
-VARIANTS = ["plain", "clang-instr", "gcc-plain", "gcc-coverage"] + list(PATHPROF_VARIANTS) + list(PPP_VARIANTS)
+# A variant built with the plain build's inlining decisions replayed
+# (clang's -cgscc-inline-replay, from the plain build's -Rpass=inline
+# remarks; a call site the plain build did not inline is not inlined): the
+# ablation that tells the cost of the probes themselves from the cost of
+# their making the inliner decide otherwise (both clang's counters and
+# pathprof's make callees dearer to inline).
+PLAIN_INLINING_VARIANTS = {
+    "clang-instr-plain-inlining": "clang-instr",
+    "pathprof-block-plain-inlining": "pathprof-block",
+    "pathprof-edge-plain-inlining": "pathprof-edge",
+    "pathprof-path-plain-inlining": "pathprof-path",
+}
+
+VARIANTS = (["plain", "clang-instr", "gcc-plain", "gcc-coverage"] + list(PATHPROF_VARIANTS)
+            + list(PPP_VARIANTS) + list(PLAIN_INLINING_VARIANTS))
 
 
 BEFORE = "before:"
@@ -273,11 +294,30 @@ def compile_args(prog, exe):
     return ["-O2", "-g"] + prog["cflags"] + prog["sources"] + ["-o", exe] + prog["libs"]
 
 
-def build(variant, prog, out, pathprof, baseline, interesting):
+def plain_inlining(prog, out):
+    """Builds `prog` plain once more, with clang's inlining remarks, and
+    returns the flags that replay its inlining decisions in another build
+    and the number of call sites it inlined."""
+    exe = str(out / f"{prog['name']}-plain-remarks")
+    r = subprocess.run([CLANG, "-Rpass=inline"] + compile_args(prog, exe), cwd=out,
+                       capture_output=True, text=True, check=True)
+    remarks = [line for line in r.stderr.splitlines() if "remark: " in line]
+    path = out / f"{prog['name']}-plain.inlining"
+    path.write_text("\n".join(remarks) + "\n")
+    flags = [f"-cgscc-inline-replay={path}", "-cgscc-inline-replay-scope=Module",
+             "-cgscc-inline-replay-fallback=NeverInline"]
+    return [arg for flag in flags for arg in ("-mllvm", flag)], sum(" inlined into " in r for r in remarks)
+
+
+def build(variant, prog, out, pathprof, baseline, interesting, inlining):
     """Builds `variant` of `prog`; `interesting(training)` gives a PPP
-    variant's interesting-path list."""
+    variant's interesting-path list, `inlining()` the flags that replay the
+    plain build's inlining."""
     exe = str(out / f"{prog['name']}-{variant.replace(':', '-')}")
     common = compile_args(prog, exe)
+    if variant in PLAIN_INLINING_VARIANTS:
+        common = inlining() + common
+        variant = PLAIN_INLINING_VARIANTS[variant]
     if variant == "plain":
         cmd = [CLANG] + common
     elif variant == "clang-instr":
@@ -403,14 +443,21 @@ def main():
             if args.only and name not in args.only:
                 continue
             prog = make()
-            exes, lists = {}, {}
+            exes, lists, replay = {}, {}, []
 
             def built(v):
                 if v not in exes:
+                    if v in PLAIN_INLINING_VARIANTS:
+                        inlining()  # the plain build with remarks: not this build's time
                     began = time.monotonic()
-                    exes[v] = build(v, prog, out, pathprof, baseline, interesting)
+                    exes[v] = build(v, prog, out, pathprof, baseline, interesting, inlining)
                     build_s[(prog["name"], v)] = time.monotonic() - began
                 return exes[v]
+
+            def inlining():
+                if not replay:
+                    replay.extend(plain_inlining(prog, out))
+                return replay[0]
 
             def interesting(training):
                 if training not in lists:
@@ -443,6 +490,9 @@ def main():
                 lines.append(f"| {v} | {m:.3f} | {m / base:.2f} |")
             lines.append("")
             lines += [summary + "\n" for _, summary in lists.values()]
+            if replay:
+                lines.append(f"`*-plain-inlining`: built with the plain build's inlining replayed "
+                             f"({replay[1]} call sites inlined there).\n")
             for v in variants:
                 if v in PPP_VARIANTS:
                     stats = subprocess.run([pathprof, "ppp-stats", "--map", exes[v]], check=True,
