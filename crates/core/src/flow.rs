@@ -12,7 +12,7 @@
 //! child returning from a call its parent was in at the fork (known only with
 //! early-exit counting, from the profile's resumes; [`FlowCounts::starts`]).
 //!
-//! The solving itself is [`Network::solve`], leaf elimination on any graph of
+//! The solving itself is `Network::solve`, leaf elimination on any graph of
 //! nodes and arcs with known supplies; it serves the flow graph here and the
 //! bipartite graph of unsplittable edges in [`crate::derive`].
 

@@ -1,5 +1,5 @@
 //! Dense `u32` index newtypes for blocks, edges and functions, with short debug
-//! forms (`b3`, `e7`, `f2`), and [`IndexVec`]-free helpers for side tables.
+//! forms (`b3`, `e7`, `f2`), and `IndexVec`-free helpers for side tables.
 //!
 //! Invariant: ids of one graph are dense in `0..N`; side tables are plain `Vec`s
 //! indexed with [`BlockId::index`] and friends.

@@ -1,6 +1,6 @@
 //! Paths predicted from an edge profile versus measured paths, for one
 //! function (Ball & Larus 1996, section 6: Table 2's "% Correct" and "Edge
-//! Profile Paths" columns; the paper's [Cha88] heuristic). Owns the DAG edge
+//! Profile Paths" columns; the paper's \[Cha88\] heuristic). Owns the DAG edge
 //! counts an edge profile implies ([`dag_edge_counts`]), the prediction from a
 //! path's start ([`predict_path`]), the size of a path in blocks and
 //! instructions ([`path_length`]), and one function's comparison

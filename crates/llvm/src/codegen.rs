@@ -134,8 +134,8 @@ fn run(
 }
 
 /// Writes `module` as an object file to `path`, its constructors and
-/// destructors in `.init_array`/`.fini_array` as clang puts them
-/// ([`crate::structors`]).
+/// destructors in `.init_array`/`.fini_array` as clang puts them (this
+/// crate's `structors` module).
 pub fn write_object(module: &Module<'_>, path: &Path, level: OptLevel) -> Result<(), LlvmError> {
     timings::time(Phase::CodeGeneration, || {
         let machine = target_machine(module, level)?;

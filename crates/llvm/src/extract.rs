@@ -42,10 +42,11 @@ pub struct ExtractedFunction {
     pub blocks: Vec<BlockInfo>,
 }
 
-/// Extracts every profiled function of `module` (see [`crate::walk`] for which).
+/// Extracts every profiled function of `module` (this crate's `walk` module
+/// says which).
 ///
 /// It first makes every call that returns more than once (`fork`, `setjmp`...)
-/// end its block ([`crate::resume`]), the one change extraction makes to the
+/// end its block (the `resume` module), the one change extraction makes to the
 /// module, so that the plans and the instrumentation see the same blocks.
 pub fn extract(module: &Module<'_>) -> Result<Extracted, LlvmError> {
     crate::resume::split_at_resume_points(module)?;

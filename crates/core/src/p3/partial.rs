@@ -4,7 +4,7 @@
 //! map's build: path mode's profile of the same run, which every report
 //! reads as it reads a path-mode profile.
 //!
-//! Before [`merge`](super::merge::merge) sees the counts, each copy's
+//! Before [`super::merge::merge`] sees the counts, each copy's
 //! section must be the copy's (its build id and mode), every function record
 //! one of the map's (index and shape hash), and the copies must tell the
 //! same story about their processes (`processes`, `forked`, `threads`):

@@ -315,12 +315,12 @@ fn zero_first_tree(cfg: &Cfg, dag: &Dag, weights: &Weights, val: &[u64]) -> Vec<
 }
 
 /// The plan and layout of one function in one copy, `None` when the copy
-/// does not instrument it: path mode's transcription ([`transcribe`]) of the
-/// role's increments, so the same probe semantics, storage and layout as path
-/// mode (the layout is path mode's, ids by `dag`'s Ball-Larus numbering; the
-/// copy's counted ids go through [`Role::ball_larus_id`]). Without
-/// `counts_slots` the plan counts no slots (self loops, resumes, early-exit
-/// calls): another copy does.
+/// does not instrument it: path mode's transcription
+/// ([`crate::path::transcribe`]) of the role's increments, so the same probe
+/// semantics, storage and layout as path mode (the layout is path mode's,
+/// ids by `dag`'s Ball-Larus numbering; the copy's counted ids go through
+/// [`Role::ball_larus_id`]). Without `counts_slots` the plan counts no slots
+/// (self loops, resumes, early-exit calls): another copy does.
 pub fn plan_copy(
     cfg: &Cfg,
     dag: &Dag,
