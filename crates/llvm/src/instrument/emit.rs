@@ -393,48 +393,54 @@ impl<'ctx> Emitter<'ctx> {
     }
 
     fn add_one(&self, ptr: PointerValue<'ctx>, volatile: bool) {
-        let b = &self.builder;
         let one = self.i64_type.const_int(1, false);
-        if self.atomic {
-            b.build_atomicrmw(AtomicRMWBinOp::Add, ptr, one, AtomicOrdering::Monotonic)
-                .expect(POSITIONED);
-        } else {
-            let old = b
-                .build_load(self.i64_type, ptr, "pp.count")
-                .expect(POSITIONED)
-                .into_int_value();
-            let new = b.build_int_add(old, one, "pp.count.inc").expect(POSITIONED);
-            let store = b.build_store(ptr, new).expect(POSITIONED);
-            if volatile {
-                for access in [old.as_instruction().expect("a load"), store] {
-                    access.set_volatile(true).expect("a load or store");
-                }
-            }
-        }
+        self.update(ptr, AtomicRMWBinOp::Add, volatile, |b, old| {
+            b.build_int_add(old, one, "pp.count.inc").expect(POSITIONED)
+        });
     }
 
     /// Undoes one [`increment`](Self::increment) of `*ptr`: minus one, except
     /// that a counter at 0 stays.
     pub(super) fn decrement(&self, ptr: PointerValue<'ctx>) {
-        let b = &self.builder;
         let one = self.i64_type.const_int(1, false);
-        if self.atomic {
-            b.build_atomicrmw(AtomicRMWBinOp::USubSat, ptr, one, AtomicOrdering::Monotonic)
-                .expect(POSITIONED);
-        } else {
-            let old = b
-                .build_load(self.i64_type, ptr, "pp.count")
-                .expect(POSITIONED)
-                .into_int_value();
-            let zero = self.i64_type.const_zero();
+        let zero = self.i64_type.const_zero();
+        self.update(ptr, AtomicRMWBinOp::USubSat, false, |b, old| {
             let stays = b
                 .build_int_compare(IntPredicate::EQ, old, zero, "pp.count.stays")
                 .expect(POSITIONED);
             let less = b.build_int_sub(old, one, "pp.count.dec").expect(POSITIONED);
-            let new = b
-                .build_select(stays, old, less, "pp.count.undo")
+            b.build_select(stays, old, less, "pp.count.undo")
+                .expect(POSITIONED)
+                .into_int_value()
+        });
+    }
+
+    /// One update of the counter at `ptr` by 1: `atomic_op` where updates
+    /// are atomic, else a load, `modify` of the old value and a store (both
+    /// volatile with `volatile`).
+    fn update(
+        &self,
+        ptr: PointerValue<'ctx>,
+        atomic_op: AtomicRMWBinOp,
+        volatile: bool,
+        modify: impl FnOnce(&Builder<'ctx>, IntValue<'ctx>) -> IntValue<'ctx>,
+    ) {
+        let b = &self.builder;
+        if self.atomic {
+            let one = self.i64_type.const_int(1, false);
+            b.build_atomicrmw(atomic_op, ptr, one, AtomicOrdering::Monotonic)
                 .expect(POSITIONED);
-            b.build_store(ptr, new).expect(POSITIONED);
+            return;
+        }
+        let old = b
+            .build_load(self.i64_type, ptr, "pp.count")
+            .expect(POSITIONED)
+            .into_int_value();
+        let store = b.build_store(ptr, modify(b, old)).expect(POSITIONED);
+        if volatile {
+            for access in [old.as_instruction().expect("a load"), store] {
+                access.set_volatile(true).expect("a load or store");
+            }
         }
     }
 
