@@ -307,8 +307,8 @@ def plain_inlining(prog, out):
     flags = [f"-cgscc-inline-replay={path}", "-cgscc-inline-replay-scope=Module",
              "-cgscc-inline-replay-fallback=NeverInline"]
     # (-mllvm reaches the link step too, where clang would warn it unused.)
-    replay = ["-Wno-unused-command-line-argument"] + [arg for flag in flags for arg in ("-mllvm", flag)]
-    return replay, sum(" inlined into " in r for r in remarks)
+    args = ["-Wno-unused-command-line-argument"] + [arg for flag in flags for arg in ("-mllvm", flag)]
+    return args, sum(" inlined into " in line for line in remarks)
 
 
 def build(variant, prog, out, pathprof, baseline, interesting, inlining):
