@@ -2,8 +2,8 @@
 """Overhead of pathprof against the uninstrumented program, clang's
 -fprofile-instr-generate and gcc's --coverage, on third-party programs: Lua 5.4,
 bzip2 1.0.8, zlib (bench/zlib/driver.c), SQLite and xz (bench/xz/driver.c),
-from registry crates' bundled sources, and SQLite run by 4 threads at once (`sqlite-threads`,
-bench/sqlite/threads.c).
+from registry crates' bundled sources, and SQLite run by 4 threads at once
+(`sqlite-threads`, bench/sqlite/threads.c).
 
 Each variant is built once (its build's wall time recorded) and run once with
 its output compared to the plain build's (a difference stops the script);
@@ -311,14 +311,14 @@ def plain_inlining(prog, out):
     return args, sum(" inlined into " in line for line in remarks)
 
 
-def build(variant, prog, out, pathprof, baseline, interesting, inlining):
+def build(variant, prog, out, pathprof, baseline, interesting, replay=()):
     """Builds `variant` of `prog`; `interesting(training)` gives a PPP
-    variant's interesting-path list, `inlining()` the flags that replay the
-    plain build's inlining."""
+    variant's interesting-path list, `replay` a `*-plain-inlining` variant's
+    flags (`plain_inlining`)."""
     exe = str(out / f"{prog['name']}-{variant.replace(':', '-')}")
     common = compile_args(prog, exe)
     if variant in PLAIN_INLINING_VARIANTS:
-        common = inlining() + common
+        common = list(replay) + common
         variant = PLAIN_INLINING_VARIANTS[variant]
     if variant == "plain":
         cmd = [CLANG] + common
@@ -449,10 +449,10 @@ def main():
 
             def built(v):
                 if v not in exes:
-                    if v in PLAIN_INLINING_VARIANTS:
-                        inlining()  # the plain build with remarks: not this build's time
+                    # The plain build with remarks comes first: not this build's time.
+                    flags = inlining() if v in PLAIN_INLINING_VARIANTS else ()
                     began = time.monotonic()
-                    exes[v] = build(v, prog, out, pathprof, baseline, interesting, inlining)
+                    exes[v] = build(v, prog, out, pathprof, baseline, interesting, flags)
                     build_s[(prog["name"], v)] = time.monotonic() - began
                 return exes[v]
 

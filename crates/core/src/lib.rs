@@ -4,10 +4,10 @@
 //! Pipeline for one function: a [`Cfg`] goes to a planner ([`block`], [`edge`],
 //! [`path`], all behind [`planner::plan_function`]) which returns a
 //! [`plan::FunctionPlan`] (what the LLVM side inserts) and a [`layout::Layout`]
-//! (what reports need to read the counters back). [`derive`](mod@derive) turns raw counters
-//! into block, edge and path counts; [`profile`] pairs a map file with a profile;
-//! [`predict`] compares a function's measured paths with those its edge profile
-//! predicts. [`ppp`] holds preferential path profiling's numbering of a
+//! (what reports need to read the counters back). [`derive`](mod@derive) turns
+//! raw counters into block, edge and path counts; [`profile`] pairs a map file
+//! with a profile; [`predict`] compares a function's measured paths with those
+//! its edge profile predicts. [`ppp`] holds preferential path profiling's numbering of a
 //! function's interesting paths and their list file. [`p3`] holds
 //! partitioned path profiling: PSPP, the partition of paths into tasks, their
 //! distribution over K copies, the merge of the copies' profiles and the hit

@@ -113,7 +113,8 @@ pub(crate) fn in_loop(depth: &[u32], b: BlockId) -> bool {
     depth[b.index()] > 0
 }
 
-/// Whether edge `e` runs inside a loop: between two blocks in one.
+/// Whether edge `e` runs inside a loop: both its blocks are inside one
+/// (not necessarily the same one).
 pub(crate) fn edge_in_loop(cfg: &Cfg, depth: &[u32], e: EdgeId) -> bool {
     let edge = cfg.edge(e);
     in_loop(depth, edge.from) && in_loop(depth, edge.to)
