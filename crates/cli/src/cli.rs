@@ -96,6 +96,12 @@ pub struct InstrumentOptions {
     #[arg(long, env = "PATHPROF_COUNT_STD", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
     pub count_std: bool,
+    /// Count every function's entries in the function itself, also where
+    /// its callers' counts give them (an internal function called only
+    /// directly, outside recursion): an ablation, the counts are the same.
+    #[arg(long, env = "PATHPROF_COUNT_ENTRIES", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub count_entries: bool,
     /// Say what is instrumented, function by function, on standard error.
     #[arg(long = "pathprof-verbose", env = "PATHPROF_VERBOSE", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
@@ -128,6 +134,7 @@ impl InstrumentOptions {
             early_exit: self.early_exit,
             every_block: self.every_block,
             count_std: self.count_std,
+            count_entries: self.count_entries,
             atomic: self.atomic,
             verbose: self.verbose,
             timings_file: None,

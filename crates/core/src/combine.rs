@@ -9,7 +9,9 @@
 //! (a C++ inline function or template instance, a `static inline` function of
 //! a header) appears once: functions with the same linkage name, source
 //! position, shape and counter layout are one function, and their counts add
-//! up, as llvm-cov adds a header's instances.
+//! up, as llvm-cov adds a header's instances. A function whose callers give
+//! its entry count is first given a count of its own, in its fragment
+//! ([`crate::callers::materialize`]).
 
 use crate::hash::Fnv64;
 use crate::map::{MapFile, MapFunction};
@@ -35,6 +37,10 @@ pub struct Combined {
     pub mains: Vec<Main>,
     /// How many fragments had a section in the profile.
     pub matched: usize,
+    /// Functions of `map` whose callers gave their entry counts
+    /// ([`crate::callers`]; `map` counts them as their own) where that count
+    /// may be too high, with the account to add to their imbalance.
+    pub entry_doubts: Vec<(u32, crate::derive::Unbalanced)>,
 }
 
 /// What makes functions of two modules one source function: linkage name,
@@ -88,7 +94,18 @@ pub fn combine(
     let mut matched: Vec<&RawProfile> = Vec::new();
     let mut mains: Vec<Main> = Vec::new();
     let mut main_sections: Vec<&RawProfile> = Vec::new();
-    for fragment in fragments {
+    let mut entry_doubts: Vec<(u32, crate::derive::Unbalanced)> = Vec::new();
+    let section_of = |f: &MapFile| sections.iter().find(|s| s.build_id == f.build_id);
+    let materialized = fragments
+        .iter()
+        .map(|f| crate::callers::materialize(f, section_of(f), map_name, profile_name))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (original, own) in fragments.iter().zip(&materialized) {
+        let section = section_of(original);
+        let (fragment, section) = match own {
+            Some(m) => (&m.map, m.section.as_ref()),
+            None => (original, section),
+        };
         let files: Vec<u32> = fragment
             .files
             .iter()
@@ -119,7 +136,10 @@ pub fn combine(
                 })
             })
             .collect();
-        let Some(section) = sections.iter().find(|s| s.build_id == fragment.build_id) else {
+        if let Some(m) = own {
+            entry_doubts.extend(m.doubts.iter().map(|&(i, n)| (renumber[i], n)));
+        }
+        let Some(section) = section else {
             continue;
         };
         if section.mode != mode_number(fragment.mode) {
@@ -174,6 +194,7 @@ pub fn combine(
         raw,
         mains,
         matched: matched.len(),
+        entry_doubts,
     })
 }
 

@@ -82,7 +82,7 @@ pub fn derive(
     slots: &[u64],
     paths: &[(u64, u64)],
 ) -> Result<FunctionCounts, DeriveError> {
-    derive_with_resumes(cfg, layout, slots, paths, Resumes::default())
+    derive_with_resumes(cfg, layout, slots, paths, Resumes::default(), None)
 }
 
 /// `(id, count)` pairs by increasing id, one per id (the counts of an id
@@ -147,12 +147,17 @@ fn fold_ppp(
 /// path-mode terminator call) is an activation that started in the middle
 /// of that block: the path's edges up to the call are taken back and the
 /// block gets a start; a resume of any other counter just takes back a count.
+///
+/// `known_entry`: the entry count of a function whose callers give it
+/// ([`crate::callers`]; its layout [`Layout::takes_entry_from_callers`]):
+/// an edge layout's entry edge, or a one-path layout's one path count.
 pub fn derive_with_resumes(
     cfg: &Cfg,
     layout: &Layout,
     slots: &[u64],
     paths: &[(u64, u64)],
     resumes: Resumes<'_>,
+    known_entry: Option<u64>,
 ) -> Result<FunctionCounts, DeriveError> {
     let expect_slots = match layout {
         Layout::Block {
@@ -222,6 +227,7 @@ pub fn derive_with_resumes(
         Layout::Edge {
             counted,
             net_call_exits,
+            ..
         } => {
             let mut flow = FlowCounts::unknown(cfg);
             if *net_call_exits {
@@ -244,6 +250,9 @@ pub fn derive_with_resumes(
             }
             for (&fe, &c) in counted.iter().zip(&net) {
                 flow.set(fe, c);
+            }
+            if let Some(calls) = known_entry {
+                flow.set(FlowEdge::Entry, calls);
             }
             // Every tree edge follows by conservation; only a count that
             // would be negative leaves its node unbalanced.
@@ -273,6 +282,14 @@ pub fn derive_with_resumes(
             for b in cfg.blocks() {
                 flow.exits[b.index()] = Some(0);
             }
+            let one_path;
+            let paths = match known_entry {
+                Some(calls) if paths.is_empty() => {
+                    one_path = [(0, calls)];
+                    &one_path[..calls.min(1) as usize]
+                }
+                _ => paths,
+            };
             let mut executed = Vec::with_capacity(paths.len());
             // Paths ending before / starting after unsplittable edges, per block.
             let mut unsplit_out = vec![0u64; cfg.num_blocks()];
@@ -536,6 +553,7 @@ mod tests {
         let Layout::Edge {
             counted,
             net_call_exits: true,
+            ..
         } = &layout
         else {
             panic!("block mode counts chords: {layout:?}");
@@ -582,6 +600,7 @@ mod tests {
                 FlowEdge::Exit(BlockId::new(3)),
             ],
             net_call_exits: false,
+            entry_replaces: None,
         };
         let exact = derive(&cfg, &layout, &[2, 1], &[]).unwrap();
         assert_eq!(exact.edges, Some(vec![1, 2, 1, 1]));
@@ -607,6 +626,7 @@ mod tests {
                 FlowEdge::Exit(BlockId::new(3)),
             ],
             net_call_exits: false,
+            entry_replaces: None,
         };
         // b3's exit counted 2, taken back once: one activation started in b3
         // (a fork child returning there) and both left it.
@@ -614,7 +634,7 @@ mod tests {
             slots: &[(1, 1)],
             paths: &[],
         };
-        let c = derive_with_resumes(&cfg, &layout, &[2, 2], &[], resumes).unwrap();
+        let c = derive_with_resumes(&cfg, &layout, &[2, 2], &[], resumes, None).unwrap();
         assert_eq!(c.starts, Some(vec![0, 0, 0, 1]));
         assert_eq!(c.exits, Some(vec![0, 0, 0, 2]));
         assert_eq!(c.edges, Some(vec![1, 2, 1, 1]));
@@ -624,7 +644,7 @@ mod tests {
             slots: &[(1, u64::MAX), (1, u64::MAX)],
             paths: &[],
         };
-        let c = derive_with_resumes(&cfg, &layout, &[2, 2], &[], absurd).unwrap();
+        let c = derive_with_resumes(&cfg, &layout, &[2, 2], &[], absurd, None).unwrap();
         assert_eq!(c.starts.unwrap()[3], u64::MAX);
         assert!(!c.imbalance.is_balanced());
     }

@@ -74,10 +74,17 @@ pub fn flow_edges(cfg: &Cfg, call_exits: bool) -> Vec<FlowEdge> {
 /// its return. With [`CallExits::Net`], it is counted that way only where
 /// that is cheaper than leaving it uncounted on the spanning tree, which
 /// makes some other edge a chord: its weight is what counting it would cost.
+///
+/// With `entry_from_callers` (the function's callers' counts give its entry
+/// count, see [`crate::callers`]), the entry edge is known, so one chord of
+/// the plan that counts it is not counted (none at all is left in a function
+/// of one block): the layout names it (`entry_replaces`), so that a reader
+/// can turn the counts into that plan's ([`crate::callers::materialize`]).
 pub fn plan_edges(
     cfg: &Cfg,
     weights: &Weights,
     call_exits: CallExits,
+    entry_from_callers: bool,
 ) -> Result<(FunctionPlan, Layout), EdgePlanError> {
     let outside = cfg.num_blocks();
     let flow = flow_edges(cfg, call_exits != CallExits::Ignored);
@@ -115,20 +122,28 @@ pub fn plan_edges(
             },
         })
         .collect();
-    let mut in_tree = max_spanning_tree(outside + 1, &tree_edges);
-    if call_exits == CallExits::Counted && flow.iter().any(|&fe| call_exit(fe)) {
-        // Recompute without the terminating exits so that they are chords; the
-        // rest stays connected through the entry and the CFG edges.
-        let kept: Vec<usize> = (0..flow.len()).filter(|&i| !call_exit(flow[i])).collect();
-        let sub: Vec<TreeEdge> = kept.iter().map(|&i| tree_edges[i]).collect();
-        let sub_tree = max_spanning_tree(outside + 1, &sub);
-        in_tree = vec![false; flow.len()];
-        for (k, &i) in kept.iter().enumerate() {
-            in_tree[i] = sub_tree[k];
-        }
+    // With `Counted`, the exits of blocks with calls are left off the tree
+    // so that they are chords; the rest stays connected through the entry
+    // and the CFG edges.
+    let left_out = |fe: FlowEdge| call_exits == CallExits::Counted && call_exit(fe);
+    let kept: Vec<usize> = (0..flow.len()).filter(|&i| !left_out(flow[i])).collect();
+    let sub: Vec<TreeEdge> = kept.iter().map(|&i| tree_edges[i]).collect();
+    let sub_tree = max_spanning_tree(outside + 1, &sub);
+    let mut in_tree = vec![false; flow.len()];
+    for (k, &i) in kept.iter().enumerate() {
+        in_tree[i] = sub_tree[k];
     }
     // An exit of a block with calls that is a chord is counted around them.
     let terminates = |fe: FlowEdge| call_exits != CallExits::Ignored && call_exit(fe);
+    // Such an exit keeps its count (its resumes are a fork child's starts).
+    let entry_replaces = if entry_from_callers {
+        replaced_chord(&tree_edges, &in_tree, |i| !terminates(flow[i]), outside)
+    } else {
+        None
+    };
+    if let Some(r) = entry_replaces {
+        in_tree[r] = true; // not counted: it follows from the entry count
+    }
     let mut counted = Vec::new();
     let mut ops = Vec::new();
     let mut stuck = Vec::new();
@@ -175,6 +190,56 @@ pub fn plan_edges(
         Layout::Edge {
             counted,
             net_call_exits: call_exits == CallExits::Net,
+            entry_replaces: entry_replaces.map(|r| flow[r]),
         },
     ))
+}
+
+/// The chord a known entry count replaces, given the tree `in_tree` of the
+/// flow graph's edges `tree_edges` (the entry first): the entry itself when
+/// it is a chord; else, of the chords `candidate` allows, the heaviest that
+/// joins the two parts the tree falls into without the entry, so that the
+/// tree less the entry plus that chord spans the graph less the entry, as
+/// heavily as any tree can (a maximum spanning tree less one edge, plus the
+/// heaviest edge across its cut, is a maximum spanning tree of the rest).
+/// `None` when no chord joins them (a function that never returns).
+fn replaced_chord(
+    tree_edges: &[TreeEdge],
+    in_tree: &[bool],
+    candidate: impl Fn(usize) -> bool,
+    outside: usize,
+) -> Option<usize> {
+    const ENTRY: usize = 0;
+    if !in_tree[ENTRY] {
+        return Some(ENTRY);
+    }
+    let mut adjacent: Vec<Vec<usize>> = vec![Vec::new(); outside + 1];
+    for (i, e) in tree_edges.iter().enumerate().skip(1) {
+        if in_tree[i] {
+            adjacent[e.a].push(e.b);
+            adjacent[e.b].push(e.a);
+        }
+    }
+    let mut outer = vec![false; outside + 1];
+    outer[outside] = true;
+    let mut stack = vec![outside];
+    while let Some(n) = stack.pop() {
+        for &m in &adjacent[n] {
+            if !std::mem::replace(&mut outer[m], true) {
+                stack.push(m);
+            }
+        }
+    }
+    let mut best: Option<usize> = None;
+    for (i, e) in tree_edges.iter().enumerate() {
+        let across = outer[e.a] != outer[e.b];
+        if !in_tree[i]
+            && across
+            && candidate(i)
+            && best.is_none_or(|b| e.weight > tree_edges[b].weight)
+        {
+            best = Some(i);
+        }
+    }
+    best
 }

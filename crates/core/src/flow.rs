@@ -43,6 +43,10 @@ pub enum FlowNode {
     /// The virtual node "outside the function" (calls come from it, returns go
     /// to it).
     Outside,
+    /// The callers whose counts give the function's entry count
+    /// ([`crate::callers`]): unbalanced when theirs are, the entry count
+    /// (inflow) being off by up to outflow − inflow.
+    Callers,
 }
 
 impl std::fmt::Display for FlowNode {
@@ -50,6 +54,7 @@ impl std::fmt::Display for FlowNode {
         match self {
             FlowNode::Block(b) => write!(f, "block {b}"),
             FlowNode::Outside => f.write_str("the function's entry/exit"),
+            FlowNode::Callers => f.write_str("the callers giving the function's entry count"),
         }
     }
 }

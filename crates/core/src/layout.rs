@@ -35,9 +35,14 @@ pub enum Layout {
     /// edge, never counted: conservation derives how many activations ended
     /// inside its calls (less those that went on there without having come
     /// in, see [`crate::flow::FlowCounts::solve_net_exits`]).
+    ///
+    /// `entry_replaces`: in a function whose callers give its entry count
+    /// ([`crate::callers`]), the chord of the plan that counts its entries
+    /// (`counted` with it is that plan's) that the entry count replaces.
     Edge {
         counted: Vec<FlowEdge>,
         net_call_exits: bool,
+        entry_replaces: Option<FlowEdge>,
     },
     /// Path counters are indexed by Ball-Larus path id over `dag`; slot `k`
     /// counts self loop `self_loops[k]` (section 4.1), slot
@@ -80,6 +85,32 @@ impl Layout {
     /// paths (in a PPP build; else a residual path).
     pub fn is_interesting(&self, id: u64) -> bool {
         self.interesting().binary_search(&id).is_ok()
+    }
+
+    /// Whether a function with this layout can have its entry count given by
+    /// its callers instead of counted (see [`crate::callers`]): an edge
+    /// layout with a chord the entry count replaces, or a path
+    /// layout with one potential path and no other counters, whose one count
+    /// is the entry count.
+    pub fn takes_entry_from_callers(&self) -> bool {
+        match self {
+            Layout::Block { .. } => false,
+            Layout::Edge { entry_replaces, .. } => entry_replaces.is_some(),
+            Layout::Path {
+                dag,
+                self_loops,
+                resumes,
+                call_exits,
+                ppp_owners,
+                ..
+            } => {
+                dag.num_paths() == 1
+                    && self_loops.is_empty()
+                    && resumes.is_empty()
+                    && call_exits.is_empty()
+                    && ppp_owners.is_empty()
+            }
+        }
     }
 
     /// A hash identifying the layout, folded into the build id: the FNV-1a of

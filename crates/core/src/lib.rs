@@ -14,6 +14,7 @@
 //! counts.
 
 pub mod block;
+pub mod callers;
 pub mod cfg;
 pub mod combine;
 pub mod dag;

@@ -20,6 +20,12 @@ pub struct PlanOptions {
     /// Block mode: a counter at the top of every block (Weinberger's scheme)
     /// instead of counters on the chords of a spanning tree.
     pub every_block: bool,
+    /// The function's entry count follows from its callers' block counts
+    /// ([`crate::callers`]): block and edge plans leave one chord uncounted
+    /// (the entry, or the one a known entry replaces), and a path plan with
+    /// one path and no other counters counts nothing
+    /// ([`Layout::takes_entry_from_callers`]).
+    pub entry_from_callers: bool,
 }
 
 impl PlanOptions {
@@ -75,7 +81,8 @@ pub fn plan_function(
         // Counted on a spanning tree's chords like edges; where unsplittable
         // edges leave a chord no code can hold, in every block.
         Mode::Block if !options.every_block => {
-            plan_edges(cfg, &weights, CallExits::Net).unwrap_or_else(|_| plan_blocks(cfg))
+            plan_edges(cfg, &weights, CallExits::Net, options.entry_from_callers)
+                .unwrap_or_else(|_| plan_blocks(cfg))
         }
         Mode::Block => plan_blocks(cfg),
         Mode::Edge => {
@@ -84,10 +91,23 @@ pub fn plan_function(
             } else {
                 CallExits::Ignored
             };
-            plan_edges(cfg, &weights, call_exits)?
+            plan_edges(cfg, &weights, call_exits, options.entry_from_callers)?
         }
-        Mode::Path => plan_paths(cfg, &weights, &options.path)?,
+        Mode::Path => {
+            let (plan, layout) = plan_paths(cfg, &weights, &options.path)?;
+            (given_entry(plan, &layout, options), layout)
+        }
     })
+}
+
+/// A path plan whose one count is its entry count, when callers give that:
+/// no probe at all.
+fn given_entry(plan: FunctionPlan, layout: &Layout, options: &PlanOptions) -> FunctionPlan {
+    if options.entry_from_callers && layout.takes_entry_from_callers() {
+        FunctionPlan::uninstrumented()
+    } else {
+        plan
+    }
 }
 
 /// Plans one function for preferential path profiling
@@ -99,12 +119,13 @@ pub fn plan_function_ppp(
     options: &PlanOptions,
     interesting: &[u64],
 ) -> Result<(FunctionPlan, Layout, crate::ppp::PppNumbering), crate::path::PppPlanError> {
-    crate::path::plan_ppp(
+    let (plan, layout, numbering) = crate::path::plan_ppp(
         cfg,
         &options.weights(cfg, Mode::Path),
         &options.path,
         interesting,
-    )
+    )?;
+    Ok((given_entry(plan, &layout, options), layout, numbering))
 }
 
 /// The chord increments (section 3.3) the path planner chose for `dag`, the

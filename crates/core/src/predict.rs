@@ -294,6 +294,7 @@ mod tests {
             cfg,
             blocks,
             layout,
+            entry_calls: Vec::new(),
         };
         (f, dag, counts)
     }

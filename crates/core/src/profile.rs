@@ -155,24 +155,39 @@ pub fn interpret(
         }
         *slot = Some(f);
     }
-    map.functions
-        .iter()
-        .zip(by_index)
-        .map(|(mf, rf)| {
-            let (slots, paths, resumes) = rf.map_or((&[][..], &[][..], Resumes::default()), |f| {
+    // Callers first: a function whose entry count its callers give
+    // (`crate::callers`) is derived after them.
+    let mut counts: Vec<Option<FunctionCounts>> = vec![None; map.functions.len()];
+    for i in crate::callers::callers_first(&map.functions) {
+        let mf = &map.functions[i];
+        let (slots, paths, resumes) =
+            by_index[i].map_or((&[][..], &[][..], Resumes::default()), |f| {
                 let resumes = Resumes {
                     slots: &f.slot_resumes,
                     paths: &f.path_resumes,
                 };
                 (&f.slots[..], &f.paths[..], resumes)
             });
-            derive_with_resumes(&mf.cfg, &mf.layout, slots, paths, resumes).map_err(|error| {
-                ProfileError::Derive {
+        let (known_entry, doubt) = match &mf.entry_calls[..] {
+            [] => (None, None),
+            sites => {
+                let (entry, doubt) = crate::callers::entry_count(sites, &counts);
+                (Some(entry), doubt)
+            }
+        };
+        let mut derived =
+            derive_with_resumes(&mf.cfg, &mf.layout, slots, paths, resumes, known_entry).map_err(
+                |error| ProfileError::Derive {
                     profile: profile_name.into(),
                     name: mf.name.clone(),
                     error,
-                }
-            })
-        })
-        .collect()
+                },
+            )?;
+        derived.imbalance.nodes.extend(doubt);
+        counts[i] = Some(derived);
+    }
+    Ok(counts
+        .into_iter()
+        .map(|c| c.expect("callers_first orders every function"))
+        .collect())
 }

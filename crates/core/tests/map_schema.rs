@@ -41,6 +41,7 @@ fn function(name: &str, cfg: Cfg, mode: Mode, options: &PlanOptions) -> MapFunct
         cfg,
         blocks,
         layout,
+        entry_calls: Vec::new(),
     }
 }
 

@@ -265,6 +265,7 @@ proptest! {
                 cfg: cfg.clone(),
                 blocks: vec![BlockInfo::default(); n],
                 layout,
+                entry_calls: Vec::new(),
             };
             let functions = serde_json::to_value(vec![f]).unwrap();
             let body = serde_json::to_vec(&serde_json::json!({

@@ -384,6 +384,7 @@ fn map_of(p: &Program, copies: u32) -> MapFile {
                 cfg: cfg.clone(),
                 blocks: vec![BlockInfo::default(); cfg.num_blocks()],
                 layout,
+                entry_calls: Vec::new(),
             }
         })
         .collect();

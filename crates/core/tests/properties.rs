@@ -8,7 +8,7 @@ mod common;
 use common::arb::arb_cfg;
 use common::{enumerate_paths, expected_path_counts_ending, make_walk, walk_counts, Evaluator};
 use pathprof_core::dag::{Dag, DagOptions};
-use pathprof_core::derive::derive;
+use pathprof_core::derive::{derive, derive_with_resumes, Resumes};
 use pathprof_core::increments::ChordIncrements;
 use pathprof_core::plan::Op;
 use pathprof_core::planner::{plan_function, plan_function_ppp, PlanError, PlanOptions};
@@ -80,7 +80,10 @@ fn check_walks(
     for (w, dies_in) in &walks {
         ev.call_ending(cfg, w, *dies_in);
     }
-    if let pathprof_core::layout::Layout::Path { dag, .. } = &layout {
+    // Callers that give the entry count give how often the walks began.
+    let known_entry = (options.entry_from_callers && layout.takes_entry_from_callers())
+        .then_some(walks.len() as u64);
+    if let (pathprof_core::layout::Layout::Path { dag, .. }, None) = (&layout, known_entry) {
         prop_assert_eq!(
             &ev.counters.paths,
             &expected_path_counts_ending(cfg, dag, &walks)
@@ -92,8 +95,15 @@ fn check_walks(
         );
     }
     let walks: Vec<Vec<EdgeId>> = walks.into_iter().map(|(w, _)| w).collect();
-    let counts = derive(cfg, &layout, &ev.counters.slots, &ev.counters.path_list())
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let counts = derive_with_resumes(
+        cfg,
+        &layout,
+        &ev.counters.slots,
+        &ev.counters.path_list(),
+        Resumes::default(),
+        known_entry,
+    )
+    .map_err(|e| TestCaseError::fail(e.to_string()))?;
     check_walk_counts(cfg, &counts, &walks)
 }
 
@@ -180,6 +190,39 @@ proptest! {
     #[test]
     fn block_plans_count_blocks(cfg in arb_cfg(), walks in arb_walks()) {
         check_walks(&cfg, Mode::Block, &PlanOptions::default(), &walks)?;
+    }
+
+    #[test]
+    fn plans_given_the_entry_count_by_callers_count_exactly(cfg in arb_cfg(), walks in arb_walks()) {
+        let options = PlanOptions { entry_from_callers: true, ..PlanOptions::default() };
+        for mode in [Mode::Block, Mode::Edge, Mode::Path] {
+            check_walks(&cfg, mode, &options, &walks)?;
+        }
+        // The chord the entry count replaces is all that sets the plan apart
+        // from the one that counts the entry, so a reader can go back to it.
+        for mode in [Mode::Block, Mode::Edge] {
+            use pathprof_core::layout::Layout;
+            let (Ok((_, given)), Ok((_, counted))) = (
+                plan_function(&cfg, mode, &options),
+                plan_function(&cfg, mode, &PlanOptions::default()),
+            ) else {
+                continue;
+            };
+            if let (
+                Layout::Edge { counted: mut fewer, entry_replaces: Some(chord), .. },
+                Layout::Edge { counted: all, entry_replaces: None, .. },
+            ) = (given, counted)
+            {
+                fewer.push(chord);
+                fewer.sort();
+                let mut all = all;
+                all.sort();
+                prop_assert_eq!(fewer, all);
+            }
+        }
+        let early_exit = options.with_early_exit(true);
+        check_walks(&cfg, Mode::Edge, &early_exit, &walks)?;
+        check_walks(&cfg, Mode::Path, &early_exit, &walks)?;
     }
 
     #[test]

@@ -77,6 +77,17 @@ pub struct Function {
     pub cfg: Cfg,
     pub blocks: Vec<Block>,
     pub layout: Layout,
+    /// `pathprof_core::callers::CallSite`s: absent when the function counts
+    /// its own entries (every map written before they existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entry_calls: Vec<CallSite>,
+}
+
+/// `pathprof_core::callers::CallSite`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSite {
+    pub function: u32,
+    pub block: u32,
 }
 
 /// `pathprof_core::map::BlockInfo`.
@@ -135,6 +146,10 @@ pub enum Layout {
         /// edge each, derived as a net count (block mode's plan).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         net_call_exits: bool,
+        /// The chord the callers' entry count replaces (a function whose
+        /// callers give its entry count): absent elsewhere.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        entry_replaces: Option<FlowEdge>,
     },
     Path {
         dag: Dag,

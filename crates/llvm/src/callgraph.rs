@@ -1,5 +1,7 @@
-//! Call sites in a linked module, for P3 (Afraz et al. 2015, Algorithm 2
-//! line 5: a procedure with at most one call site is partitioned).
+//! Call sites in a module: how many each function has, for P3 (Afraz et
+//! al. 2015, Algorithm 2 line 5: a procedure with at most one call site is
+//! partitioned), and where they are, for the functions whose entry counts
+//! their callers give ([`entry_call_sites`]).
 //!
 //! A function's call sites are the `call`s and `invoke`s in the module whose
 //! callee is that function. A function called from places a call graph of
@@ -26,7 +28,9 @@ use crate::walk;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, FunctionValue};
 use inkwell::GlobalVisibility;
+use pathprof_core::callers::CallSite;
 use pathprof_core::map::P3Build;
+use pathprof_core::BlockId;
 use std::collections::HashMap;
 
 /// Per function [`crate::extract`] reports, in its order: its call sites
@@ -55,6 +59,86 @@ pub fn call_sites(module: &Module<'_>, exported: bool) -> Vec<u32> {
             } else {
                 calls
             }
+        })
+        .collect()
+}
+
+/// Per function [`crate::extract`] reports, in its order: the call sites its
+/// entry count comes from ([`pathprof_core::callers`]), or none when it
+/// counts its own entries. A function's entries come from its callers when
+/// - it is internal (no other module can call it),
+/// - every use of it is the callee of a direct call or `invoke` in a
+///   profiled function (no address taken, so no indirect call reaches it),
+/// - no such call follows a counted call in its block ([`walk::is_counted_call`]:
+///   one that might not return), so each runs whenever its block does (a
+///   thread blocked in that call at a dump has entered the block, not the
+///   function),
+/// - and its entry count does not wait on itself: recursion, direct or
+///   through other such functions, keeps counting its entries.
+pub fn entry_call_sites(module: &Module<'_>) -> Vec<Vec<CallSite>> {
+    let bodies = walk::bodies(module);
+    let index: HashMap<FunctionValue<'_>, usize> = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.function, i))
+        .collect();
+    let mut sites: Vec<Vec<CallSite>> = vec![Vec::new(); bodies.len()];
+    let mut usable = vec![true; bodies.len()];
+    for (caller, body) in bodies.iter().enumerate() {
+        for (block, &bb) in body.blocks.iter().enumerate() {
+            let mut after_counted_call = false;
+            for inst in bb.get_instructions() {
+                let callee = ffi::call_site(inst).and_then(|c| c.get_called_fn_value());
+                if let Some(&callee) = callee.as_ref().and_then(|f| index.get(f)) {
+                    usable[callee] &= !after_counted_call;
+                    sites[callee].push(CallSite {
+                        function: caller as u32,
+                        block: BlockId::new(block),
+                    });
+                }
+                after_counted_call |= walk::is_counted_call(inst);
+            }
+        }
+    }
+    for (i, body) in bodies.iter().enumerate() {
+        let f = body.function;
+        let local = matches!(f.get_linkage(), Linkage::Internal | Linkage::Private);
+        let only_called = ffi::num_uses(f.as_value_ref()) == sites[i].len();
+        usable[i] &= local && only_called && !sites[i].is_empty();
+    }
+    for i in on_call_site_cycles(&sites, &usable) {
+        usable[i] = false;
+    }
+    sites
+        .into_iter()
+        .zip(usable)
+        .map(|(s, ok)| if ok { s } else { Vec::new() })
+        .collect()
+}
+
+/// The usable functions whose call sites lead back to themselves through
+/// usable functions' call sites.
+fn on_call_site_cycles(sites: &[Vec<CallSite>], usable: &[bool]) -> Vec<usize> {
+    let callers = |i: usize| {
+        sites[i]
+            .iter()
+            .map(|s| s.function as usize)
+            .filter(|&c| usable[c])
+    };
+    (0..sites.len())
+        .filter(|&i| usable[i])
+        .filter(|&i| {
+            let mut seen = vec![false; sites.len()];
+            let mut stack: Vec<usize> = callers(i).collect();
+            while let Some(c) = stack.pop() {
+                if c == i {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[c], true) {
+                    stack.extend(callers(c));
+                }
+            }
+            false
         })
         .collect()
 }
@@ -105,5 +189,77 @@ mod tests {
         );
         assert_eq!(call_sites(&module, false), [1, 2, many, many, 1, 1, 0]);
         assert_eq!(call_sites(&module, true), [1, 2, many, many, many, 1, 0]);
+    }
+
+    #[test]
+    fn entry_counts_come_from_direct_calls_before_any_that_might_not_return() {
+        let ir = r#"
+            declare void @maybe()
+            define internal void @leaf() { ret void }
+            define internal void @twice() { ret void }
+            define internal void @late() { ret void }
+            define internal void @viaptr() { ret void }
+            define internal void @self(i1 %b) {
+              br i1 %b, label %again, label %out
+            again:
+              call void @self(i1 false)
+              br label %out
+            out:
+              ret void
+            }
+            define internal void @ping() { call void @pong() ret void }
+            define internal void @pong() { call void @ping() ret void }
+            define internal void @chain() { call void @leaf() ret void }
+            define void @public() { ret void }
+            define i32 @main(ptr %p) {
+            entry:
+              call void @leaf()
+              call void @twice()
+              call void @twice()
+              call void @maybe()
+              call void @late()
+              store ptr @viaptr, ptr %p
+              br label %next
+            next:
+              call void @chain()
+              call void @self(i1 true)
+              call void @ping()
+              call void @public()
+              ret i32 0
+            }
+        "#;
+        let context = Context::create();
+        let buffer =
+            inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        let names: Vec<String> = walk::bodies(&module).into_iter().map(|b| b.name).collect();
+        // As extraction does first: leaf, twice, late and chain return.
+        crate::returns::mark_always_returning(&module);
+        let sites = entry_call_sites(&module);
+        let given: Vec<(&str, Vec<(u32, usize)>)> = names
+            .iter()
+            .zip(&sites)
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(n, s)| {
+                let s = s.iter().map(|c| (c.function, c.block.index())).collect();
+                (n.as_str(), s)
+            })
+            .collect();
+        let at = |name: &str| names.iter().position(|n| n == name).unwrap() as u32;
+        let (main, chain, ping) = (at("main"), at("chain"), at("ping"));
+        // leaf: chain's call and main's first; twice: two sites in one block
+        // after leaf, which returns; chain: the first call of main's block
+        // `next`; pong: ping's call, ping counting its own entries. late
+        // follows @maybe, viaptr's address is taken, self reaches itself,
+        // ping follows self's call, public is external.
+        assert_eq!(
+            given,
+            [
+                ("leaf", vec![(chain, 0), (main, 0)]),
+                ("twice", vec![(main, 0), (main, 0)]),
+                ("pong", vec![(ping, 0)]),
+                ("chain", vec![(main, 1)]),
+            ]
+        );
     }
 }

@@ -46,10 +46,13 @@ pub struct ExtractedFunction {
 /// says which).
 ///
 /// It first makes every call that returns more than once (`fork`, `setjmp`...)
-/// end its block (the `resume` module), the one change extraction makes to the
-/// module, so that the plans and the instrumentation see the same blocks.
+/// end its block (the `resume` module) and marks the functions that always
+/// return `willreturn` (the `returns` module), the changes extraction makes
+/// to the module, so that the plans and the instrumentation see the same
+/// blocks and the same counted calls.
 pub fn extract(module: &Module<'_>) -> Result<Extracted, LlvmError> {
     crate::resume::split_at_resume_points(module)?;
+    crate::returns::mark_always_returning(module);
     let mut files = FileTable::default();
     let mut functions = Vec::new();
     for body in walk::bodies(module) {

@@ -39,6 +39,7 @@ mod ffi;
 mod instrument;
 pub mod pipeline;
 mod resume;
+mod returns;
 mod structors;
 pub mod timings;
 mod walk;

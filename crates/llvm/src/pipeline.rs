@@ -52,6 +52,11 @@ pub struct Settings {
     /// instantiated in the program; all of it under fat LTO).
     #[serde(default)]
     pub count_std: bool,
+    /// Count every function's entries in it, even where its callers' counts
+    /// give them (`pathprof_core::callers`; `callgraph::entry_call_sites`
+    /// finds those functions): an ablation, the counts are the same.
+    #[serde(default)]
+    pub count_entries: bool,
     pub atomic: bool,
     pub verbose: bool,
     /// `--time-report` in clang's pass plugin: the file the plugin writes
@@ -203,6 +208,18 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
     let extracted = timings::time(Phase::Extraction, || crate::extract(module))
         .context("reading the program's control flow")?;
     let _planning = timings::span(Phase::Planning);
+    let entry_sites = if settings.count_entries {
+        vec![Vec::new(); extracted.functions.len()]
+    } else {
+        crate::callgraph::entry_call_sites(module)
+    };
+    if settings.verbose {
+        let given = entry_sites.iter().filter(|s| !s.is_empty()).count();
+        eprintln!(
+            "pathprof: {given} of {} functions may take their entry counts from their callers",
+            entry_sites.len()
+        );
+    }
     let list = match (settings.ppp, &settings.interesting) {
         (false, _) => None,
         (true, None) => anyhow::bail!(
@@ -213,18 +230,22 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
     };
     let mut plans: Vec<FunctionPlan> = Vec::with_capacity(extracted.functions.len());
     let mut functions: Vec<MapFunction> = Vec::with_capacity(extracted.functions.len());
-    for f in extracted.functions {
+    for (f, sites) in extracted.functions.into_iter().zip(entry_sites) {
         let file = f
             .file
             .and_then(|i| extracted.files.get(i as usize))
             .map_or("", String::as_str);
+        let options = PlanOptions {
+            entry_from_callers: !sites.is_empty(),
+            ..plan_options.clone()
+        };
         let planned = match &list {
-            Some(list) => plan_ppp(&f, file, list, &plan_options, settings.verbose),
+            Some(list) => plan_ppp(&f, file, list, &options, settings.verbose),
             None => None,
         };
         let planned = match planned {
             Some(x) => Ok(x),
-            None => plan_function(&f.cfg, settings.mode, &plan_options),
+            None => plan_function(&f.cfg, settings.mode, &options),
         };
         let (plan, layout) = match planned {
             Ok(x) => x,
@@ -255,6 +276,11 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
             line: f.line,
             cfg: f.cfg,
             blocks: f.blocks,
+            entry_calls: if options.entry_from_callers && layout.takes_entry_from_callers() {
+                sites
+            } else {
+                Vec::new()
+            },
             layout,
         });
         plans.push(plan);

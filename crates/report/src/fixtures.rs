@@ -58,6 +58,7 @@ pub fn loaded(
         cfg,
         blocks: infos,
         layout,
+        entry_calls: Vec::new(),
     };
     let functions = vec![f];
     let map = MapFile {

@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Context as _, Result};
 use pathprof_core::combine::{combine, Combined, Main};
-use pathprof_core::derive::FunctionCounts;
+use pathprof_core::derive::{FlowNode, FunctionCounts};
 use pathprof_core::map::{read_fragments, MapFile};
 use pathprof_core::profile::{interpret, read_file, ProfileError};
 use pathprof_format::ProfileFile;
@@ -86,9 +86,16 @@ pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
         .into());
     }
     let Combined {
-        map, raw, mains, ..
+        map,
+        raw,
+        mains,
+        entry_doubts,
+        ..
     } = combined;
-    let counts = interpret(&map, &map_name, &raw, &profile_name)?;
+    let mut counts = interpret(&map, &map_name, &raw, &profile_name)?;
+    for (i, doubt) in entry_doubts {
+        counts[i as usize].imbalance.nodes.push(doubt);
+    }
     let mut loaded = Loaded {
         facts: Facts {
             processes: raw.processes,
@@ -242,17 +249,39 @@ impl Loaded {
                  their last partial paths were not counted. Rebuild with --early-exit to count them."
             ));
         }
-        let unbalanced = self.unbalanced();
-        if !unbalanced.is_empty() {
-            const SHOWN: usize = 8;
-            let mut names: Vec<String> = unbalanced
+        const SHOWN: usize = 8;
+        let listed = |functions: &[(usize, u64)]| {
+            let mut names: Vec<String> = functions
                 .iter()
                 .take(SHOWN)
                 .map(|&(i, n)| format!("{}: {n}", self.name(i)))
                 .collect();
-            if unbalanced.len() > SHOWN {
-                names.push(format!("{} more", unbalanced.len() - SHOWN));
+            if functions.len() > SHOWN {
+                names.push(format!("{} more", functions.len() - SHOWN));
             }
+            names.join(", ")
+        };
+        // Functions whose own flow does not balance, apart from those whose
+        // entry counts come from callers whose counts do not.
+        let (doubted, unbalanced): (Vec<_>, Vec<_>) =
+            self.unbalanced().into_iter().partition(|&(i, _)| {
+                self.counts[i]
+                    .imbalance
+                    .nodes
+                    .iter()
+                    .all(|n| n.node == FlowNode::Callers)
+            });
+        if !doubted.is_empty() {
+            let s = if doubted.len() == 1 { "" } else { "s" };
+            notes.push(format!(
+                "pathprof: warning: {} function{s} ({}) take their entry counts from callers whose \
+                 counts do not balance or lost executions: each entry count may be off by up to \
+                 the number shown. `pathprof verify` names them.",
+                doubted.len(),
+                listed(&doubted)
+            ));
+        }
+        if !unbalanced.is_empty() {
             let s = if unbalanced.len() == 1 { "" } else { "s" };
             notes.push(format!(
                 "pathprof: warning: counts do not balance in {} function{s} ({}): more executions \
@@ -262,7 +291,7 @@ impl Loaded {
                  this; the reports show the counts as recorded (a count that would be negative \
                  is 0). `pathprof verify` names the blocks.",
                 unbalanced.len(),
-                names.join(", ")
+                listed(&unbalanced)
             ));
         }
         let guessed: usize = self.counts.iter().map(|c| c.imbalance.guessed.len()).sum();

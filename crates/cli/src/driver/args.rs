@@ -681,6 +681,7 @@ mod tests {
             ("PATHPROF_EARLY_EXIT", "1"),
             ("PATHPROF_EVERY_BLOCK", "1"),
             ("PATHPROF_COUNT_STD", "1"),
+            ("PATHPROF_COUNT_ENTRIES", "1"),
             ("PATHPROF_VERBOSE", "1"),
             ("PATHPROF_TIME_REPORT", "1"),
             ("PATHPROF_WHOLE_PROGRAM", "1"),
@@ -692,7 +693,7 @@ mod tests {
         assert_eq!(i.map.as_deref(), Some(Path::new("env.ppmap")));
         assert_eq!((i.max_paths, i.array_limit), (Some(64), Some(8)));
         assert!(i.atomic && i.early_exit && i.verbose && i.time_report && o.whole_program);
-        assert!(i.every_block && i.count_std);
+        assert!(i.every_block && i.count_std && i.count_entries);
         // Flags win over the environment.
         let o = options(&all, "--mode=edge --map=flag.ppmap --max-paths=2 -c a.c").unwrap();
         assert_eq!(o.instrument.mode, Mode::Edge);
@@ -833,7 +834,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 19, "{help}");
+        assert_eq!(flags.len(), 20, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {

@@ -159,6 +159,10 @@ fn imbalance(what: &str, loaded: &Loaded, text: &mut String) -> usize {
                     format!("block {b}{line}")
                 }
                 FlowNode::Outside => "calls vs returns".to_string(),
+                FlowNode::Callers => {
+                    "entry count its callers give (the count, and as far off as it may be)"
+                        .to_string()
+                }
             };
             let _ = writeln!(text, "{name}: {place}: {} in, {} out", n.inflow, n.outflow);
         }

@@ -247,6 +247,24 @@ const SHAPES: Program = Program {
     cut_short: &["_Z7checkedl"],
 };
 
+const CALLERS: Program = Program {
+    name: "callers",
+    sources: &["callers.c"],
+    flags: &[],
+    pathprof_flags: &[],
+    status: 0,
+    cut_short: &[],
+};
+
+const CALLERS_COUNTED: Program = Program {
+    name: "callers-counted",
+    sources: &["callers.c"],
+    flags: &[],
+    pathprof_flags: &["--count-entries"],
+    status: 0,
+    cut_short: &[],
+};
+
 const PURE: Program = Program {
     name: "pure",
     sources: &["pure.c"],
@@ -1141,6 +1159,84 @@ fn pure_and_const_functions_count_exactly_at_every_level() {
     p.expect_calls(every, "lookup", 100);
     p.expect_line(every, "lookup", "@lookup", 100);
     p.finish();
+}
+
+/// Entry counts given by callers (the functions' own entries counted only
+/// where callers cannot give them) equal those counted, at every level.
+#[test]
+fn entry_counts_given_by_callers_equal_counted_ones() {
+    for prog in [&CALLERS, &CALLERS_COUNTED] {
+        let mut p = profile(prog, &OPTS);
+        assert_eq!(p.reference.stdout, "s 456794 fact 3628800 ping 0\n");
+        for (function, calls) in [
+            ("square", 134),
+            ("half", 34),
+            ("via_pointer", 100),
+            ("fact", 10),
+            ("ping", 4),
+            ("pong", 4),
+            ("may_exit", 100),
+            ("after_exit", 100),
+            ("loop", 1),
+        ] {
+            p.expect_calls(ALL, function, calls);
+        }
+        p.expect_line(AT_O0, "loop", "@every_third", 34);
+        p.expect_line(ALL, "half", "@half_odd", 34);
+        p.finish();
+    }
+}
+
+/// Which functions take their entry counts from their callers: `pathprof
+/// cc` plans them without the entry (`--pathprof-verbose` lists each
+/// function's probes), and `--count-entries` counts every one.
+#[test]
+fn only_functions_called_directly_outside_recursion_take_entries_from_callers() {
+    let dir = crate::support::build::program_dir();
+    let source = crate::support::build::programs_dir().join("callers.c");
+    let probes = |mode: &str, extra: &[&str]| -> BTreeMap<String, usize> {
+        let exe = dir.path().join(format!("callers-{mode}{}", extra.len()));
+        let out = std::process::Command::new(crate::support::command::PATHPROF)
+            .current_dir(dir.path())
+            .args(["cc", &format!("--mode={mode}"), "-O2", "--pathprof-verbose"])
+            .args(extra)
+            .arg(&source)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("pathprof cc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter_map(|l| {
+                let rest = l.strip_prefix("pathprof: ")?;
+                let (name, rest) = rest.split_once(" blocks=")?;
+                let n = rest.split(" probes=").nth(1)?.split(' ').next()?;
+                Some((name.to_string(), n.parse().ok()?))
+            })
+            .collect()
+    };
+    for mode in ["block", "edge", "path"] {
+        let given = probes(mode, &[]);
+        let counted = probes(mode, &["--count-entries"]);
+        assert_eq!(given["square"], 0, "{mode}: {given:?}");
+        assert_eq!(counted["square"], 1, "{mode}: {counted:?}");
+        for own in ["via_pointer", "fact", "ping", "pong", "after_exit", "loop"] {
+            assert_eq!(given[own], counted[own], "{mode}: {own} counts its entries");
+        }
+        if mode != "path" {
+            for from_callers in ["half", "may_exit"] {
+                assert!(
+                    given[from_callers] < counted[from_callers],
+                    "{mode}: {from_callers}"
+                );
+            }
+        }
+    }
 }
 
 /// A parent forks four children in a loop: before, every path-mode report failed

@@ -30,6 +30,7 @@
 //! layout must fit its function's CFG, so that no report meets a map it cannot
 //! use.
 
+use crate::callers::CallSite;
 use crate::cfg::Cfg;
 use crate::dag::{Dag, DagEdge, DagEdgeKind};
 use crate::hash::{fnv64, Fnv64};
@@ -90,6 +91,10 @@ pub struct MapFunction {
     pub blocks: Vec<BlockInfo>,
     /// How this function's counters map back to blocks, edges and paths.
     pub layout: Layout,
+    /// Where its entry count comes from when it does not count it itself:
+    /// its call sites in this fragment ([`crate::callers`]); empty when it
+    /// counts its entries.
+    pub entry_calls: Vec<CallSite>,
 }
 
 /// A whole instrumented program (one fragment). Serializes as, and
@@ -187,6 +192,11 @@ impl MapFile {
             h.write_u64(f.line.map_or(u64::MAX, u64::from));
             h.write_u64(f.hash);
             h.write_u64(f.layout.identity());
+            // Maps without call sites keep the ids they always had.
+            for site in &f.entry_calls {
+                h.write_u64(u64::from(site.function));
+                h.write_u64(site.block.index() as u64);
+            }
         }
         h.finish()
     }
@@ -361,6 +371,7 @@ impl MapFile {
                 return Err(format!("function #{i} ({:?}) has {p}", f.name));
             }
         }
+        crate::callers::check(&self.functions)?;
         if let Some(p3) = &self.p3 {
             if p3.copies == 0 || p3.call_sites.len() != self.functions.len() {
                 return Err(format!(
@@ -510,14 +521,23 @@ fn check_layout(cfg: &Cfg, layout: &Layout) -> Result<(), String> {
                 return Err(format!("a block counter {k} beyond its {slots}"));
             }
         }
-        Layout::Edge { counted, .. } => {
-            if let Some(fe) = counted.iter().find(|fe| match **fe {
+        Layout::Edge {
+            counted,
+            entry_replaces,
+            ..
+        } => {
+            if let Some(fe) = counted.iter().chain(entry_replaces).find(|fe| match **fe {
                 FlowEdge::Cfg(e) => !edge_ok(e),
                 FlowEdge::Exit(b) => !block_ok(b),
                 FlowEdge::Entry => false,
             }) {
                 return Err(format!(
                     "a counted edge {fe:?} beyond its {blocks} blocks and {edges} edges"
+                ));
+            }
+            if let Some(fe) = entry_replaces.filter(|fe| counted.contains(fe)) {
+                return Err(format!(
+                    "edge {fe:?} both counted and replaced by the entry count"
                 ));
             }
         }

@@ -74,6 +74,14 @@ impl From<&MapFunction> for Function {
             cfg: (&f.cfg).into(),
             blocks: f.blocks.iter().map(Block::from).collect(),
             layout: (&f.layout).into(),
+            entry_calls: f
+                .entry_calls
+                .iter()
+                .map(|s| CallSite {
+                    function: s.function,
+                    block: s.block.index() as u32,
+                })
+                .collect(),
         }
     }
 }
@@ -140,9 +148,11 @@ impl From<&layout::Layout> for Layout {
             layout::Layout::Edge {
                 counted,
                 net_call_exits,
+                entry_replaces,
             } => Layout::Edge {
                 counted: counted.iter().map(|&fe| fe.into()).collect(),
                 net_call_exits: *net_call_exits,
+                entry_replaces: entry_replaces.map(Into::into),
             },
             layout::Layout::Path {
                 dag,
@@ -283,6 +293,14 @@ fn read_function(i: usize, f: Function) -> Result<MapFunction, String> {
         cfg,
         blocks: f.blocks.into_iter().map(BlockInfo::from).collect(),
         layout,
+        entry_calls: f
+            .entry_calls
+            .into_iter()
+            .map(|s| crate::callers::CallSite {
+                function: s.function,
+                block: crate::ids::BlockId::new(s.block as usize),
+            })
+            .collect(),
     })
 }
 
@@ -343,9 +361,11 @@ impl TryFrom<Layout> for layout::Layout {
             Layout::Edge {
                 counted,
                 net_call_exits,
+                entry_replaces,
             } => layout::Layout::Edge {
                 counted: counted.into_iter().map(Into::into).collect(),
                 net_call_exits,
+                entry_replaces: entry_replaces.map(Into::into),
             },
             Layout::Path {
                 dag,

@@ -114,6 +114,10 @@ impl<'a> MapProgram<'a> {
             .zip(&self.map.functions)
             .enumerate()
             .map(|(i, (f, mf))| {
+                // Its callers' counts give its one path's count: no copy counts it.
+                if !mf.entry_calls.is_empty() {
+                    return Ok(FunctionPlan::uninstrumented());
+                }
                 let id = FuncId::new(i);
                 let counts_slots = plan.slot_copy(id) == Some(copy);
                 let role = plan.role(copy, id);

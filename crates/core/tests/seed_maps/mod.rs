@@ -58,6 +58,7 @@ pub fn map(mode: Mode, options: &PlanOptions) -> MapFile {
                 cfg,
                 blocks,
                 layout,
+                entry_calls: Vec::new(),
             }
         })
         .collect();

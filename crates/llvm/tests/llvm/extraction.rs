@@ -322,6 +322,12 @@ declare void @llvm.donothing()
 declare i32 @__gxx_personality_v0(...)
 
 define void @target(i32 %x) {
+entry:
+  br label %spin
+spin:
+  %done = icmp eq i32 %x, 0
+  br i1 %done, label %out, label %spin
+out:
   ret void
 }
 
@@ -360,7 +366,8 @@ attributes #0 = { returns_twice }
     let context = Context::create();
     let module = load_bitcode(&context, &path).unwrap();
     let ex = extract(&module).unwrap();
-    assert_eq!(calls(function(&ex, "target")), [0]);
+    // A loop that may not end keeps `target` from being marked willreturn.
+    assert_eq!(calls(function(&ex, "target")), [0, 0, 0]);
     // The call before a musttail call counts, the musttail call does not.
     assert_eq!(calls(function(&ex, "tail")), [1]);
     // entry ends with the setjmp (returns_twice on the callee), the block
@@ -375,4 +382,110 @@ attributes #0 = { returns_twice }
     assert_eq!(resume_edges(f), [(0, 1), (1, 2)]);
     let ends_in_call: Vec<bool> = f.cfg.blocks().map(|b| f.cfg.ends_in_call(b)).collect();
     assert_eq!(ends_in_call, [false, false, true, false, false]);
+}
+
+/// Functions that always return are marked `willreturn` before extraction,
+/// so calls to them are not counted calls; anything that may keep a function
+/// from returning leaves it unmarked (the `returns` module).
+#[test]
+fn functions_that_always_return_are_marked_willreturn() {
+    let ir = r#"
+declare void @exit(i32) noreturn nounwind
+declare i32 @elsewhere()
+declare i64 @llvm.ctpop.i64(i64)
+
+define internal i64 @leaf(i64 %x) {
+  %c = call i64 @llvm.ctpop.i64(i64 %x)
+  ret i64 %c
+}
+
+define i64 @calls_leaf(i64 %x, i1 %b) {
+entry:
+  br i1 %b, label %one, label %two
+one:
+  %a = call i64 @leaf(i64 %x)
+  ret i64 %a
+two:
+  ret i64 0
+}
+
+define i64 @loops(i64 %x) {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ %x, %entry ], [ %j, %head ]
+  %j = sub i64 %i, 1
+  %more = icmp ne i64 %j, 0
+  br i1 %more, label %head, label %out
+out:
+  ret i64 %j
+}
+
+define i64 @calls_loops(i64 %x) {
+  %a = call i64 @loops(i64 %x)
+  ret i64 %a
+}
+
+define void @dies() {
+  call void @exit(i32 1)
+  unreachable
+}
+
+define i32 @calls_elsewhere() {
+  %a = call i32 @elsewhere()
+  ret i32 %a
+}
+
+define i64 @indirect(ptr %f) {
+  %a = call i64 %f()
+  ret i64 %a
+}
+
+define weak i64 @replaceable(i64 %x) {
+  ret i64 %x
+}
+
+define i64 @main() {
+  %a = call i64 @calls_leaf(i64 1, i1 true)
+  %b = call i64 @calls_loops(i64 2)
+  %c = call i64 @replaceable(i64 3)
+  %d = call i64 @indirect(ptr @leaf)
+  %s = add i64 %a, %b
+  ret i64 %s
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("returns.ll");
+    std::fs::write(&path, ir).unwrap();
+    let context = Context::create();
+    let module = load_bitcode(&context, &path).unwrap();
+    let ex = extract(&module).unwrap();
+    let willreturn = |name: &str| {
+        let kind =
+            pathprof_llvm::inkwell::attributes::Attribute::get_named_enum_kind_id("willreturn");
+        module
+            .get_function(name)
+            .unwrap()
+            .get_enum_attribute(
+                pathprof_llvm::inkwell::attributes::AttributeLoc::Function,
+                kind,
+            )
+            .is_some()
+    };
+    for name in ["leaf", "calls_leaf"] {
+        assert!(willreturn(name), "{name} always returns");
+    }
+    for name in [
+        "loops",
+        "calls_loops",
+        "dies",
+        "calls_elsewhere",
+        "indirect",
+        "replaceable",
+        "main",
+    ] {
+        assert!(!willreturn(name), "{name} may not return");
+    }
+    // main's calls to calls_leaf do not count; those that may not return do.
+    assert_eq!(calls(function(&ex, "main")), [3]);
 }

@@ -1,0 +1,480 @@
+//! Entry counts given by callers. A function whose every call is a direct
+//! call from profiled code of its own module (an internal function whose
+//! address is never taken, outside recursion: found by `pathprof-llvm`'s
+//! `callgraph::entry_call_sites`) needs no count of its own entries: they are the executions of
+//! its call sites, each the count of the block holding it. Its plan leaves
+//! the entry off the spanning tree (one chord fewer) or, with one path and
+//! no other counter, counts nothing at all
+//! ([`crate::layout::Layout::takes_entry_from_callers`]).
+//!
+//! A block's count is how often it was entered; a call in it runs as often
+//! unless an activation ended inside a call before it in the block (`exit`,
+//! `longjmp`, a thread blocked there at a dump): so only a block's calls up
+//! to its first that might not return are sites. The entry count is then as
+//! exact as the callers' counts: where theirs do not balance or lost
+//! executions (path mode without early-exit counting), the function's
+//! own account says by how much its entry count may be off (an imbalance at
+//! [`FlowNode::Callers`]), never hiding it.
+//!
+//! This module owns the call-site record ([`CallSite`], a map function's
+//! `entry_calls`), the check that a map's records are usable (in range, no
+//! function waiting on itself), the order that derives callers first, and
+//! the entry count the sites give.
+
+use crate::derive::{FlowNode, FunctionCounts, Unbalanced};
+use crate::ids::BlockId;
+use crate::layout::{FlowEdge, Layout};
+use crate::map::{MapFile, MapFunction};
+use crate::profile::ProfileError;
+use pathprof_format::{RawFunction, RawProfile};
+
+/// A call of a function whose entry count its callers give: function
+/// `function` of the same map fragment calls it from block `block`, before
+/// any call there that might not return (once per record: a block calling
+/// it twice is recorded twice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallSite {
+    pub function: u32,
+    pub block: BlockId,
+}
+
+/// Why a map's call-site records cannot be used.
+pub fn check(functions: &[MapFunction]) -> Result<(), String> {
+    for (i, f) in functions.iter().enumerate() {
+        if !f.entry_calls.is_empty() && !f.layout.takes_entry_from_callers() {
+            return Err(format!(
+                "function #{i} ({:?}) has call sites for its entry count, but its layout counts it",
+                f.name
+            ));
+        }
+        for site in &f.entry_calls {
+            let caller = functions.get(site.function as usize);
+            if caller.is_none_or(|c| site.block.index() >= c.cfg.num_blocks()) {
+                return Err(format!(
+                    "function #{i} ({:?}) has a call site (function #{}, block {}) not in the map",
+                    f.name, site.function, site.block
+                ));
+            }
+        }
+    }
+    if ordered_by_call_sites(functions).len() != functions.len() {
+        return Err(
+            "functions whose entry counts wait on each other's (a cycle of call sites)".into(),
+        );
+    }
+    Ok(())
+}
+
+/// The functions' indices in an order that puts every function after the
+/// callers its entry count comes from. Functions on a cycle of call sites
+/// (which [`check`] refuses in a map read from a file) come last, in index
+/// order, their entry counts missing what callers after them counted.
+pub fn callers_first(functions: &[MapFunction]) -> Vec<usize> {
+    let mut order = ordered_by_call_sites(functions);
+    if order.len() < functions.len() {
+        let mut placed = vec![false; functions.len()];
+        for &i in &order {
+            placed[i] = true;
+        }
+        order.extend((0..functions.len()).filter(|&i| !placed[i]));
+    }
+    order
+}
+
+/// Kahn's algorithm over the call sites: every function whose callers can
+/// be derived before it, in such an order.
+fn ordered_by_call_sites(functions: &[MapFunction]) -> Vec<usize> {
+    let n = functions.len();
+    let mut waiting = vec![0usize; n];
+    let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, f) in functions.iter().enumerate() {
+        for site in &f.entry_calls {
+            if let Some(list) = callees.get_mut(site.function as usize) {
+                list.push(i);
+                waiting[i] += 1;
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
+    let mut next = 0;
+    while let Some(&i) = order.get(next) {
+        next += 1;
+        for &callee in &callees[i] {
+            waiting[callee] -= 1;
+            if waiting[callee] == 0 {
+                order.push(callee);
+            }
+        }
+    }
+    order
+}
+
+/// The entry count `sites` give from their callers' counts (`None`: not
+/// derived, counts 0), saturating, and where the callers' counts do not
+/// balance or lost executions, the account of how far it may be off: the
+/// node [`FlowNode::Callers`], its inflow the count and its outflow more by
+/// the callers' imbalance and losses (how far the count may be off, either
+/// way: [`crate::flow::Imbalance::total`]).
+pub fn entry_count(
+    sites: &[CallSite],
+    counts: &[Option<FunctionCounts>],
+) -> (u64, Option<Unbalanced>) {
+    let mut entry = 0u64;
+    let mut doubt = 0u64;
+    for site in sites {
+        let Some(caller) = counts.get(site.function as usize).and_then(Option::as_ref) else {
+            continue;
+        };
+        let count = caller.blocks.get(site.block.index()).copied().unwrap_or(0);
+        entry = entry.saturating_add(count);
+        if !caller.imbalance.is_balanced() {
+            doubt = doubt.saturating_add(caller.imbalance.total().max(1));
+        }
+        // Executions of the caller cut short uncounted (path mode) may have
+        // made this call.
+        doubt = doubt.saturating_add(caller.lost);
+    }
+    let node = (doubt > 0).then_some(Unbalanced {
+        node: FlowNode::Callers,
+        inflow: entry,
+        outflow: entry.saturating_add(doubt),
+    });
+    (entry, node)
+}
+
+/// A fragment with every entry count its callers give written out as a
+/// count of the function's own (see [`materialize`]).
+#[derive(Debug)]
+pub struct Materialized {
+    pub map: MapFile,
+    pub section: Option<RawProfile>,
+    /// Per function (its index in the fragment) whose entry count may be
+    /// too high, the account ([`FlowNode::Callers`]).
+    pub doubts: Vec<(usize, Unbalanced)>,
+}
+
+/// `fragment` and its profile `section`, with each function whose callers
+/// give its entry count counting it itself: an edge layout becomes the
+/// layout of the plan that counts its entries (the chord the entry count
+/// replaced counted again, with its derived count), which every module
+/// that counted the function has; a one-path layout gets its path count.
+/// Combining
+/// fragments ([`crate::combine`]) adds up the counts of one function
+/// compiled into several modules, which its callers' sites in each module
+/// could not give once renumbered. `None` when no function needs it.
+pub fn materialize(
+    fragment: &MapFile,
+    section: Option<&RawProfile>,
+    map_name: &str,
+    profile_name: &str,
+) -> Result<Option<Materialized>, ProfileError> {
+    if fragment.functions.iter().all(|f| f.entry_calls.is_empty()) {
+        return Ok(None);
+    }
+    let counts = section
+        .map(|s| crate::profile::interpret(fragment, map_name, s, profile_name))
+        .transpose()?;
+    let mut map = fragment.clone();
+    let mut section = section.cloned();
+    let mut doubts = Vec::new();
+    for (i, f) in map.functions.iter_mut().enumerate() {
+        if f.entry_calls.is_empty() {
+            continue;
+        }
+        f.entry_calls.clear();
+        let derived = counts.as_ref().map(|c| &c[i]);
+        let entry = derived.map_or(0, |c| c.entry);
+        let doubt = derived.and_then(|c| {
+            c.imbalance
+                .nodes
+                .iter()
+                .find(|n| n.node == FlowNode::Callers)
+        });
+        doubts.extend(doubt.map(|&n| (i, n)));
+        let record = section.as_mut().map(|s| record_of(s, i, f.hash));
+        match &mut f.layout {
+            Layout::Edge {
+                counted,
+                entry_replaces,
+                ..
+            } => {
+                // Back to the plan that counts the entry: its chord where
+                // the flow order puts it, with its derived count.
+                let Some(chord) = entry_replaces.take() else {
+                    continue;
+                };
+                let rank = |fe: FlowEdge| flow_rank(&f.cfg, fe);
+                let at = counted.partition_point(|&fe| rank(fe) < rank(chord));
+                counted.insert(at, chord);
+                if let Some(r) = record {
+                    let count = derived.map_or(0, |c| flow_count(c, chord));
+                    r.slots.resize(counted.len() - 1, 0);
+                    r.slots.insert(at, count);
+                    for (k, _) in &mut r.slot_resumes {
+                        if *k >= at as u64 {
+                            *k += 1;
+                        }
+                    }
+                }
+            }
+            Layout::Path { .. } => {
+                if let Some(r) = record {
+                    r.paths = if entry > 0 {
+                        vec![(0, entry)]
+                    } else {
+                        Vec::new()
+                    };
+                }
+            }
+            Layout::Block { .. } => {}
+        }
+    }
+    if let Some(s) = &mut section {
+        s.functions.sort_by_key(|f| f.index);
+    }
+    Ok(Some(Materialized {
+        map,
+        section,
+        doubts,
+    }))
+}
+
+/// Where `fe` comes in the flow graph's edge order (entry, CFG edges, exits:
+/// [`crate::edge::flow_edges`]), the order of a layout's counted edges.
+fn flow_rank(cfg: &crate::cfg::Cfg, fe: FlowEdge) -> usize {
+    match fe {
+        FlowEdge::Entry => 0,
+        FlowEdge::Cfg(e) => 1 + e.index(),
+        FlowEdge::Exit(b) => 1 + cfg.edges().len() + b.index(),
+    }
+}
+
+/// The derived count of flow edge `fe`.
+fn flow_count(counts: &FunctionCounts, fe: FlowEdge) -> u64 {
+    let at = |v: &Option<Vec<u64>>, i: usize| v.as_ref().and_then(|v| v.get(i)).copied();
+    match fe {
+        FlowEdge::Entry => Some(counts.entry),
+        FlowEdge::Cfg(e) => at(&counts.edges, e.index()),
+        FlowEdge::Exit(b) => at(&counts.exits, b.index()),
+    }
+    .unwrap_or(0)
+}
+
+/// Function `index`'s record in `section`, added (empty) if it has none.
+fn record_of(section: &mut RawProfile, index: usize, hash: u64) -> &mut RawFunction {
+    let at = match section
+        .functions
+        .iter()
+        .position(|f| f.index as usize == index)
+    {
+        Some(at) => at,
+        None => {
+            section.functions.push(RawFunction {
+                index: index as u32,
+                hash,
+                slots: Vec::new(),
+                paths: Vec::new(),
+                slot_resumes: Vec::new(),
+                path_resumes: Vec::new(),
+            });
+            section.functions.len() - 1
+        }
+    };
+    &mut section.functions[at]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::Cfg;
+    use crate::derive::Imbalance;
+    use crate::map::BlockInfo;
+    use crate::plan::Mode;
+    use crate::planner::{plan_function, PlanOptions};
+
+    fn given() -> PlanOptions {
+        PlanOptions {
+            entry_from_callers: true,
+            ..PlanOptions::default()
+        }
+    }
+
+    fn diamond() -> Cfg {
+        Cfg::from_edge_list(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]).unwrap()
+    }
+
+    #[test]
+    fn a_function_of_one_block_counts_nothing_when_its_callers_give_its_entries() {
+        let one = Cfg::from_edge_list(1, &[]).unwrap();
+        for mode in [Mode::Block, Mode::Edge, Mode::Path] {
+            let (plan, layout) = plan_function(&one, mode, &given()).unwrap();
+            assert!(layout.takes_entry_from_callers());
+            assert_eq!((plan.num_slots, plan.probes.len()), (0, 0), "{mode:?}");
+            let (counted, _) = plan_function(&one, mode, &PlanOptions::default()).unwrap();
+            assert_eq!(counted.probes.len(), 1, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn a_known_entry_saves_one_chord_and_path_plans_of_many_paths_keep_theirs() {
+        for mode in [Mode::Block, Mode::Edge] {
+            let (counted, _) = plan_function(&diamond(), mode, &PlanOptions::default()).unwrap();
+            let (given, _) = plan_function(&diamond(), mode, &given()).unwrap();
+            assert_eq!(given.num_slots + 1, counted.num_slots, "{mode:?}");
+        }
+        let (plan, layout) = plan_function(&diamond(), Mode::Path, &given()).unwrap();
+        assert!(!layout.takes_entry_from_callers());
+        assert!(!plan.probes.is_empty());
+    }
+
+    fn counts(blocks: Vec<u64>, imbalance: Imbalance) -> FunctionCounts {
+        FunctionCounts {
+            entry: blocks[0],
+            blocks,
+            edges: None,
+            exits: None,
+            starts: None,
+            paths: Vec::new(),
+            resumed: Vec::new(),
+            lost: 0,
+            imbalance,
+        }
+    }
+
+    fn site(function: u32, block: usize) -> CallSite {
+        CallSite {
+            function,
+            block: BlockId::new(block),
+        }
+    }
+
+    #[test]
+    fn sites_add_their_blocks_counts_and_doubt_callers_that_do_not_balance() {
+        let unbalanced = Imbalance {
+            nodes: vec![Unbalanced {
+                node: FlowNode::Block(BlockId::new(1)),
+                inflow: 2,
+                outflow: 4,
+            }],
+            guessed: Vec::new(),
+        };
+        let callers = vec![
+            Some(counts(vec![5, 3, 5], Imbalance::default())),
+            Some(counts(vec![7, 1], unbalanced)),
+            None,
+        ];
+        let sites = [site(0, 1), site(0, 1), site(0, 2), site(2, 0)];
+        assert_eq!(entry_count(&sites, &callers), (11, None));
+        let (entry, doubt) = entry_count(&[site(0, 1), site(1, 1)], &callers);
+        assert_eq!(entry, 4);
+        let doubt = doubt.unwrap();
+        assert_eq!(
+            (doubt.node, doubt.inflow, doubt.outflow),
+            (FlowNode::Callers, 4, 6)
+        );
+    }
+
+    fn function(name: &str, entry_calls: Vec<CallSite>) -> MapFunction {
+        let cfg = diamond();
+        let (_, layout) = plan_function(&cfg, Mode::Edge, &given()).unwrap();
+        MapFunction {
+            name: name.into(),
+            display_name: None,
+            file: None,
+            line: None,
+            hash: cfg.shape_hash(),
+            blocks: vec![BlockInfo::default(); cfg.num_blocks()],
+            cfg,
+            layout,
+            entry_calls,
+        }
+    }
+
+    #[test]
+    fn callers_come_first_and_cycles_or_strange_sites_are_refused() {
+        let chain = vec![
+            function("leaf", vec![site(2, 1)]),
+            function("main", vec![]),
+            function("mid", vec![site(1, 0), site(1, 3)]),
+        ];
+        assert_eq!(callers_first(&chain), [1, 2, 0]);
+        assert!(check(&chain).is_ok());
+        let cycle = vec![
+            function("a", vec![site(1, 0)]),
+            function("b", vec![site(0, 0)]),
+        ];
+        assert_eq!(callers_first(&cycle), [0, 1]);
+        assert!(check(&cycle).unwrap_err().contains("cycle"));
+        let astray = vec![function("a", vec![site(0, 4)])];
+        assert!(check(&astray).unwrap_err().contains("not in the map"));
+        let astray = vec![function("a", vec![site(7, 0)])];
+        assert!(check(&astray).unwrap_err().contains("not in the map"));
+    }
+
+    /// Slot values of `layout`'s counted edges for the diamond run 3 times
+    /// through block 1 and twice through block 2.
+    fn diamond_slots(layout: &Layout) -> Vec<u64> {
+        let Layout::Edge { counted, .. } = layout else {
+            panic!("an edge layout")
+        };
+        let edges = [3, 2, 3, 2];
+        counted
+            .iter()
+            .map(|fe| match fe {
+                FlowEdge::Entry | FlowEdge::Exit(_) => 5,
+                FlowEdge::Cfg(e) => edges[e.index()],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_fragment_is_given_the_layout_and_counts_of_the_plan_that_counts_entries() {
+        for mode in [Mode::Block, Mode::Edge] {
+            let one = Cfg::from_edge_list(1, &[]).unwrap();
+            let (_, caller) = plan_function(&one, mode, &PlanOptions::default()).unwrap();
+            let (_, given) = plan_function(&diamond(), mode, &given()).unwrap();
+            let (_, counted) = plan_function(&diamond(), mode, &PlanOptions::default()).unwrap();
+            let mut leaf = function("leaf", vec![site(1, 0)]);
+            leaf.layout = given.clone();
+            let mut main = function("main", Vec::new());
+            (main.cfg, main.blocks, main.hash) =
+                (one.clone(), vec![BlockInfo::default()], one.shape_hash());
+            main.layout = caller;
+            let functions = vec![leaf, main];
+            let map = MapFile {
+                mode,
+                build_id: MapFile::compute_build_id(mode, &[], &functions),
+                files: Vec::new(),
+                file_digests: Vec::new(),
+                functions,
+                atomic: false,
+                per_thread: true,
+                p3: None,
+            };
+            let mut raw = RawProfile::new(map.build_id, crate::profile::mode_number(mode));
+            for (i, slots) in [diamond_slots(&given), vec![5]].into_iter().enumerate() {
+                raw.functions.push(RawFunction {
+                    index: i as u32,
+                    hash: map.functions[i].hash,
+                    slots,
+                    paths: Vec::new(),
+                    slot_resumes: Vec::new(),
+                    path_resumes: Vec::new(),
+                });
+            }
+            let before = crate::profile::interpret(&map, "m", &raw, "p").unwrap();
+            assert_eq!(
+                (before[0].entry, &before[0].edges),
+                (5, &Some(vec![3, 2, 3, 2]))
+            );
+            let own = materialize(&map, Some(&raw), "m", "p").unwrap().unwrap();
+            assert_eq!(own.map.functions[0].layout, counted, "{mode:?}");
+            assert!(own.map.functions[0].entry_calls.is_empty());
+            let section = own.section.unwrap();
+            assert_eq!(section.functions[0].slots, diamond_slots(&counted));
+            let after = crate::profile::interpret(&own.map, "m", &section, "p").unwrap();
+            assert_eq!(after, before);
+            assert!(own.doubts.is_empty());
+        }
+    }
+}
