@@ -329,15 +329,8 @@ mod tests {
 
     fn counts(blocks: Vec<u64>, imbalance: Imbalance) -> FunctionCounts {
         FunctionCounts {
-            entry: blocks[0],
-            blocks,
-            edges: None,
-            exits: None,
-            starts: None,
-            paths: Vec::new(),
-            resumed: Vec::new(),
-            lost: 0,
             imbalance,
+            ..FunctionCounts::of_blocks(blocks[0], blocks)
         }
     }
 

@@ -57,6 +57,24 @@ pub struct FunctionCounts {
     pub imbalance: Imbalance,
 }
 
+impl FunctionCounts {
+    /// Block counts alone (block mode's every-block counters): no edges,
+    /// exits, starts or paths, nothing lost, balanced.
+    pub fn of_blocks(entry: u64, blocks: Vec<u64>) -> Self {
+        FunctionCounts {
+            entry,
+            blocks,
+            edges: None,
+            exits: None,
+            starts: None,
+            paths: Vec::new(),
+            resumed: Vec::new(),
+            lost: 0,
+            imbalance: Imbalance::default(),
+        }
+    }
+}
+
 /// Why counters could not be interpreted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -159,20 +177,7 @@ pub fn derive_with_resumes(
     resumes: Resumes<'_>,
     known_entry: Option<u64>,
 ) -> Result<FunctionCounts, DeriveError> {
-    let expect_slots = match layout {
-        Layout::Block {
-            slot_of_block,
-            calls_slot,
-        } => slot_of_block.iter().flatten().count() + calls_slot.iter().count(),
-        Layout::Edge { counted, .. } => counted.len(),
-        Layout::Path {
-            self_loops,
-            resumes,
-            call_exits,
-            ppp_owners,
-            ..
-        } => self_loops.len() + resumes.len() + call_exits.len() + ppp_owners.len(),
-    };
+    let expect_slots = layout.num_slots();
     // An all-zero function may be written without its slots.
     let zeros;
     let slots = if slots.is_empty() && expect_slots > 0 {
@@ -212,17 +217,8 @@ pub fn derive_with_resumes(
                 .iter()
                 .map(|s| s.map_or(0, |k| slots[k as usize]))
                 .collect();
-            Ok(FunctionCounts {
-                entry: calls_slot.map_or(blocks[cfg.entry().index()], |k| slots[k as usize]),
-                blocks,
-                edges: None,
-                exits: None,
-                starts: None,
-                paths: Vec::new(),
-                resumed: Vec::new(),
-                lost: 0,
-                imbalance: Imbalance::default(),
-            })
+            let entry = calls_slot.map_or(blocks[cfg.entry().index()], |k| slots[k as usize]);
+            Ok(FunctionCounts::of_blocks(entry, blocks))
         }
         Layout::Edge {
             counted,

@@ -96,20 +96,26 @@ impl Layout {
         match self {
             Layout::Block { .. } => false,
             Layout::Edge { entry_replaces, .. } => entry_replaces.is_some(),
+            Layout::Path { dag, .. } => dag.num_paths() == 1 && self.num_slots() == 0,
+        }
+    }
+
+    /// How many slot counters a function with this layout has (path counts
+    /// aside).
+    pub fn num_slots(&self) -> usize {
+        match self {
+            Layout::Block {
+                slot_of_block,
+                calls_slot,
+            } => slot_of_block.iter().flatten().count() + calls_slot.iter().count(),
+            Layout::Edge { counted, .. } => counted.len(),
             Layout::Path {
-                dag,
                 self_loops,
                 resumes,
                 call_exits,
                 ppp_owners,
                 ..
-            } => {
-                dag.num_paths() == 1
-                    && self_loops.is_empty()
-                    && resumes.is_empty()
-                    && call_exits.is_empty()
-                    && ppp_owners.is_empty()
-            }
+            } => self_loops.len() + resumes.len() + call_exits.len() + ppp_owners.len(),
         }
     }
 

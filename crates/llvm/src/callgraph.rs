@@ -155,6 +155,15 @@ mod tests {
     use super::*;
     use crate::Context;
 
+    /// The module `ir` holds, and its profiled functions' names.
+    fn parsed<'c>(context: &'c Context, ir: &str) -> (Module<'c>, Vec<String>) {
+        let buffer =
+            inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        let names = walk::bodies(&module).into_iter().map(|b| b.name).collect();
+        (module, names)
+    }
+
     #[test]
     fn counts_direct_calls_and_takes_addresses_and_exports_for_many() {
         let ir = r#"
@@ -178,10 +187,7 @@ mod tests {
             }
         "#;
         let context = Context::create();
-        let buffer =
-            inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t");
-        let module = context.create_module_from_ir(buffer).unwrap();
-        let names: Vec<String> = walk::bodies(&module).into_iter().map(|b| b.name).collect();
+        let (module, names) = parsed(&context, ir);
         let many = P3Build::MANY;
         assert_eq!(
             names,
@@ -229,10 +235,7 @@ mod tests {
             }
         "#;
         let context = Context::create();
-        let buffer =
-            inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t");
-        let module = context.create_module_from_ir(buffer).unwrap();
-        let names: Vec<String> = walk::bodies(&module).into_iter().map(|b| b.name).collect();
+        let (module, names) = parsed(&context, ir);
         // As extraction does first: leaf, twice, late and chain return.
         crate::returns::mark_always_returning(&module);
         let sites = entry_call_sites(&module);
