@@ -47,6 +47,19 @@ pub fn check(functions: &[MapFunction]) -> Result<(), String> {
                 f.name
             ));
         }
+        if let (
+            Layout::Edge {
+                entry_replaces: Some(_),
+                ..
+            },
+            [],
+        ) = (&f.layout, &f.entry_calls[..])
+        {
+            return Err(format!(
+                "function #{i} ({:?}) has a chord its entry count replaces, but no call sites",
+                f.name
+            ));
+        }
         for site in &f.entry_calls {
             let caller = functions.get(site.function as usize);
             if caller.is_none_or(|c| site.block.index() >= c.cfg.num_blocks()) {
@@ -367,9 +380,16 @@ mod tests {
         );
     }
 
+    /// A diamond planned in edge mode, its entries given by `entry_calls`
+    /// when there are any.
     fn function(name: &str, entry_calls: Vec<CallSite>) -> MapFunction {
         let cfg = diamond();
-        let (_, layout) = plan_function(&cfg, Mode::Edge, &given()).unwrap();
+        let options = if entry_calls.is_empty() {
+            PlanOptions::default()
+        } else {
+            given()
+        };
+        let (_, layout) = plan_function(&cfg, Mode::Edge, &options).unwrap();
         MapFunction {
             name: name.into(),
             display_name: None,
@@ -398,6 +418,9 @@ mod tests {
         ];
         assert_eq!(callers_first(&cycle), [0, 1]);
         assert!(check(&cycle).unwrap_err().contains("cycle"));
+        let mut uncounted = vec![function("a", vec![site(0, 0)])];
+        uncounted[0].entry_calls.clear();
+        assert!(check(&uncounted).unwrap_err().contains("no call sites"));
         let astray = vec![function("a", vec![site(0, 4)])];
         assert!(check(&astray).unwrap_err().contains("not in the map"));
         let astray = vec![function("a", vec![site(7, 0)])];
