@@ -8,19 +8,24 @@
 //! callee's entry count ([`crate::callgraph::entry_call_sites`]).
 //!
 //! A function always returns (or unwinds) when its definition is the one
-//! that runs (not interposable), its control flow has no cycle, it has no
+//! that runs (not interposable), each cycle of its control flow closes
+//! through a loop that must make progress (C11's loops whose condition is
+//! not a constant: clang's `llvm.loop.mustprogress`; any loop of a
+//! `mustprogress` function, as in C++) and it touches nothing such a loop
+//! may wait on forever (no volatile or atomic access), it has no
 //! `unreachable`, and each of its calls is to an intrinsic or to a function
 //! marked `willreturn` (declared so, or found so here: the marking runs to a
-//! fixed point, callees before callers). Anything else (a loop, an indirect
-//! call, inline assembly, a call to `setjmp` or to another module's
-//! function) leaves it unmarked. Running it twice changes nothing.
+//! fixed point, callees before callers). Anything else (`for (;;)`, a `goto`
+//! loop, an indirect call, inline assembly, a call to `setjmp` or to another
+//! module's function) leaves it unmarked. Running it twice changes nothing.
 
 use crate::ffi;
 use crate::walk;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{FunctionValue, InstructionOpcode};
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, InstructionOpcode};
+use inkwell::AtomicOrdering;
 use std::collections::HashMap;
 
 /// Marks the module's functions that always return (see the module doc)
@@ -32,7 +37,7 @@ pub fn mark_always_returning(module: &Module<'_>) -> usize {
     let mut open: Vec<FunctionValue<'_>> = walk::bodies(module)
         .into_iter()
         .map(|b| b.function)
-        .filter(|&f| !has(f) && runs_its_own_definition(f) && is_acyclic(f))
+        .filter(|&f| !has(f) && runs_its_own_definition(f) && loops_must_end(f))
         .collect();
     let mut marked = 0;
     loop {
@@ -40,7 +45,16 @@ pub fn mark_always_returning(module: &Module<'_>) -> usize {
         open.retain(|&f| {
             let returns = f.get_basic_blocks().into_iter().all(|b| {
                 b.get_instructions().all(|i| match i.get_opcode() {
-                    InstructionOpcode::Unreachable | InstructionOpcode::CallBr => false,
+                    InstructionOpcode::Unreachable
+                    | InstructionOpcode::CallBr
+                    | InstructionOpcode::AtomicRMW
+                    | InstructionOpcode::AtomicCmpXchg
+                    | InstructionOpcode::Fence => false,
+                    InstructionOpcode::Load | InstructionOpcode::Store => {
+                        !i.get_volatile().unwrap_or(true)
+                            && i.get_atomic_ordering()
+                                .is_ok_and(|o| o == AtomicOrdering::NotAtomic)
+                    }
                     InstructionOpcode::Call | InstructionOpcode::Invoke => {
                         !ffi::calls_inline_asm(i)
                             && !walk::returns_more_than_once(i)
@@ -76,9 +90,16 @@ fn runs_its_own_definition(f: FunctionValue<'_>) -> bool {
     )
 }
 
-/// Whether `f`'s control flow has no cycle (depth-first search for an edge
-/// back to a block on the stack).
-fn is_acyclic(f: FunctionValue<'_>) -> bool {
+/// Whether every cycle of `f`'s control flow must end: each edge back to a
+/// block on the depth-first search's stack (every cycle has one) leaves a
+/// latch whose loop must make progress, or `f` is `mustprogress`.
+fn loops_must_end(f: FunctionValue<'_>) -> bool {
+    let context = f.get_type().get_context();
+    let loop_kind = context.get_kind_id("llvm.loop");
+    let progress = Attribute::get_named_enum_kind_id("mustprogress");
+    let every_loop = f
+        .get_enum_attribute(AttributeLoc::Function, progress)
+        .is_some();
     let blocks = f.get_basic_blocks();
     let index: HashMap<BasicBlock<'_>, usize> =
         blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
@@ -89,25 +110,43 @@ fn is_acyclic(f: FunctionValue<'_>) -> bool {
                 .collect()
         })
     };
-    // 0: not seen, 1: on the stack, 2: done.
-    let mut state = vec![0u8; blocks.len()];
-    let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+    let must_progress = |latch: BasicBlock<'_>| {
+        every_loop
+            || latch
+                .get_terminator()
+                .and_then(|t| t.get_metadata(loop_kind))
+                .and_then(|m| m.get_node_values())
+                .is_some_and(|properties| {
+                    properties.iter().any(|p| {
+                        let BasicMetadataValueEnum::MetadataValue(p) = p else {
+                            return false;
+                        };
+                        p.get_node_values().is_some_and(|v| {
+                            matches!(v.first(), Some(BasicMetadataValueEnum::MetadataValue(name))
+                                if name.get_string_value() == Some(b"llvm.loop.mustprogress"))
+                        })
+                    })
+                })
+    };
     if blocks.is_empty() {
         return true;
     }
+    // 0: not seen, 1: on the stack, 2: done.
+    let mut state = vec![0u8; blocks.len()];
+    let mut stack: Vec<(usize, Vec<usize>)> = vec![(0, succs(blocks[0]))];
     state[0] = 1;
-    stack.push((0, succs(blocks[0])));
-    while let Some((_, next)) = stack.last_mut() {
+    while let Some((from, next)) = stack.last_mut() {
+        let from = *from;
         match next.pop() {
-            Some(s) if state[s] == 1 => return false,
+            Some(s) if state[s] == 1 && !must_progress(blocks[from]) => return false,
             Some(s) if state[s] == 0 => {
                 state[s] = 1;
                 stack.push((s, succs(blocks[s])));
             }
             Some(_) => {}
             None => {
-                let (b, _) = stack.pop().expect("not empty");
-                state[b] = 2;
+                stack.pop();
+                state[from] = 2;
             }
         }
     }

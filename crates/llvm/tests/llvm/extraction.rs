@@ -426,6 +426,29 @@ define i64 @calls_loops(i64 %x) {
   ret i64 %a
 }
 
+define i64 @progresses(i64 %x) {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ %x, %entry ], [ %j, %head ]
+  %j = sub i64 %i, 1
+  %more = icmp ne i64 %j, 0
+  br i1 %more, label %head, label %out, !llvm.loop !0
+out:
+  ret i64 %j
+}
+
+define i64 @waits(ptr %flag) {
+entry:
+  br label %head
+head:
+  %v = load volatile i64, ptr %flag
+  %more = icmp eq i64 %v, 0
+  br i1 %more, label %head, label %out, !llvm.loop !0
+out:
+  ret i64 %v
+}
+
 define void @dies() {
   call void @exit(i32 1)
   unreachable
@@ -446,6 +469,7 @@ define weak i64 @replaceable(i64 %x) {
 }
 
 define i64 @main() {
+  %p = call i64 @progresses(i64 4)
   %a = call i64 @calls_leaf(i64 1, i1 true)
   %b = call i64 @calls_loops(i64 2)
   %c = call i64 @replaceable(i64 3)
@@ -453,6 +477,9 @@ define i64 @main() {
   %s = add i64 %a, %b
   ret i64 %s
 }
+
+!0 = distinct !{!0, !1}
+!1 = !{!"llvm.loop.mustprogress"}
 "#;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("returns.ll");
