@@ -95,13 +95,16 @@ pub fn combine(
     let mut mains: Vec<Main> = Vec::new();
     let mut main_sections: Vec<&RawProfile> = Vec::new();
     let mut entry_doubts: Vec<(u32, crate::derive::Unbalanced)> = Vec::new();
-    let section_of = |f: &MapFile| sections.iter().find(|s| s.build_id == f.build_id);
+    let found: Vec<Option<&RawProfile>> = fragments
+        .iter()
+        .map(|f| sections.iter().find(|s| s.build_id == f.build_id))
+        .collect();
     let materialized = fragments
         .iter()
-        .map(|f| crate::callers::materialize(f, section_of(f), map_name, profile_name))
+        .zip(&found)
+        .map(|(f, &s)| crate::callers::materialize(f, s, map_name, profile_name))
         .collect::<Result<Vec<_>, _>>()?;
-    for (original, own) in fragments.iter().zip(&materialized) {
-        let section = section_of(original);
+    for ((original, &section), own) in fragments.iter().zip(&found).zip(&materialized) {
         let (fragment, section) = match own {
             Some(m) => (&m.map, m.section.as_ref()),
             None => (original, section),

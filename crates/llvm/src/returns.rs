@@ -26,7 +26,6 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, InstructionOpcode};
 use inkwell::AtomicOrdering;
-use std::collections::HashMap;
 
 /// Marks the module's functions that always return (see the module doc)
 /// `willreturn`. Returns how many it marked.
@@ -36,8 +35,8 @@ pub fn mark_always_returning(module: &Module<'_>) -> usize {
     let has = |f: FunctionValue<'_>| f.get_enum_attribute(AttributeLoc::Function, kind).is_some();
     let mut open: Vec<FunctionValue<'_>> = walk::bodies(module)
         .into_iter()
+        .filter(|b| !has(b.function) && runs_its_own_definition(b.function) && loops_must_end(b))
         .map(|b| b.function)
-        .filter(|&f| !has(f) && runs_its_own_definition(f) && loops_must_end(f))
         .collect();
     let mut marked = 0;
     loop {
@@ -90,65 +89,47 @@ fn runs_its_own_definition(f: FunctionValue<'_>) -> bool {
     )
 }
 
-/// Whether every cycle of `f`'s control flow must end: each edge back to a
-/// block on the depth-first search's stack (every cycle has one) leaves a
-/// latch whose loop must make progress, or `f` is `mustprogress`.
-fn loops_must_end(f: FunctionValue<'_>) -> bool {
-    let context = f.get_type().get_context();
-    let loop_kind = context.get_kind_id("llvm.loop");
+/// Whether every cycle of `body`'s control flow must end: each of its
+/// backedges ([`pathprof_core::dag::backedges`]; every cycle holds one)
+/// leaves a latch whose loop must make progress, or the function is
+/// `mustprogress`. A CFG that cannot be read counts as one that may not end.
+fn loops_must_end(body: &walk::Body<'_>) -> bool {
     let progress = Attribute::get_named_enum_kind_id("mustprogress");
-    let every_loop = f
+    if body
+        .function
         .get_enum_attribute(AttributeLoc::Function, progress)
-        .is_some();
-    let blocks = f.get_basic_blocks();
-    let index: HashMap<BasicBlock<'_>, usize> =
-        blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-    let succs = |b: BasicBlock<'_>| -> Vec<usize> {
-        b.get_terminator().map_or_else(Vec::new, |t| {
-            (0..ffi::num_successors(t))
-                .filter_map(|s| index.get(&ffi::successor(t, s)).copied())
-                .collect()
-        })
-    };
-    let must_progress = |latch: BasicBlock<'_>| {
-        every_loop
-            || latch
-                .get_terminator()
-                .and_then(|t| t.get_metadata(loop_kind))
-                .and_then(|m| m.get_node_values())
-                .is_some_and(|properties| {
-                    properties.iter().any(|p| {
-                        let BasicMetadataValueEnum::MetadataValue(p) = p else {
-                            return false;
-                        };
-                        p.get_node_values().is_some_and(|v| {
-                            matches!(v.first(), Some(BasicMetadataValueEnum::MetadataValue(name))
-                                if name.get_string_value() == Some(b"llvm.loop.mustprogress"))
-                        })
-                    })
-                })
-    };
-    if blocks.is_empty() {
+        .is_some()
+    {
         return true;
     }
-    // 0: not seen, 1: on the stack, 2: done.
-    let mut state = vec![0u8; blocks.len()];
-    let mut stack: Vec<(usize, Vec<usize>)> = vec![(0, succs(blocks[0]))];
-    state[0] = 1;
-    while let Some((from, next)) = stack.last_mut() {
-        let from = *from;
-        match next.pop() {
-            Some(s) if state[s] == 1 && !must_progress(blocks[from]) => return false,
-            Some(s) if state[s] == 0 => {
-                state[s] = 1;
-                stack.push((s, succs(blocks[s])));
-            }
-            Some(_) => {}
-            None => {
-                stack.pop();
-                state[from] = 2;
-            }
-        }
-    }
-    true
+    let Ok(cfg) = walk::read_cfg(body) else {
+        return false;
+    };
+    let loop_kind = body
+        .function
+        .get_type()
+        .get_context()
+        .get_kind_id("llvm.loop");
+    let must_progress = |latch: BasicBlock<'_>| {
+        latch
+            .get_terminator()
+            .and_then(|t| t.get_metadata(loop_kind))
+            .and_then(|m| m.get_node_values())
+            .is_some_and(|properties| {
+                properties.iter().any(|p| {
+                    let BasicMetadataValueEnum::MetadataValue(p) = p else {
+                        return false;
+                    };
+                    p.get_node_values().is_some_and(|v| {
+                        matches!(v.first(), Some(BasicMetadataValueEnum::MetadataValue(name))
+                            if name.get_string_value() == Some(b"llvm.loop.mustprogress"))
+                    })
+                })
+            })
+    };
+    pathprof_core::dag::backedges(&cfg)
+        .iter()
+        .zip(cfg.edges())
+        .filter(|(&back, _)| back)
+        .all(|(_, e)| must_progress(body.blocks[e.from.index()]))
 }
