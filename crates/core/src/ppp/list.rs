@@ -24,10 +24,16 @@
 //!   - `function` (required): the function's linkage (mangled) name, as the
 //!     map calls it;
 //!   - `file` (required, `""` when unknown): its source file as the map names
-//!     it. It only tells apart functions of one linkage name (`static`
-//!     functions of different files): when a name's entries name several
-//!     files, a function takes the entries of its own file (compared after
-//!     [`crate::map::normalize_path`]); otherwise they apply whatever its file;
+//!     it. It tells apart functions of one linkage name (`static` functions
+//!     of different files): when a name's entries name several files, a
+//!     function takes the entries of its own file (compared after
+//!     [`crate::map::normalize_path`]). When they name one file, they apply
+//!     to a function of that name in a file of the same name, wherever the
+//!     program was built (another directory, another path spelling), and to
+//!     any function of that name when the file is `""` or the function's
+//!     file is unknown; a function of that name in a file of another name is
+//!     another function and takes none of them (so it is not reported as
+//!     changed);
 //!   - `shape` (required): the function's [`Cfg::shape_hash`] as 16 hex
 //!     digits. A function whose shape differs has changed since the list was
 //!     made: it is reported ([`StaleEntry`]) and the caller falls back;
@@ -328,7 +334,9 @@ impl InterestingList {
             .collect();
         let one_file = named.windows(2).all(|w| w[0].file == w[1].file);
         if one_file {
-            return named;
+            let listed = named.first().map_or("", |e| e.file.as_str());
+            let another = !listed.is_empty() && !file.is_empty() && !same_file(listed, file);
+            return if another { Vec::new() } else { named };
         }
         let file = normalize_path(file);
         named
@@ -336,6 +344,14 @@ impl InterestingList {
             .filter(|e| normalize_path(&e.file) == file)
             .collect()
     }
+}
+
+/// Whether two names of source files name one file, built in one place or
+/// in two: the same path after [`normalize_path`], or the same file name.
+fn same_file(a: &str, b: &str) -> bool {
+    let (a, b) = (normalize_path(a), normalize_path(b));
+    let name = |p: &str| p.rsplit('/').next().unwrap_or("").to_string();
+    a == b || name(&a) == name(&b)
 }
 
 fn format_name<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
@@ -478,11 +494,27 @@ mod tests {
     }
 
     #[test]
-    fn files_only_tell_apart_functions_of_one_name() {
+    fn files_tell_apart_functions_of_one_name() {
         let cfg = cfg();
         let dag = Dag::build(&cfg, Default::default()).unwrap();
         let mut list = list_of(&cfg, &dag, &[0, 1]);
+        // Entries of one file: a `static` f of another file is another
+        // function (its other shape is not a change), while the same file
+        // built elsewhere, or a function of unknown file, takes them.
+        assert_eq!(list.paths_of("f", "b.c", &cfg, &dag), Ok(None));
+        let other = Cfg::from_edge_list(2, &[(0, 1)]).unwrap();
+        let other_dag = Dag::build(&other, Default::default()).unwrap();
+        assert_eq!(list.paths_of("f", "b.c", &other, &other_dag), Ok(None));
+        let elsewhere = Ok(Some(vec![0, 1]));
+        assert_eq!(list.paths_of("f", "/build/x/./a.c", &cfg, &dag), elsewhere);
+        assert_eq!(list.paths_of("f", "", &cfg, &dag), Ok(Some(vec![0, 1])));
+        assert!(list
+            .paths_of("f", "/build/a.c", &other, &other_dag)
+            .is_err());
+        list.entries[0].file = String::new();
+        list.entries[1].file = String::new();
         assert_eq!(list.paths_of("f", "b.c", &cfg, &dag), Ok(Some(vec![0, 1])));
+        list.entries[0].file = "a.c".into();
         list.entries[1].file = "./src/../b.c".into();
         assert_eq!(list.paths_of("f", "b.c", &cfg, &dag), Ok(Some(vec![1])));
         assert_eq!(list.paths_of("f", "a.c", &cfg, &dag), Ok(Some(vec![0])));
