@@ -78,6 +78,69 @@ pub fn check(functions: &[MapFunction]) -> Result<(), String> {
     Ok(())
 }
 
+/// Which of `n` functions lie on a cycle of calls, `callers[i]` being the
+/// functions that call function `i` (a self call is a cycle): those whose
+/// entry count, given by callers, would wait on itself, so they count their
+/// own (`pathprof-llvm`'s `callgraph::entry_call_sites` asks). Tarjan's
+/// strongly connected components, without recursion: linear in functions
+/// and calls, however large a whole-program module is.
+pub fn on_call_cycles(callers: &[Vec<usize>]) -> Vec<bool> {
+    const UNVISITED: usize = usize::MAX;
+    let n = callers.len();
+    let mut index = vec![UNVISITED; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut cyclic = vec![false; n];
+    let mut next_index = 0;
+    // The depth-first search's path: (function, how many of its callers
+    // it has visited).
+    let mut path: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if index[root] != UNVISITED {
+            continue;
+        }
+        path.push((root, 0));
+        while let Some(top) = path.len().checked_sub(1) {
+            let (v, visited) = path[top];
+            if visited == 0 {
+                index[v] = next_index;
+                low[v] = next_index;
+                next_index += 1;
+                stack.push(v);
+                on_stack[v] = true;
+            }
+            if let Some(&w) = callers[v].get(visited) {
+                path[top].1 += 1;
+                if w == v {
+                    cyclic[v] = true;
+                } else if index[w] == UNVISITED {
+                    path.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            path.pop();
+            if let Some(&(parent, _)) = path.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let at = stack
+                    .iter()
+                    .rposition(|&w| w == v)
+                    .expect("v is on the stack");
+                let component = stack.split_off(at);
+                for &w in &component {
+                    on_stack[w] = false;
+                    cyclic[w] |= component.len() > 1;
+                }
+            }
+        }
+    }
+    cyclic
+}
+
 /// The functions' indices in an order that puts every function after the
 /// callers its entry count comes from. Functions on a cycle of call sites
 /// (which [`check`] refuses in a map read from a file) come last, in index
@@ -304,6 +367,58 @@ mod tests {
     use crate::map::BlockInfo;
     use crate::plan::Mode;
     use crate::planner::{plan_function, PlanOptions};
+
+    /// Whether `i` reaches itself through `callers`, by a search of its own.
+    fn reaches_itself(callers: &[Vec<usize>], i: usize) -> bool {
+        let mut seen = vec![false; callers.len()];
+        let mut stack = callers[i].clone();
+        while let Some(c) = stack.pop() {
+            if c == i {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[c], true) {
+                stack.extend(&callers[c]);
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn only_functions_on_cycles_of_calls_wait_on_themselves() {
+        // 0 → 1 → 2 → 1 (a cycle), 2 → 3 (after it), 4 calls itself, 5 and
+        // 6 call each other and 0, 7 calls nobody.
+        let callers = vec![
+            vec![5],
+            vec![0, 2],
+            vec![1],
+            vec![2],
+            vec![4],
+            vec![6],
+            vec![5],
+            vec![],
+        ];
+        let want = [false, true, true, false, true, true, true, false];
+        assert_eq!(on_call_cycles(&callers), want);
+        for (i, &cyclic) in want.iter().enumerate() {
+            assert_eq!(reaches_itself(&callers, i), cyclic);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn call_cycles_are_the_functions_that_reach_themselves(
+            edges in proptest::collection::vec((0usize..12, 0usize..12), 0..30)
+        ) {
+            let mut callers = vec![Vec::new(); 12];
+            for (caller, callee) in edges {
+                callers[callee].push(caller);
+            }
+            let cyclic = on_call_cycles(&callers);
+            for (i, &c) in cyclic.iter().enumerate() {
+                proptest::prop_assert_eq!(c, reaches_itself(&callers, i), "function {}", i);
+            }
+        }
+    }
 
     fn given() -> PlanOptions {
         PlanOptions {

@@ -117,30 +117,20 @@ pub fn entry_call_sites(module: &Module<'_>) -> Vec<Vec<CallSite>> {
 }
 
 /// The usable functions whose call sites lead back to themselves through
-/// usable functions' call sites.
+/// usable functions' call sites ([`pathprof_core::callers::on_call_cycles`]).
 fn on_call_site_cycles(sites: &[Vec<CallSite>], usable: &[bool]) -> Vec<usize> {
-    let callers = |i: usize| {
-        sites[i]
-            .iter()
-            .map(|s| s.function as usize)
-            .filter(|&c| usable[c])
-    };
-    (0..sites.len())
-        .filter(|&i| usable[i])
-        .filter(|&i| {
-            let mut seen = vec![false; sites.len()];
-            let mut stack: Vec<usize> = callers(i).collect();
-            while let Some(c) = stack.pop() {
-                if c == i {
-                    return true;
-                }
-                if !std::mem::replace(&mut seen[c], true) {
-                    stack.extend(callers(c));
-                }
-            }
-            false
+    let callers: Vec<Vec<usize>> = sites
+        .iter()
+        .zip(usable)
+        .map(|(s, &ok)| {
+            s.iter()
+                .map(|site| site.function as usize)
+                .filter(|&c| ok && usable[c])
+                .collect()
         })
-        .collect()
+        .collect();
+    let cyclic = pathprof_core::callers::on_call_cycles(&callers);
+    (0..sites.len()).filter(|&i| cyclic[i]).collect()
 }
 
 /// Whether a program linked to export its symbols exports `f`.
