@@ -1511,6 +1511,72 @@ fn xz_make_check_profiles_into_one_file() {
     no_lost_paths(&r);
 }
 
+/// Configures jq in `dir` (its sources, already through `autoreconf`) with
+/// `cc` and its bundled oniguruma, and builds it. Its tests run jq, not
+/// valgrind; clang 16 and later refuse oniguruma's samples' implicit
+/// declarations unless told otherwise, plain and profiled builds alike.
+fn build_jq(dir: &Path, cc: &str) {
+    ok_in(
+        dir,
+        Command::new("./configure").args([
+            &format!("CC={cc}"),
+            "CFLAGS=-O2 -g -Wno-error=implicit-function-declaration -Wno-deprecated-non-prototype",
+            "--with-oniguruma=builtin",
+            "--disable-docs",
+            "--disable-maintainer-mode",
+            "--disable-valgrind",
+        ]),
+        &[],
+    );
+    ok_in(dir, Command::new("make").arg("-j2"), &[]);
+}
+
+/// jq through its own build: autotools, the bundled oniguruma configured as
+/// a project of its own, a parser and lexer from bison and flex, and `make
+/// check`'s test suites (oniguruma's programs and jq's shell-driven tests,
+/// hundreds of processes). Path and edge builds pass the tests the plain
+/// build passes and write the whole suite into one profile, exact. Over the
+/// deterministic tests (`tests/shtest` feeds jq from `/dev/urandom`), the
+/// edge counts derived from the suite's path profile equal the edge
+/// profile of the same tests.
+#[test]
+fn jq_make_check_path_profile_verifies_against_edge_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    copy_dir(&crate_dir("jq-src").join("modules/jq"), &src);
+    ok_in(&src, Command::new("autoreconf").arg("-fi"), &[]);
+    let deterministic =
+        "TESTS=tests/optionaltest tests/mantest tests/jqtest tests/onigtest tests/utf8test tests/base64test";
+
+    let plain = tmp.path().join("plain");
+    copy_dir(&src, &plain);
+    build_jq(&plain, CLANG);
+    let expected = make_check(&plain, &[]);
+    assert!(expected.len() >= 15, "{expected:?}");
+
+    let mut det = BTreeMap::new();
+    for mode in ["path", "edge"] {
+        let dir = tmp.path().join(mode);
+        copy_dir(&src, &dir);
+        build_jq(&dir, &format!("{PATHPROF} cc --mode={mode}"));
+        let suite = tmp.path().join(format!("{mode}-suite.pprof"));
+        let got = make_check(&dir, &[("PATHPROF_FILE", suite.to_str().unwrap())]);
+        assert_eq!(got, expected, "the same tests pass in {mode} mode");
+        let r = suite_report(&instrumented_files(&dir), &suite, 300);
+        no_lost_paths(&r);
+        let profile = tmp.path().join(format!("{mode}-det.pprof"));
+        ok_in(
+            &dir,
+            Command::new("make").args(["check-TESTS", deterministic]),
+            &[("PATHPROF_FILE", profile.to_str().unwrap())],
+        );
+        det.insert(mode, (dir.join("jq"), profile));
+    }
+    let (path_jq, path_profile) = &det["path"];
+    let (edge_jq, edge_profile) = &det["edge"];
+    verify(tmp.path(), [path_jq, path_profile], [edge_jq, edge_profile]);
+}
+
 /// Every function of a report kept all its paths, and its flow is conserved.
 fn no_lost_paths(r: &serde_json::Value) {
     for f in r["functions"].as_array().unwrap() {
