@@ -167,7 +167,7 @@ fn refuse_non_programs(args: &[String]) -> Result<()> {
         bail!(
             "--mode=p3 builds programs, not {what}: K copies of a program run in parallel. \
              Link the program with --mode=p3 and build its libraries in path mode, or \
-             link them into it statically"
+             link them into it statically (with libtool, `configure --disable-shared`)"
         );
     }
     Ok(())
@@ -220,6 +220,7 @@ mod tests {
         for line in ["a.o -shared -o liba.so", "a.o -r -o b.o", "a.o -Wl,-r"] {
             let err = refuse_non_programs(&args(line)).unwrap_err().to_string();
             assert!(err.contains("--mode=p3 builds programs"), "{err}");
+            assert!(err.contains("--disable-shared"), "{err}");
         }
     }
 }
