@@ -1512,23 +1512,34 @@ fn xz_make_check_profiles_into_one_file() {
 }
 
 /// Configures jq in `dir` (its sources, already through `autoreconf`) with
-/// `cc` and its bundled oniguruma, and builds it. Its tests run jq, not
-/// valgrind; clang 16 and later refuse oniguruma's samples' implicit
-/// declarations unless told otherwise, plain and profiled builds alike.
-fn build_jq(dir: &Path, cc: &str) {
+/// `cc`, its bundled oniguruma and `options`, and builds it, `env` set for
+/// both. Its tests run jq, not valgrind; clang 16 and later refuse
+/// oniguruma's samples' implicit declarations unless told otherwise, plain
+/// and profiled builds alike.
+fn build_jq(dir: &Path, cc: &str, options: &[&str], env: &[(&str, &str)]) {
     ok_in(
         dir,
-        Command::new("./configure").args([
-            &format!("CC={cc}"),
-            "CFLAGS=-O2 -g -Wno-error=implicit-function-declaration -Wno-deprecated-non-prototype",
-            "--with-oniguruma=builtin",
-            "--disable-docs",
-            "--disable-maintainer-mode",
-            "--disable-valgrind",
-        ]),
-        &[],
+        Command::new("./configure")
+            .args([
+                &format!("CC={cc}"),
+                "CFLAGS=-O2 -g -Wno-error=implicit-function-declaration -Wno-deprecated-non-prototype",
+                "--with-oniguruma=builtin",
+                "--disable-docs",
+                "--disable-maintainer-mode",
+                "--disable-valgrind",
+            ])
+            .args(options),
+        env,
     );
-    ok_in(dir, Command::new("make").arg("-j2"), &[]);
+    ok_in(dir, Command::new("make").arg("-j2"), env);
+}
+
+/// jq's sources in `dir`, through `autoreconf`.
+fn jq_sources(dir: &Path) -> PathBuf {
+    let src = dir.join("src");
+    copy_dir(&crate_dir("jq-src").join("modules/jq"), &src);
+    ok_in(&src, Command::new("autoreconf").arg("-fi"), &[]);
+    src
 }
 
 /// jq through its own build: autotools, the bundled oniguruma configured as
@@ -1542,15 +1553,13 @@ fn build_jq(dir: &Path, cc: &str) {
 #[test]
 fn jq_make_check_path_profile_verifies_against_edge_mode() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src");
-    copy_dir(&crate_dir("jq-src").join("modules/jq"), &src);
-    ok_in(&src, Command::new("autoreconf").arg("-fi"), &[]);
+    let src = jq_sources(tmp.path());
     let deterministic =
         "TESTS=tests/optionaltest tests/mantest tests/jqtest tests/onigtest tests/utf8test tests/base64test";
 
     let plain = tmp.path().join("plain");
     copy_dir(&src, &plain);
-    build_jq(&plain, CLANG);
+    build_jq(&plain, CLANG, &[], &[]);
     let expected = make_check(&plain, &[]);
     assert!(expected.len() >= 15, "{expected:?}");
 
@@ -1558,7 +1567,7 @@ fn jq_make_check_path_profile_verifies_against_edge_mode() {
     for mode in ["path", "edge"] {
         let dir = tmp.path().join(mode);
         copy_dir(&src, &dir);
-        build_jq(&dir, &format!("{PATHPROF} cc --mode={mode}"));
+        build_jq(&dir, &format!("{PATHPROF} cc --mode={mode}"), &[], &[]);
         let suite = tmp.path().join(format!("{mode}-suite.pprof"));
         let got = make_check(&dir, &[("PATHPROF_FILE", suite.to_str().unwrap())]);
         assert_eq!(got, expected, "the same tests pass in {mode} mode");
@@ -1575,6 +1584,78 @@ fn jq_make_check_path_profile_verifies_against_edge_mode() {
     let (path_jq, path_profile) = &det["path"];
     let (edge_jq, edge_profile) = &det["edge"];
     verify(tmp.path(), [path_jq, path_profile], [edge_jq, edge_profile]);
+}
+
+/// jq as a P3 program, through its own build: `configure --disable-shared`
+/// (P3 builds programs, so libtool links jq's and oniguruma's libraries in,
+/// archives of bitcode objects), `PATHPROF_MODE=p3 PATHPROF_COPIES=2` for
+/// `configure` and `make` alike, beside the whole-program path build of the
+/// same sources. `pathprof p3 run` of a filter over generated JSON prints
+/// what the path build prints, and the copies' merged profile holds exactly
+/// the path build's path counts, function by function.
+#[test]
+fn jq_as_two_p3_copies_merges_into_its_path_profile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let src = jq_sources(t);
+    let input = t.join("in.json");
+    let records: Vec<String> = (0..4000)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"v":{},"tags":["t{}","é{}"]}}"#,
+                i % 7,
+                i % 5,
+                i % 3
+            )
+        })
+        .collect();
+    std::fs::write(&input, format!("[{}]", records.join(","))).unwrap();
+    let filter = r#"[.[] | select(.v > 3) | {id, t: (.tags | join(","))}] | length"#;
+    // jq reads its working directory's absolute name as a string (the
+    // origin of a program given with -f or as text), so the two builds sit
+    // in directories whose names are one length.
+    let builds = [
+        ("p3", [("PATHPROF_MODE", "p3"), ("PATHPROF_COPIES", "2")]),
+        (
+            "pa",
+            [("PATHPROF_MODE", "path"), ("PATHPROF_WHOLE_PROGRAM", "1")],
+        ),
+    ];
+    let mut runs = BTreeMap::new();
+    for (mode, env) in builds {
+        let dir = t.join(mode);
+        copy_dir(&src, &dir);
+        build_jq(&dir, &format!("{PATHPROF} cc"), &["--disable-shared"], &env);
+        let profile = t.join(format!("{mode}.pprof"));
+        let printed = if mode == "p3" {
+            for copy in ["jq.p3.0", "jq.p3.1"] {
+                assert!(dir.join(copy).is_file(), "{copy} built");
+            }
+            let mut cmd = Command::new(PATHPROF);
+            cmd.args(["p3", "run", "-o"]).arg(&profile).arg("--");
+            ok_in(&dir, cmd.arg("./jq").arg(filter).arg(&input), &[])
+        } else {
+            let mut cmd = Command::new("./jq");
+            let env = [("PATHPROF_FILE", profile.to_str().unwrap())];
+            ok_in(&dir, cmd.arg(filter).arg(&input), &env)
+        };
+        let r = json_report(&dir.join("jq.ppmap"), &profile);
+        assert_eq!(r["exact"], true);
+        no_lost_paths(&r);
+        // Keyed by file name: the two builds' sources are in two directories.
+        let paths: BTreeMap<_, _> = path_counts(&function_paths(&r))
+            .into_iter()
+            .map(|((name, file, line), counts)| ((name.clone(), file_name(file), *line), counts))
+            .collect();
+        runs.insert(mode, (printed, paths));
+    }
+    assert_eq!(runs["p3"].0, runs["pa"].0, "the same output");
+    assert_eq!(runs["pa"].0.trim(), "1713");
+    let (p3, path) = (&runs["p3"].1, &runs["pa"].1);
+    assert!(path.values().any(|counts| !counts.is_empty()));
+    let differ: Vec<_> = path.keys().filter(|f| p3.get(*f) != path.get(*f)).collect();
+    assert!(differ.is_empty(), "P3's merged paths differ in {differ:?}");
+    assert_eq!(p3.len(), path.len());
 }
 
 /// Every function of a report kept all its paths, and its flow is conserved.
