@@ -106,8 +106,9 @@ pub fn entry_call_sites(module: &Module<'_>) -> Vec<Vec<CallSite>> {
         let only_called = ffi::num_uses(f.as_value_ref()) == sites[i].len();
         usable[i] &= local && only_called && !sites[i].is_empty();
     }
-    for i in on_call_site_cycles(&sites, &usable) {
-        usable[i] = false;
+    let cyclic = on_call_site_cycles(&sites, &usable);
+    for (ok, on_cycle) in usable.iter_mut().zip(cyclic) {
+        *ok &= !on_cycle;
     }
     sites
         .into_iter()
@@ -116,9 +117,10 @@ pub fn entry_call_sites(module: &Module<'_>) -> Vec<Vec<CallSite>> {
         .collect()
 }
 
-/// The usable functions whose call sites lead back to themselves through
-/// usable functions' call sites ([`pathprof_core::callers::on_call_cycles`]).
-fn on_call_site_cycles(sites: &[Vec<CallSite>], usable: &[bool]) -> Vec<usize> {
+/// Per function, whether it is usable and its call sites lead back to it
+/// through usable functions' call sites
+/// ([`pathprof_core::callers::on_call_cycles`]).
+fn on_call_site_cycles(sites: &[Vec<CallSite>], usable: &[bool]) -> Vec<bool> {
     let callers: Vec<Vec<usize>> = sites
         .iter()
         .zip(usable)
@@ -129,8 +131,7 @@ fn on_call_site_cycles(sites: &[Vec<CallSite>], usable: &[bool]) -> Vec<usize> {
                 .collect()
         })
         .collect();
-    let cyclic = pathprof_core::callers::on_call_cycles(&callers);
-    (0..sites.len()).filter(|&i| cyclic[i]).collect()
+    pathprof_core::callers::on_call_cycles(&callers)
 }
 
 /// Whether a program linked to export its symbols exports `f`.
