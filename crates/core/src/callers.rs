@@ -234,8 +234,8 @@ pub struct Materialized {
 /// layout of the plan that counts its entries (the chord the entry count
 /// replaced counted again, with its derived count), which every module
 /// that counted the function has; a one-path layout gets its path count.
-/// Combining
-/// fragments ([`crate::combine`]) adds up the counts of one function
+/// Each such function keeps [`MapFunction::entries_by_callers`], so that
+/// what draws its probes does not draw the plan's. Combining fragments ([`crate::combine`]) adds up the counts of one function
 /// compiled into several modules, which its callers' sites in each module
 /// could not give once renumbered. `None` when no function needs it.
 pub fn materialize(
@@ -258,6 +258,7 @@ pub fn materialize(
             continue;
         }
         f.entry_calls.clear();
+        f.entries_by_callers = true;
         let derived = counts.as_ref().map(|c| &c[i]);
         let entry = derived.map_or(0, |c| c.entry);
         let doubt = derived.and_then(|c| {
@@ -515,6 +516,7 @@ mod tests {
             cfg,
             layout,
             entry_calls,
+            entries_by_callers: false,
         }
     }
 
@@ -601,6 +603,17 @@ mod tests {
             let own = materialize(&map, Some(&raw), "m", "p").unwrap().unwrap();
             assert_eq!(own.map.functions[0].layout, counted, "{mode:?}");
             assert!(own.map.functions[0].entry_calls.is_empty());
+            // What it was remains said, through combining too.
+            let said = |m: &MapFile| {
+                m.functions
+                    .iter()
+                    .map(|f| f.counted_by_callers())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(said(&own.map), [true, false]);
+            let combined =
+                crate::combine::combine(std::slice::from_ref(&map), &[], "m", "p").unwrap();
+            assert_eq!(said(&combined.map), [true, false]);
             let section = own.section.unwrap();
             assert_eq!(section.functions[0].slots, diamond_slots(&counted));
             let after = crate::profile::interpret(&own.map, "m", &section, "p").unwrap();

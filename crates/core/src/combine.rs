@@ -133,10 +133,12 @@ pub fn combine(
                     fragment.file_name(f.file).map(str::to_string),
                     f.line,
                 );
-                *function_index.entry(key).or_insert_with(|| {
+                let i = *function_index.entry(key).or_insert_with(|| {
                     map.functions.push(with_files(f, &files));
                     (map.functions.len() - 1) as u32
-                })
+                });
+                map.functions[i as usize].entries_by_callers |= f.counted_by_callers();
+                i
             })
             .collect();
         if let Some(m) = own {

@@ -295,6 +295,7 @@ mod tests {
             blocks,
             layout,
             entry_calls: Vec::new(),
+            entries_by_callers: false,
         };
         (f, dag, counts)
     }

@@ -42,6 +42,7 @@ fn function(name: &str, cfg: Cfg, mode: Mode, options: &PlanOptions) -> MapFunct
         blocks,
         layout,
         entry_calls: Vec::new(),
+        entries_by_callers: false,
     }
 }
 

@@ -266,6 +266,7 @@ proptest! {
                 blocks: vec![BlockInfo::default(); n],
                 layout,
                 entry_calls: Vec::new(),
+                entries_by_callers: false,
             };
             let functions = serde_json::to_value(vec![f]).unwrap();
             let body = serde_json::to_vec(&serde_json::json!({

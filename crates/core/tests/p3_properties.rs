@@ -385,6 +385,7 @@ fn map_of(p: &Program, copies: u32) -> MapFile {
                 blocks: vec![BlockInfo::default(); cfg.num_blocks()],
                 layout,
                 entry_calls: Vec::new(),
+                entries_by_callers: false,
             }
         })
         .collect();

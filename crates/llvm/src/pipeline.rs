@@ -281,6 +281,7 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
             } else {
                 Vec::new()
             },
+            entries_by_callers: false,
             layout,
         });
         plans.push(plan);

@@ -59,6 +59,7 @@ pub fn loaded(
         blocks: infos,
         layout,
         entry_calls: Vec::new(),
+        entries_by_callers: false,
     };
     let functions = vec![f];
     let map = MapFile {

@@ -206,11 +206,16 @@ fn header(out: &mut String, map: &MapFile, f: &MapFunction, what: &str) {
         (Some(file), Some(line)) => format!(" ({}:{line})", super::paths::short_name(file)),
         _ => String::new(),
     };
+    let by_callers = if f.counted_by_callers() {
+        "\nno probe counts its entries: its callers' call sites do"
+    } else {
+        ""
+    };
     let _ = writeln!(out, "digraph {} {{", quote(&format!("pathdag.{}", f.name)));
     let _ = writeln!(
         out,
         "  graph [label={}, labelloc=t, fontname=\"Helvetica\", fontsize=12];",
-        quote(&format!("{name}{at}\n{what}"))
+        quote(&format!("{name}{at}\n{what}{by_callers}"))
     );
     let _ = writeln!(
         out,
@@ -279,6 +284,8 @@ fn render_dag(
 ) -> (String, usize) {
     let cfg = &f.cfg;
     let incs = planned_increments(cfg, dag);
+    // A one-path function whose callers count its entries has no probe.
+    let probed = !f.counted_by_callers();
     // Per DAG edge: path executions crossing it; whether a top path uses it;
     // whether it is drawn (on one of the `keep` hottest paths, or all).
     let mut crossed = vec![0u64; dag.edges().len()];
@@ -340,8 +347,9 @@ fn render_dag(
     let max = crossed.iter().copied().max().unwrap_or(0);
     let mut out = String::new();
     let what = format!(
-        "Ball-Larus path DAG, {} potential paths: Val on every edge, Inc on chords\ndashed: dummy edges; dotted: CFG edges outside the DAG{}{kept_note}",
+        "Ball-Larus path DAG, {} potential paths: Val on every edge{}\ndashed: dummy edges; dotted: CFG edges outside the DAG{}{kept_note}",
         dag.num_paths(),
+        if probed { ", Inc on chords" } else { "" },
         if counts.is_some() {
             format!("\ncounts: path executions (blocks: ×runs); red: the {TOP_PATHS} hottest paths, width by count")
         } else {
@@ -353,7 +361,7 @@ fn render_dag(
     for id in dag.edge_ids().filter(|id| drawn_edges[id.index()]) {
         let e = dag.edge(id);
         let mut label = format!("Val {}", dag.val(id));
-        if incs.is_chord(id) {
+        if probed && incs.is_chord(id) {
             let _ = write!(label, "\nInc {}", incs.inc[id.index()]);
         }
         let mut attrs: Vec<String> = Vec::new();
@@ -660,6 +668,30 @@ mod tests {
         assert!(w.contains("--profile PROFILE --hot N"), "{w}");
         let g = render(&l.map, "f", Some(&l), &limit(7)).unwrap();
         assert!(g.warning.unwrap().contains("; --hot N draws only"));
+    }
+
+    #[test]
+    fn a_path_its_callers_count_has_no_increment() {
+        // One path (b0 -> b1), the planner's chord increment 0 and a count.
+        let mut l = loaded(2, &[(0, 1)], &[(&[0, 1], 1)], &[]);
+        let counted = dot(&l, None, &Options::default());
+        assert!(counted.contains("Inc 0"), "{counted}");
+        assert!(!counted.contains("callers"), "{counted}");
+        // Its entry count given by its callers: nothing is placed in it,
+        // in a fragment (call sites) as in a combined map (materialized).
+        let site = pathprof_core::callers::CallSite {
+            function: 0,
+            block: BlockId(0),
+        };
+        l.map.functions[0].entry_calls = vec![site];
+        let fragment = dot(&l, None, &Options::default());
+        l.map.functions[0].entry_calls.clear();
+        l.map.functions[0].entries_by_callers = true;
+        let combined = dot(&l, None, &Options::default());
+        for text in [fragment, combined] {
+            assert!(!text.contains("Inc"), "{text}");
+            assert!(text.contains("its callers' call sites do"), "{text}");
+        }
     }
 
     #[test]

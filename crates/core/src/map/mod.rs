@@ -95,6 +95,12 @@ pub struct MapFunction {
     /// its call sites in this fragment ([`crate::callers`]); empty when it
     /// counts its entries.
     pub entry_calls: Vec<CallSite>,
+    /// Whether its callers' call sites gave its entry count in a module
+    /// that compiled it, where [`crate::callers::materialize`] has since
+    /// written that count out as its own and cleared `entry_calls`: no
+    /// probe of its own counted its entries there. Never written to a map
+    /// file (a fragment says it by `entry_calls`).
+    pub entries_by_callers: bool,
 }
 
 /// A whole instrumented program (one fragment). Serializes as, and
@@ -172,6 +178,13 @@ impl MapFunction {
     /// the linkage name.
     pub fn shown_name(&self) -> &str {
         self.display_name.as_deref().unwrap_or(&self.name)
+    }
+
+    /// Whether its callers' counts give its entry count, in this fragment
+    /// or (combined) in a module that compiled it: then no probe of its own
+    /// counts its entries there.
+    pub fn counted_by_callers(&self) -> bool {
+        self.entries_by_callers || !self.entry_calls.is_empty()
     }
 }
 

@@ -301,6 +301,7 @@ fn read_function(i: usize, f: Function) -> Result<MapFunction, String> {
                 block: crate::ids::BlockId::new(s.block as usize),
             })
             .collect(),
+        entries_by_callers: false,
     })
 }
 

@@ -59,6 +59,7 @@ pub fn map(mode: Mode, options: &PlanOptions) -> MapFile {
                 blocks,
                 layout,
                 entry_calls: Vec::new(),
+                entries_by_callers: false,
             }
         })
         .collect();
