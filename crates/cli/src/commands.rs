@@ -49,7 +49,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let map_file = crate::driver::instrument(&module, &options)?;
             if let (true, Some(list_path)) = (options.mode.ppp(), &options.interesting) {
                 let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
-                report::ppp::warn_unknown(&list, list_path, &[&map_file]);
+                report::ppp::warn_unknown(&list, list_path, &[&map_file], options.verbose);
             }
             if !module.write_bitcode_to_path(&output) {
                 anyhow::bail!("cannot write {}", output.display());

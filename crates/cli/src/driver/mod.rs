@@ -235,7 +235,7 @@ fn write_map(inv: &Invocation) -> Result<()> {
     if let Some(list_path) = list {
         let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
         let maps: Vec<&MapFile> = fragments.iter().collect();
-        crate::report::ppp::warn_unknown(&list, list_path, &maps);
+        crate::report::ppp::warn_unknown(&list, list_path, &maps, o.verbose);
     }
     let Some(path) = path else {
         return Ok(());

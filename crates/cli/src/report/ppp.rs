@@ -7,7 +7,7 @@ use super::load::Loaded;
 use super::paths::{describe_end, hot_paths, source_ranges};
 use anyhow::{bail, Context as _, Result};
 use pathprof_core::layout::Layout;
-use pathprof_core::map::MapFile;
+use pathprof_core::map::{same_file, MapFile};
 use pathprof_core::ppp::{select_paths, InterestingList, ListEntry, Selection};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -40,35 +40,83 @@ pub fn interesting(loaded: &Loaded, selection: &Selection) -> Result<Interesting
     Ok(InterestingList { entries })
 }
 
-/// Warns about the functions the list names that none of `maps` has (a
-/// list made for another program, or functions renamed since): never fatal.
-pub fn warn_unknown(list: &InterestingList, list_path: &Path, maps: &[&MapFile]) {
+/// The functions a list names that a program or library (its map
+/// fragments) does not have.
+#[derive(Debug, PartialEq, Eq)]
+struct Unknown<'a> {
+    /// Functions (name and file) the list names.
+    listed: usize,
+    /// Those of files it compiles (or of no file named) that it does not
+    /// have: renamed or removed since the list was made, or misspelt.
+    here: Vec<&'a str>,
+    /// Those of source files it does not compile: the functions of a
+    /// project's other programs and libraries, when the list is the
+    /// project's.
+    elsewhere: usize,
+}
+
+fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknown<'a> {
     let known: BTreeSet<&str> = maps
         .iter()
         .flat_map(|m| m.functions.iter().map(|f| f.name.as_str()))
         .collect();
-    let unknown: Vec<&str> = list
-        .functions()
-        .into_iter()
-        .map(|(name, _)| name)
-        .filter(|name| !known.contains(name))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
+    let compiled: Vec<&str> = maps
+        .iter()
+        .flat_map(|m| m.files.iter().map(String::as_str))
         .collect();
-    if unknown.is_empty() {
+    let listed = list.functions();
+    let mut here = BTreeSet::new();
+    let mut elsewhere = 0;
+    for &(name, file) in listed.iter().filter(|(name, _)| !known.contains(name)) {
+        if file.is_empty() || compiled.iter().any(|&c| same_file(c, file)) {
+            here.insert(name);
+        } else {
+            elsewhere += 1;
+        }
+    }
+    Unknown {
+        listed: listed.len(),
+        here: here.into_iter().collect(),
+        elsewhere,
+    }
+}
+
+/// Warns about the functions the list names that none of `maps` has, and
+/// that should be there: functions of the source files they compile
+/// (renamed or removed since the list was made, or misspelt), or every
+/// function of the list (a list made for another program). The functions
+/// of other source files are a project's other programs and libraries,
+/// said only with `verbose`. Never fatal.
+pub fn warn_unknown(list: &InterestingList, list_path: &Path, maps: &[&MapFile], verbose: bool) {
+    let unknown = unknown_functions(list, maps);
+    let list_path = list_path.display();
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    if unknown.listed > 0 && unknown.here.len() + unknown.elsewhere == unknown.listed {
+        eprintln!(
+            "pathprof: warning: {list_path}: none of its {} is in this program (a list made for another program?); ignored",
+            plural(unknown.listed, "function", "functions")
+        );
         return;
     }
-    const SHOWN: usize = 5;
-    let mut names = unknown[..unknown.len().min(SHOWN)].join(", ");
-    if unknown.len() > SHOWN {
-        let _ = write!(names, " and {} more", unknown.len() - SHOWN);
+    if !unknown.here.is_empty() {
+        const SHOWN: usize = 5;
+        let here = &unknown.here;
+        let mut names = here[..here.len().min(SHOWN)].join(", ");
+        if here.len() > SHOWN {
+            let _ = write!(names, " and {} more", here.len() - SHOWN);
+        }
+        eprintln!(
+            "pathprof: warning: {list_path}: {} not in this program, ignored: {names}",
+            plural(here.len(), "function is", "functions are"),
+        );
     }
-    eprintln!(
-        "pathprof: warning: {}: {} function{} not in this program, ignored: {names}",
-        list_path.display(),
-        unknown.len(),
-        if unknown.len() == 1 { " is" } else { "s are" },
-    );
+    if verbose && unknown.elsewhere > 0 {
+        eprintln!(
+            "pathprof: {list_path}: {} of source files this program does not compile (other programs or libraries of the list's), ignored",
+            plural(unknown.elsewhere, "function", "functions")
+        );
+    }
 }
 
 /// `pathprof residual`: the executed paths that are not interesting.
@@ -198,4 +246,49 @@ pub fn stats(map: &MapFile) -> String {
         let _ = writeln!(out, "{label:>12} {n}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pathprof_report::fixtures::loaded;
+
+    /// A list naming functions (name, file), one entry each.
+    fn list(functions: &[(&str, &str)]) -> InterestingList {
+        let entries = functions
+            .iter()
+            .map(|&(function, file)| ListEntry {
+                function: function.into(),
+                file: file.into(),
+                shape: 0,
+                id: 0,
+                blocks: vec![pathprof_core::BlockId(0)],
+                count: None,
+                note: None,
+            })
+            .collect();
+        InterestingList { entries }
+    }
+
+    #[test]
+    fn only_functions_that_should_be_here_are_unknown() {
+        // The program has f of t.c.
+        let l = loaded(2, &[(0, 1)], &[(&[0, 1], 1)], &[]);
+        let maps = [&l.map];
+        let of = |functions: &[(&str, &str)]| {
+            let list = list(functions);
+            let u = unknown_functions(&list, &maps);
+            (u.listed, u.here.join(" "), u.elsewhere)
+        };
+        assert_eq!(of(&[("f", "t.c")]), (1, String::new(), 0));
+        // Renamed in a file it compiles (built elsewhere), or of no file.
+        assert_eq!(
+            of(&[("f", "t.c"), ("g", "/src/./t.c"), ("h", "")]),
+            (3, "g h".into(), 0)
+        );
+        // A project's other program's function.
+        assert_eq!(of(&[("f", "t.c"), ("main", "u.c")]), (2, String::new(), 1));
+        // A list made for another program: none of its functions is here.
+        assert_eq!(of(&[("g", "t.c"), ("main", "u.c")]), (2, "g".into(), 1));
+    }
 }

@@ -486,6 +486,14 @@ pub fn normalize_path(path: &str) -> String {
     }
 }
 
+/// Whether two names of source files name one file, built in one place or
+/// in two: the same path after [`normalize_path`], or the same file name.
+pub fn same_file(a: &str, b: &str) -> bool {
+    let (a, b) = (normalize_path(a), normalize_path(b));
+    let name = |p: &str| p.rsplit('/').next().unwrap_or("").to_string();
+    a == b || name(&a) == name(&b)
+}
+
 /// The JSON of a version 3 body: `stored` inflated to exactly `len` bytes.
 fn inflate(stored: &[u8], len: usize) -> Result<Vec<u8>, String> {
     if len > stored.len().saturating_mul(MAX_EXPANSION) {

@@ -35,8 +35,13 @@
 //!     another function and takes none of them (so it is not reported as
 //!     changed);
 //!   - `shape` (required): the function's [`Cfg::shape_hash`] as 16 hex
-//!     digits. A function whose shape differs has changed since the list was
-//!     made: it is reported ([`StaleEntry`]) and the caller falls back;
+//!     digits. A function takes the entries of its own shape: the entries
+//!     of one function (name and file) may carry several shapes, one source
+//!     function built into several programs of a project differently (other
+//!     macros, other inlining), as `pathprof interesting` lists them from a
+//!     project's profile. A function whose shape none of them has has
+//!     changed since the list was made: it is reported ([`StaleEntry`]) and
+//!     the caller falls back;
 //!   - `id` (required): the path's Ball-Larus id in path mode's DAG of the
 //!     function (built with the same `--max-paths` and early-exit setting);
 //!   - `blocks` (required, not empty): the blocks the path visits in order, as
@@ -53,7 +58,7 @@
 use crate::cfg::Cfg;
 use crate::dag::Dag;
 use crate::ids::BlockId;
-use crate::map::normalize_path;
+use crate::map::{normalize_path, same_file};
 use crate::regen::{regenerate, RegenError};
 use serde::{Deserialize, Deserializer};
 
@@ -106,7 +111,7 @@ pub struct ListError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StaleEntry {
-    #[error("{function} has changed since the interesting-path list was made (shape hash {actual:016x}, the list says {listed:016x})")]
+    #[error("{function} has changed since the interesting-path list was made, or is built otherwise than the training build that listed it (shape hash {actual:016x}, the list says {listed:016x})")]
     Shape {
         function: String,
         listed: u64,
@@ -294,19 +299,23 @@ impl InterestingList {
         cfg: &Cfg,
         dag: &Dag,
     ) -> Result<Option<Vec<&ListEntry>>, StaleEntry> {
-        let entries = self.entries_of(function, file);
-        if entries.is_empty() {
+        let mut entries = self.entries_of(function, file);
+        let Some(first) = entries.first() else {
             return Ok(None);
-        }
+        };
+        // Several shapes: one source function built into several programs
+        // differently; the entries of its own shape are this build's.
         let actual = cfg.shape_hash();
+        let listed = first.shape;
+        entries.retain(|e| e.shape == actual);
+        if entries.is_empty() {
+            return Err(StaleEntry::Shape {
+                function: function.to_string(),
+                listed,
+                actual,
+            });
+        }
         for &entry in &entries {
-            if entry.shape != actual {
-                return Err(StaleEntry::Shape {
-                    function: function.to_string(),
-                    listed: entry.shape,
-                    actual,
-                });
-            }
             let path = regenerate(dag, entry.id).map_err(|_| StaleEntry::OutOfRange {
                 function: function.to_string(),
                 id: entry.id,
@@ -344,14 +353,6 @@ impl InterestingList {
             .filter(|e| normalize_path(&e.file) == file)
             .collect()
     }
-}
-
-/// Whether two names of source files name one file, built in one place or
-/// in two: the same path after [`normalize_path`], or the same file name.
-fn same_file(a: &str, b: &str) -> bool {
-    let (a, b) = (normalize_path(a), normalize_path(b));
-    let name = |p: &str| p.rsplit('/').next().unwrap_or("").to_string();
-    a == b || name(&a) == name(&b)
 }
 
 fn format_name<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
@@ -519,5 +520,31 @@ mod tests {
         assert_eq!(list.paths_of("f", "b.c", &cfg, &dag), Ok(Some(vec![1])));
         assert_eq!(list.paths_of("f", "a.c", &cfg, &dag), Ok(Some(vec![0])));
         assert_eq!(list.paths_of("f", "c.c", &cfg, &dag), Ok(None));
+    }
+
+    #[test]
+    fn each_build_of_a_function_takes_the_entries_of_its_shape() {
+        // f of a.c built into two programs with two shapes: the list holds
+        // path 1 of the first and path 0 of the second.
+        let (one, two) = (cfg(), Cfg::from_edge_list(2, &[(0, 1)]).unwrap());
+        let (one_dag, two_dag) = (
+            Dag::build(&one, Default::default()).unwrap(),
+            Dag::build(&two, Default::default()).unwrap(),
+        );
+        let mut list = list_of(&one, &one_dag, &[1]);
+        list.entries.extend(list_of(&two, &two_dag, &[0]).entries);
+        assert_eq!(list.paths_of("f", "a.c", &one, &one_dag), Ok(Some(vec![1])));
+        assert_eq!(list.paths_of("f", "a.c", &two, &two_dag), Ok(Some(vec![0])));
+        // A third shape has changed since the list was made.
+        let three = Cfg::from_edge_list(3, &[(0, 1), (1, 2)]).unwrap();
+        let three_dag = Dag::build(&three, Default::default()).unwrap();
+        assert_eq!(
+            list.paths_of("f", "a.c", &three, &three_dag),
+            Err(StaleEntry::Shape {
+                function: "f".into(),
+                listed: one.shape_hash(),
+                actual: three.shape_hash(),
+            })
+        );
     }
 }

@@ -420,8 +420,9 @@ fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
     let s = setup();
     let d = s.dir.path();
     let list = std::fs::read_to_string(d.join("prog.paths")).unwrap();
-    // classify's entries name another shape; one entry names a function this
-    // program does not have.
+    // classify's entries name another shape; one entry names a function of
+    // its source file that this program does not have (renamed since), one
+    // a function of a file it does not compile (another program's).
     let stale: String = list
         .lines()
         .map(|l| {
@@ -436,7 +437,8 @@ fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
         .join("\n");
     let stale = stale.replacen(
         "  \"paths\": [\n",
-        "  \"paths\": [\n    {\"function\": \"no_such_function\", \"file\": \"gone.c\", \"shape\": \"0123456789abcdef\", \"id\": 0, \"blocks\": [0]},\n",
+        "  \"paths\": [\n    {\"function\": \"no_such_function\", \"file\": \"ppp.c\", \"shape\": \"0123456789abcdef\", \"id\": 0, \"blocks\": [0]},\n    \
+         {\"function\": \"other_programs\", \"file\": \"other.c\", \"shape\": \"0123456789abcdef\", \"id\": 0, \"blocks\": [0]},\n",
         1,
     );
     std::fs::write(d.join("stale.paths"), stale).unwrap();
@@ -452,10 +454,12 @@ fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
         "{stderr}"
     );
     assert!(
-        stderr
-            .contains("stale.paths: 1 function is not in this program, ignored: no_such_function"),
+        stderr.contains(
+            "stale.paths: 1 function is not in this program, ignored: no_such_function\n"
+        ),
         "{stderr}"
     );
+    assert!(!stderr.contains("other_programs"), "{stderr}");
     // Without a list, --mode=ppp is refused.
     let out = pathprof(d, &["cc", "--mode=ppp", "-O2", &s.source, "-o", "none"]);
     assert!(!out.status.success());
