@@ -513,9 +513,10 @@ fn bzip2_compressor() {
     );
 }
 
-/// A function as a JSON report names it (name, file, line) → its paths:
-/// id → (count, `interesting` when the build marks it).
-type FunctionPaths = BTreeMap<(String, String, u64), BTreeMap<u64, (u64, Option<bool>)>>;
+/// A function as a JSON report names it (name, file, line, potential paths:
+/// one source function may be built into several programs differently) →
+/// its paths: id → (count, `interesting` when the build marks it).
+type FunctionPaths = BTreeMap<(String, String, u64, u64), BTreeMap<u64, (u64, Option<bool>)>>;
 
 fn function_paths(report: &serde_json::Value) -> FunctionPaths {
     let mut out = FunctionPaths::new();
@@ -524,6 +525,7 @@ fn function_paths(report: &serde_json::Value) -> FunctionPaths {
             f["name"].as_str().unwrap().to_string(),
             f["file"].as_str().unwrap_or("").to_string(),
             f["line"].as_u64().unwrap_or(0),
+            f["potential_paths"].as_u64().unwrap_or(0),
         );
         let paths = f["paths"]
             .as_array()
@@ -542,7 +544,7 @@ fn function_paths(report: &serde_json::Value) -> FunctionPaths {
 }
 
 /// Counts without the interesting marks.
-fn path_counts(p: &FunctionPaths) -> BTreeMap<&(String, String, u64), BTreeMap<u64, u64>> {
+fn path_counts(p: &FunctionPaths) -> BTreeMap<&(String, String, u64, u64), BTreeMap<u64, u64>> {
     p.iter()
         .map(|(f, paths)| (f, paths.iter().map(|(&id, &(c, _))| (id, c)).collect()))
         .collect()
@@ -1424,9 +1426,14 @@ fn build_xz(src: &Path, build: &Path, cc: &str, env: &[(&str, &str)]) {
     ok_in(build, Command::new("make").arg("-j2"), env);
 }
 
-/// `make check`'s test results, one `PASS: name` (or other outcome) per test.
-fn make_check(build: &Path, env: &[(&str, &str)]) -> Vec<String> {
-    let out = ok_in(build, Command::new("make").args(["check", "-j2"]), env);
+/// `make check`'s test results (with make arguments `args`, `TESTS=...`
+/// say), one `PASS: name` (or other outcome) per test.
+fn make_check(build: &Path, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    let out = ok_in(
+        build,
+        Command::new("make").args(["check", "-j2"]).args(args),
+        env,
+    );
     let mut results: Vec<String> = out
         .lines()
         .filter(|l| {
@@ -1484,7 +1491,7 @@ fn xz_make_check_profiles_into_one_file() {
 
     let plain = tmp.path().join("plain");
     build_xz(&src, &plain, CLANG, &[]);
-    let expected = make_check(&plain, &[]);
+    let expected = make_check(&plain, &[], &[]);
     assert!(expected.len() >= 9, "{expected:?}");
 
     // Early-exit counting: xz's tools end by calling exit() from helpers, so
@@ -1494,7 +1501,7 @@ fn xz_make_check_profiles_into_one_file() {
     build_xz(&src, &pp, &cc, &[("PATHPROF_EARLY_EXIT", "1")]);
     let suite = tmp.path().join("suite.pprof");
     let before: Vec<_> = profiles_under(&pp);
-    let got = make_check(&pp, &[("PATHPROF_FILE", suite.to_str().unwrap())]);
+    let got = make_check(&pp, &[], &[("PATHPROF_FILE", suite.to_str().unwrap())]);
     assert_eq!(got, expected, "the same tests pass");
     assert_eq!(
         profiles_under(&pp),
@@ -1509,6 +1516,138 @@ fn xz_make_check_profiles_into_one_file() {
     assert!(instrumented_files(&pp).len() >= 10);
     let r = suite_report(&instrumented_files(&pp), &suite, 100);
     no_lost_paths(&r);
+}
+
+/// Preferential path profiling of a whole project through its own build: xz
+/// (liblzma as a shared library, its tools and test programs), trained in
+/// path mode on its decoder's test files (A), with the list of the hottest
+/// paths covering 60 % of each function's executions, built again with
+/// `--mode=ppp` (numbering where path mode hashes: `lzma_decode`'s hottest
+/// paths count in an array) and run on A and on the whole suite (B).
+/// - The same tests pass; `tuklib_exit`, built into two programs with two
+///   shapes, takes the entries of its own shape in each (no "has changed").
+/// - Function by function, over the library and every program, the PPP
+///   profiles hold path mode's paths with path mode's counts, exactly.
+/// - A path is interesting exactly when the list names it (in functions
+///   the list knows by one shape), so B's residual paths are the paths A's
+///   list left out.
+#[test]
+fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let src = copy_sources("lzma-sys", "xz-5.2", t);
+    ok_in(
+        &src,
+        Command::new("sh").args(["autogen.sh", "--no-po4a"]),
+        &[],
+    );
+    let early = [("PATHPROF_EARLY_EXIT", "1")];
+    let path = t.join("path");
+    build_xz(&src, &path, &format!("{PATHPROF} cc"), &early);
+    let profile = |name: &str| t.join(name).display().to_string();
+    let a_only = ["TESTS=test_files.sh"];
+    let run = |build: &Path, tests: &[&str], name: &str| {
+        make_check(build, tests, &[("PATHPROF_FILE", &profile(name))])
+    };
+    let path_a = run(&path, &a_only, "path_a.pprof");
+    let expected = run(&path, &[], "path_b.pprof");
+    assert_eq!(path_a, ["PASS: test_files.sh"]);
+    assert!(expected.len() >= 9, "{expected:?}");
+
+    let list = t.join("xz.paths");
+    let mut interesting = Command::new(PATHPROF);
+    interesting.arg("interesting");
+    for m in instrumented_files(&path) {
+        interesting.arg("--map").arg(m);
+    }
+    interesting
+        .args(["--top-share", "0.6", &profile("path_a.pprof"), "-o"])
+        .arg(&list);
+    ok_in(t, &mut interesting, &[]);
+
+    let ppp = t.join("ppp");
+    let cc = format!(
+        "{PATHPROF} cc --mode=ppp --interesting={} --ppp-cache-paths=0",
+        list.display()
+    );
+    std::fs::create_dir_all(&ppp).unwrap();
+    ok_in(
+        &ppp,
+        Command::new(src.join("configure")).arg(format!("CC={cc}")),
+        &early,
+    );
+    let built = Command::new("make")
+        .arg("-j2")
+        .current_dir(&ppp)
+        .envs(early)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{stderr}");
+    assert!(!stderr.contains("tuklib_exit has changed"), "{stderr}");
+    assert_eq!(run(&ppp, &a_only, "ppp_a.pprof"), path_a);
+    assert_eq!(
+        run(&ppp, &[], "ppp_b.pprof"),
+        expected,
+        "the same tests pass"
+    );
+
+    let maps = instrumented_files(&ppp);
+    let mut stats = Command::new(PATHPROF);
+    stats.arg("ppp-stats");
+    for m in &maps {
+        stats.arg("--map").arg(m);
+    }
+    let stats = ok_in(t, &mut stats, &[]);
+    assert!(
+        stats.lines().any(|l| l.ends_with(" lzma_decode")),
+        "lzma_decode is numbered by PPP:\n{stats}"
+    );
+
+    let listed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&list).unwrap()).unwrap();
+    let mut shapes: BTreeMap<(&str, &str), std::collections::BTreeSet<&str>> = BTreeMap::new();
+    let mut ids = std::collections::BTreeSet::new();
+    for e in listed["paths"].as_array().unwrap() {
+        let key = (e["function"].as_str().unwrap(), e["file"].as_str().unwrap());
+        shapes
+            .entry(key)
+            .or_default()
+            .insert(e["shape"].as_str().unwrap());
+        ids.insert((key, e["id"].as_u64().unwrap()));
+    }
+    for (run, min_processes) in [("a", 50), ("b", 100)] {
+        let of = |mode: &str, maps: &[PathBuf]| {
+            function_paths(&suite_report(
+                maps,
+                Path::new(&profile(&format!("{mode}_{run}.pprof"))),
+                min_processes,
+            ))
+        };
+        let (path_paths, ppp_paths) = (of("path", &instrumented_files(&path)), of("ppp", &maps));
+        assert!(
+            path_counts(&ppp_paths) == path_counts(&path_paths),
+            "{run}: path mode's paths, exactly"
+        );
+        let (mut kept, mut residual) = (0, 0);
+        for ((name, file, ..), paths) in &ppp_paths {
+            let key = (name.as_str(), file.as_str());
+            if shapes.get(&key).is_some_and(|s| s.len() > 1) {
+                continue;
+            }
+            for (&id, &(_, mark)) in paths {
+                let listed = ids.contains(&(key, id));
+                assert_eq!(mark, Some(listed), "{run}: {name} path {id}");
+                if listed {
+                    kept += 1;
+                } else {
+                    residual += 1;
+                }
+            }
+        }
+        eprintln!("xz PPP, run {run}: {kept} interesting paths ran, {residual} residual");
+        assert!(kept > 0 && residual > 0);
+    }
 }
 
 /// Configures jq in `dir` (its sources, already through `autoreconf`) with
@@ -1560,7 +1699,7 @@ fn jq_make_check_path_profile_verifies_against_edge_mode() {
     let plain = tmp.path().join("plain");
     copy_dir(&src, &plain);
     build_jq(&plain, CLANG, &[], &[]);
-    let expected = make_check(&plain, &[]);
+    let expected = make_check(&plain, &[], &[]);
     assert!(expected.len() >= 15, "{expected:?}");
 
     let mut det = BTreeMap::new();
@@ -1569,7 +1708,7 @@ fn jq_make_check_path_profile_verifies_against_edge_mode() {
         copy_dir(&src, &dir);
         build_jq(&dir, &format!("{PATHPROF} cc --mode={mode}"), &[], &[]);
         let suite = tmp.path().join(format!("{mode}-suite.pprof"));
-        let got = make_check(&dir, &[("PATHPROF_FILE", suite.to_str().unwrap())]);
+        let got = make_check(&dir, &[], &[("PATHPROF_FILE", suite.to_str().unwrap())]);
         assert_eq!(got, expected, "the same tests pass in {mode} mode");
         let r = suite_report(&instrumented_files(&dir), &suite, 300);
         no_lost_paths(&r);
@@ -1645,7 +1784,9 @@ fn jq_as_two_p3_copies_merges_into_its_path_profile() {
         // Keyed by file name: the two builds' sources are in two directories.
         let paths: BTreeMap<_, _> = path_counts(&function_paths(&r))
             .into_iter()
-            .map(|((name, file, line), counts)| ((name.clone(), file_name(file), *line), counts))
+            .map(|((name, file, line, potential), counts)| {
+                ((name.clone(), file_name(file), *line, *potential), counts)
+            })
             .collect();
         runs.insert(mode, (printed, paths));
     }
