@@ -235,9 +235,10 @@ pub struct Materialized {
 /// replaced counted again, with its derived count), which every module
 /// that counted the function has; a one-path layout gets its path count.
 /// Each such function keeps [`MapFunction::entries_by_callers`], so that
-/// what draws its probes does not draw the plan's. Combining fragments ([`crate::combine`]) adds up the counts of one function
-/// compiled into several modules, which its callers' sites in each module
-/// could not give once renumbered. `None` when no function needs it.
+/// what draws its probes does not draw the plan's. Combining fragments
+/// ([`crate::combine`]) adds up the counts of one function compiled into
+/// several modules, which its callers' sites in each module could not give
+/// once renumbered. `None` when no function needs it.
 pub fn materialize(
     fragment: &MapFile,
     section: Option<&RawProfile>,

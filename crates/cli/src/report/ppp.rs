@@ -42,10 +42,9 @@ pub fn interesting(loaded: &Loaded, selection: &Selection) -> Result<Interesting
 
 /// The functions a list names that a program or library (its map
 /// fragments) does not have.
-#[derive(Debug, PartialEq, Eq)]
 struct Unknown<'a> {
-    /// Functions (name and file) the list names.
-    listed: usize,
+    /// Whether it has none of the functions the list names.
+    none_known: bool,
     /// Those of files it compiles (or of no file named) that it does not
     /// have: renamed or removed since the list was made, or misspelt.
     here: Vec<&'a str>,
@@ -67,7 +66,11 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
     let listed = list.functions();
     let mut here = BTreeSet::new();
     let mut elsewhere = 0;
-    for &(name, file) in listed.iter().filter(|(name, _)| !known.contains(name)) {
+    let unknown: Vec<_> = listed
+        .iter()
+        .filter(|(name, _)| !known.contains(name))
+        .collect();
+    for &&(name, file) in &unknown {
         if file.is_empty() || compiled.iter().any(|&c| same_file(c, file)) {
             here.insert(name);
         } else {
@@ -75,7 +78,7 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
         }
     }
     Unknown {
-        listed: listed.len(),
+        none_known: !listed.is_empty() && unknown.len() == listed.len(),
         here: here.into_iter().collect(),
         elsewhere,
     }
@@ -92,10 +95,9 @@ pub fn warn_unknown(list: &InterestingList, list_path: &Path, maps: &[&MapFile],
     let list_path = list_path.display();
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    if unknown.listed > 0 && unknown.here.len() + unknown.elsewhere == unknown.listed {
+    if unknown.none_known {
         eprintln!(
-            "pathprof: warning: {list_path}: none of its {} is in this program (a list made for another program?); ignored",
-            plural(unknown.listed, "function", "functions")
+            "pathprof: warning: {list_path}: none of the functions it lists is in this program (a list made for another program?); ignored"
         );
         return;
     }
@@ -278,17 +280,21 @@ mod tests {
         let of = |functions: &[(&str, &str)]| {
             let list = list(functions);
             let u = unknown_functions(&list, &maps);
-            (u.listed, u.here.join(" "), u.elsewhere)
+            (u.none_known, u.here.join(" "), u.elsewhere)
         };
-        assert_eq!(of(&[("f", "t.c")]), (1, String::new(), 0));
+        assert_eq!(of(&[("f", "t.c")]), (false, String::new(), 0));
         // Renamed in a file it compiles (built elsewhere), or of no file.
         assert_eq!(
-            of(&[("f", "t.c"), ("g", "/src/./t.c"), ("h", "")]),
-            (3, "g h".into(), 0)
+            of(&[("f", "t.c"), ("g", "/src/./t.c"), ("g", ""), ("h", "")]),
+            (false, "g h".into(), 0)
         );
         // A project's other program's function.
-        assert_eq!(of(&[("f", "t.c"), ("main", "u.c")]), (2, String::new(), 1));
+        assert_eq!(
+            of(&[("f", "t.c"), ("main", "u.c")]),
+            (false, String::new(), 1)
+        );
         // A list made for another program: none of its functions is here.
-        assert_eq!(of(&[("g", "t.c"), ("main", "u.c")]), (2, "g".into(), 1));
+        assert_eq!(of(&[("g", "t.c"), ("g", "v.c")]), (true, "g".into(), 1));
+        assert_eq!(of(&[]), (false, String::new(), 0));
     }
 }
