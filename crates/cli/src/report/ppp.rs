@@ -97,7 +97,7 @@ pub fn warn_unknown(list: &InterestingList, list_path: &Path, maps: &[&MapFile],
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     if unknown.none_known {
         eprintln!(
-            "pathprof: warning: {list_path}: none of the functions it lists is in this program (a list made for another program?); ignored"
+            "pathprof: warning: {list_path}: none of the functions it lists is in this program: the list was made for another program, or its training ran none of this one's code; ignored"
         );
         return;
     }
