@@ -1,18 +1,22 @@
 //! Running the K copies at once on one input: standard input read once
 //! (when it is not a terminal; a terminal gives the copies none) and fed to
-//! every copy; copy 0's standard output goes to ours as it comes and into a
-//! file, the others' into files, for comparison; copy 0's standard error is
-//! ours, the others' go into files (shown when such a copy fails). A copy
-//! that cannot be started ends the run: the copies already started are
-//! killed and waited for.
+//! every copy through a pipe; every copy's standard output and error are
+//! regular files of its own, so that copies which ask what their output is
+//! (`isatty`, `fstat`: xz writes a pipe otherwise than a file, and shows
+//! progress on a terminal) all get one answer and run alike; copy 0's are
+//! followed as they grow and shown on ours, the others' kept for comparison
+//! (and shown when such a copy fails). A copy that cannot be started ends
+//! the run: the copies already started are killed and waited for.
 
 use anyhow::{Context as _, Result};
 use std::fs::File;
 use std::io::{IsTerminal as _, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// How one copy ended.
 #[derive(Debug)]
@@ -20,7 +24,7 @@ pub struct Outcome {
     pub status: ExitStatus,
     /// Its standard output, whole.
     pub stdout: PathBuf,
-    /// Its standard error (`None` for copy 0, whose went to ours).
+    /// Its standard error (`None` for copy 0, whose was shown on ours).
     pub stderr: Option<PathBuf>,
 }
 
@@ -28,8 +32,22 @@ pub struct Outcome {
 struct Running {
     child: Child,
     threads: Vec<JoinHandle<()>>,
+    /// Set once the copy has ended: its output files grow no more.
+    ended: Arc<AtomicBool>,
     stdout: PathBuf,
     stderr: Option<PathBuf>,
+}
+
+impl Running {
+    /// Waits for the copy, then for the threads feeding and following it.
+    fn finish(mut self) -> std::io::Result<(ExitStatus, Running)> {
+        let status = self.child.wait();
+        self.ended.store(true, Ordering::Release);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        Ok((status?, self))
+    }
 }
 
 /// Runs `commands` (copy `i`'s at `i`) at once, their outputs kept in
@@ -43,7 +61,7 @@ pub fn run_all(commands: Vec<Command>, scratch: &Path) -> Result<Vec<Outcome>> {
             Err(e) => {
                 for mut r in running {
                     let _ = r.child.kill();
-                    let _ = r.child.wait();
+                    let _ = r.finish();
                 }
                 return Err(e);
             }
@@ -52,14 +70,10 @@ pub fn run_all(commands: Vec<Command>, scratch: &Path) -> Result<Vec<Outcome>> {
     running
         .into_iter()
         .enumerate()
-        .map(|(copy, mut r)| {
-            let status = r
-                .child
-                .wait()
+        .map(|(copy, r)| {
+            let (status, r) = r
+                .finish()
                 .with_context(|| format!("waiting for copy {copy}"))?;
-            for t in r.threads {
-                let _ = t.join();
-            }
             Ok(Outcome {
                 status,
                 stdout: r.stdout,
@@ -83,8 +97,9 @@ fn read_input() -> Result<Option<Arc<Vec<u8>>>> {
     Ok(Some(Arc::new(bytes)))
 }
 
-/// Starts copy `copy`, with threads that feed it `input` and copy its
-/// standard output (copy 0's to ours as well).
+/// Starts copy `copy` with its standard output and error in files of
+/// `scratch`, with a thread that feeds it `input` and, for copy 0, threads
+/// that follow its output files onto ours.
 fn start(
     copy: usize,
     cmd: &mut Command,
@@ -92,23 +107,20 @@ fn start(
     scratch: &Path,
 ) -> Result<Running> {
     let stdout = scratch.join(format!("stdout.{copy}"));
-    let stderr = (copy > 0).then(|| scratch.join(format!("stderr.{copy}")));
+    let stderr = scratch.join(format!("stderr.{copy}"));
     cmd.stdin(match input {
         Some(_) => Stdio::piped(),
         None => Stdio::null(),
     });
-    match &stderr {
-        None => cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()),
-        Some(err) => cmd
-            .stdout(File::create(&stdout)?)
-            .stderr(File::create(err)?),
-    };
+    cmd.stdout(File::create(&stdout)?)
+        .stderr(File::create(&stderr)?);
     let mut child = cmd.spawn().with_context(|| {
         format!(
             "copy {copy} could not be started ({})",
             super::describe(cmd)
         )
     })?;
+    let ended = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
     if let (Some(bytes), Some(mut pipe)) = (input, child.stdin.take()) {
         // A copy that stops reading early closes the pipe: not an error.
@@ -116,36 +128,57 @@ fn start(
             let _ = pipe.write_all(&bytes);
         }));
     }
-    if let Some(pipe) = child.stdout.take() {
-        let file = File::create(&stdout)?;
-        threads.push(std::thread::spawn(move || tee(pipe, file)));
+    if copy == 0 {
+        for (file, to_stdout) in [(&stdout, true), (&stderr, false)] {
+            let (file, ended) = (file.clone(), ended.clone());
+            threads.push(std::thread::spawn(move || {
+                if to_stdout {
+                    follow(&file, &ended, std::io::stdout());
+                } else {
+                    follow(&file, &ended, std::io::stderr());
+                }
+            }));
+        }
     }
     Ok(Running {
         child,
         threads,
+        ended,
         stdout,
-        stderr,
+        stderr: (copy > 0).then_some(stderr),
     })
 }
 
-/// Copies `from` into `file` and to our standard output (as long as that
-/// takes it: a closed standard output stops only the echo).
-fn tee(mut from: impl Read, mut file: File) {
+/// How long [`follow`] waits before it looks for more output.
+const FOLLOW_PERIOD: Duration = Duration::from_millis(20);
+
+/// Shows on `echo` what a copy writes to the file `path`, as it grows, until
+/// the copy has `ended` and all of it is shown (as long as `echo` takes it:
+/// a closed standard output stops only the echo).
+fn follow(path: &Path, ended: &AtomicBool, mut echo: impl Write) {
+    let Ok(mut file) = File::open(path) else {
+        return;
+    };
     let mut buf = vec![0u8; 64 * 1024];
-    let mut echo = true;
+    let mut echoing = true;
     loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        if file.write_all(&buf[..n]).is_err() {
-            break;
+        // Read after looking: once the copy has ended, one more pass reads
+        // everything it wrote.
+        let last = ended.load(Ordering::Acquire);
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) if echoing => {
+                    echoing = echo.write_all(&buf[..n]).and_then(|_| echo.flush()).is_ok();
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
         }
-        if echo {
-            let mut out = std::io::stdout().lock();
-            echo = out.write_all(&buf[..n]).and_then(|_| out.flush()).is_ok();
+        if last {
+            return;
         }
+        std::thread::sleep(FOLLOW_PERIOD);
     }
 }
