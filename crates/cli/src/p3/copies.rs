@@ -1,6 +1,8 @@
-//! Running the K copies at once on one input: standard input read once
-//! (when it is not a terminal; a terminal gives the copies none) and fed to
-//! every copy through a pipe; every copy's standard output and error are
+//! Running the K copies at once on one input. Standard input that is a
+//! regular file is opened again for every copy, at the position ours has,
+//! so each reads the file itself as `prog < file` does; other input is
+//! read once and fed to every copy through a pipe; a terminal gives the
+//! copies none. Every copy's standard output and error are
 //! regular files of its own, so that copies which ask what their output is
 //! (`isatty`, `fstat`: xz writes a pipe otherwise than a file, and shows
 //! progress on a terminal) all get one answer and run alike; copy 0's are
@@ -10,7 +12,7 @@
 
 use anyhow::{Context as _, Result};
 use std::fs::File;
-use std::io::{IsTerminal as _, Read, Write};
+use std::io::{IsTerminal as _, Read, Seek as _, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,34 +85,56 @@ pub fn run_all(commands: Vec<Command>, scratch: &Path) -> Result<Vec<Outcome>> {
         .collect()
 }
 
-/// Our standard input, whole, unless it is a terminal.
-fn read_input() -> Result<Option<Arc<Vec<u8>>>> {
+/// What the copies read: nothing, a regular file from a position, or the
+/// bytes of our standard input.
+#[derive(Clone)]
+enum Input {
+    Nothing,
+    File { path: PathBuf, position: u64 },
+    Bytes(Arc<Vec<u8>>),
+}
+
+/// Our standard input: nothing when it is a terminal, the file and our
+/// position in it when it is a regular file, else its bytes, whole.
+fn read_input() -> Result<Input> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
-        return Ok(None);
+        return Ok(Input::Nothing);
+    }
+    let path = PathBuf::from("/proc/self/fd/0");
+    let reopens = File::open(&path).is_ok_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    if let (true, Some(position)) = (reopens, stdin_position()) {
+        return Ok(Input::File { path, position });
     }
     let mut bytes = Vec::new();
     stdin
         .lock()
         .read_to_end(&mut bytes)
         .context("reading the standard input the copies are to share")?;
-    Ok(Some(Arc::new(bytes)))
+    Ok(Input::Bytes(Arc::new(bytes)))
+}
+
+/// Where our standard input stands (`pos:` of `/proc/self/fdinfo/0`).
+fn stdin_position() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/self/fdinfo/0").ok()?;
+    let pos = info.lines().find_map(|l| l.strip_prefix("pos:"))?;
+    pos.trim().parse().ok()
 }
 
 /// Starts copy `copy` with its standard output and error in files of
 /// `scratch`, with a thread that feeds it `input` and, for copy 0, threads
 /// that follow its output files onto ours.
-fn start(
-    copy: usize,
-    cmd: &mut Command,
-    input: Option<Arc<Vec<u8>>>,
-    scratch: &Path,
-) -> Result<Running> {
+fn start(copy: usize, cmd: &mut Command, input: Input, scratch: &Path) -> Result<Running> {
     let stdout = scratch.join(format!("stdout.{copy}"));
     let stderr = scratch.join(format!("stderr.{copy}"));
-    cmd.stdin(match input {
-        Some(_) => Stdio::piped(),
-        None => Stdio::null(),
+    cmd.stdin(match &input {
+        Input::Nothing => Stdio::null(),
+        Input::File { path, position } => {
+            let mut file = File::open(path).context("opening standard input again for a copy")?;
+            file.seek(SeekFrom::Start(*position))?;
+            Stdio::from(file)
+        }
+        Input::Bytes(_) => Stdio::piped(),
     });
     cmd.stdout(File::create(&stdout)?)
         .stderr(File::create(&stderr)?);
@@ -122,7 +146,7 @@ fn start(
     })?;
     let ended = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
-    if let (Some(bytes), Some(mut pipe)) = (input, child.stdin.take()) {
+    if let (Input::Bytes(bytes), Some(mut pipe)) = (input, child.stdin.take()) {
         // A copy that stops reading early closes the pipe: not an error.
         threads.push(std::thread::spawn(move || {
             let _ = pipe.write_all(&bytes);

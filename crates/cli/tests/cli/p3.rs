@@ -379,36 +379,47 @@ fn a_nondeterministic_program_is_refused_naming_the_copy() {
 }
 
 /// Every copy writes its standard output and error to regular files,
-/// whatever `p3 run`'s own are (pipes, here), so a program that asks what
-/// they are (`p3_outputs.c`: the rounds it makes and the branches it takes
-/// depend on it) runs alike in every copy: the merged profile is the
-/// profile of the program run with `> file 2> file`, and copy 0's output
-/// and error are shown on `p3 run`'s.
+/// whatever `p3 run`'s own are (pipes, here), and reads its standard input
+/// from the file `p3 run`'s is, so a program that asks what they are
+/// (`p3_outputs.c`: the rounds it makes and the branches it takes depend on
+/// it) runs alike in every copy: the merged profile is the profile of the
+/// program run with `< file > file 2> file`, and copy 0's output and error
+/// are shown on `p3 run`'s.
 #[test]
-fn every_copy_writes_files_so_programs_that_ask_run_alike() {
+fn every_copy_reads_and_writes_files_so_programs_that_ask_run_alike() {
     let dir = tempdir();
     let d = dir.path();
     let c = &case("p3_outputs", &["p3_outputs.c"]);
     let exe = build(&subdir(d, "path"), c, "path", &["--whole-program"], c.name);
     let map = map_of(&exe);
+    let input = d.join("input.txt");
+    std::fs::write(&input, TEXT).unwrap();
+    let open = |path: &Path| std::fs::File::open(path).unwrap();
     let (out_file, err_file) = (d.join("out.txt"), d.join("err.txt"));
     let in_files = d.join("files.pprof");
     let status = profiled(&exe, &in_files)
+        .stdin(open(&input))
         .stdout(std::fs::File::create(&out_file).unwrap())
         .stderr(std::fs::File::create(&err_file).unwrap())
         .status()
         .unwrap();
     assert!(status.success());
     let want = json_report(&map, &in_files);
-    // Run with pipes, it counts otherwise: what a copy with a pipe would.
+    // Run with pipes, it counts otherwise: what a copy with pipes would.
     let piped = d.join("piped.pprof");
-    let out = run_on(c, &exe, &piped);
+    let out = run_on(&Case { input: TEXT, ..*c }, &exe, &piped);
     assert_eq!(out.stdout, std::fs::read(&out_file).unwrap());
     assert_ne!(json_report(&map, &piped)["functions"], want["functions"]);
 
     let kdir = subdir(d, "k2");
     build(&kdir, c, "p3", &["--copies=2"], c.name);
-    let out = p3_run(&kdir, &["-k", "2", "-o", "merged.pprof"], c.name, b"");
+    let out = Command::new(PATHPROF)
+        .current_dir(&kdir)
+        .args(["p3", "run", "-k", "2", "-o", "merged.pprof", "--"])
+        .arg(format!("./{}", c.name))
+        .stdin(open(&input))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(out.stdout, std::fs::read(&out_file).unwrap());
     assert_eq!(stderr(&out), std::fs::read_to_string(&err_file).unwrap());

@@ -1,11 +1,13 @@
-/* p3_outputs.c: a program that asks what its standard output and error are
- * (tests/cli/p3.rs), as xz does (it writes a pipe otherwise than a file, and
- * shows progress on a terminal). How many rounds it makes, and which branch
- * each round takes, depend on whether each is a regular file, a pipe, a
- * terminal or something else; what it prints does not. So copies of a P3
- * build given outputs of different kinds print the same and count
- * differently: `pathprof p3 run` gives every copy regular files, and the
- * merged profile is the profile of the program run with `> file 2> file`.
+/* p3_outputs.c: a program that asks what its standard input, output and
+ * error are (tests/cli/p3.rs), as xz does (it reads and writes a pipe
+ * otherwise than a file, and shows progress on a terminal). How many rounds
+ * it makes, and which branch each round takes, depend on whether each is a
+ * regular file, a pipe, a terminal or something else; what it prints does
+ * not (it reads its input and prints its length). So copies of a P3 build
+ * given streams of different kinds print the same and count differently:
+ * `pathprof p3 run` gives every copy regular files for its output and error
+ * and, when its own input is a file, that file, and the merged profile is
+ * the profile of the program run with `< file > file 2> file`.
  */
 #include <stdio.h>
 #include <sys/stat.h>
@@ -41,12 +43,14 @@ static long round_of(int i, int out, int err) {
 }
 
 int main(void) {
-  int out = kind(1), err = kind(2);
-  long sum = 0;
-  int rounds = 100 + 10 * out + err;
+  int in = kind(0), out = kind(1), err = kind(2);
+  long sum = 0, bytes = 0;
+  int rounds = 100 * in + 10 * out + err;
   for (int i = 0; i < rounds; i++)
     sum += round_of(i, out, err) & 1;
-  printf("rounds made: %s\n", sum >= 0 ? "some" : "none");
+  while (getchar() != EOF)
+    bytes++;
+  printf("rounds made: %s; %ld bytes read\n", sum >= 0 ? "some" : "none", bytes);
   fprintf(stderr, "done\n");
   return 0;
 }
