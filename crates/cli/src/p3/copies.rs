@@ -1,8 +1,8 @@
 //! Running the K copies at once on one input. Standard input that is a
-//! regular file is opened again for every copy, at the position ours has,
-//! so each reads the file itself as `prog < file` does; other input is
-//! read once and fed to every copy through a pipe; a terminal gives the
-//! copies none. Every copy's standard output and error are
+//! regular file or a device (`/dev/null`) is opened again for every copy,
+//! at the position ours has, so each reads it itself as `prog < file`
+//! does; other input (a pipe) is read once and fed to every copy through a
+//! pipe; a terminal gives the copies none. Every copy's standard output and error are
 //! regular files of its own, so that copies which ask what their output is
 //! (`isatty`, `fstat`: xz writes a pipe otherwise than a file, and shows
 //! progress on a terminal) all get one answer and run alike; copy 0's are
@@ -95,14 +95,20 @@ enum Input {
 }
 
 /// Our standard input: nothing when it is a terminal, the file and our
-/// position in it when it is a regular file, else its bytes, whole.
+/// position in it when it is a regular file or a device, else its bytes,
+/// whole.
 fn read_input() -> Result<Input> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(Input::Nothing);
     }
     let path = PathBuf::from("/proc/self/fd/0");
-    let reopens = File::open(&path).is_ok_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    let reopens = File::open(&path).is_ok_and(|f| {
+        f.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::FileTypeExt as _;
+            m.is_file() || m.file_type().is_char_device()
+        })
+    });
     if let (true, Some(position)) = (reopens, stdin_position()) {
         return Ok(Input::File { path, position });
     }

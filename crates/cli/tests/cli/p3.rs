@@ -380,11 +380,11 @@ fn a_nondeterministic_program_is_refused_naming_the_copy() {
 
 /// Every copy writes its standard output and error to regular files,
 /// whatever `p3 run`'s own are (pipes, here), and reads its standard input
-/// from the file `p3 run`'s is, so a program that asks what they are
+/// from the file (or device) `p3 run`'s is, so a program that asks what they are
 /// (`p3_outputs.c`: the rounds it makes and the branches it takes depend on
 /// it) runs alike in every copy: the merged profile is the profile of the
-/// program run with `< file > file 2> file`, and copy 0's output and error
-/// are shown on `p3 run`'s.
+/// program run with `< file > file 2> file` (or `< /dev/null`), and copy
+/// 0's output and error are shown on `p3 run`'s.
 #[test]
 fn every_copy_reads_and_writes_files_so_programs_that_ask_run_alike() {
     let dir = tempdir();
@@ -392,42 +392,54 @@ fn every_copy_reads_and_writes_files_so_programs_that_ask_run_alike() {
     let c = &case("p3_outputs", &["p3_outputs.c"]);
     let exe = build(&subdir(d, "path"), c, "path", &["--whole-program"], c.name);
     let map = map_of(&exe);
+    let kdir = subdir(d, "k2");
+    build(&kdir, c, "p3", &["--copies=2"], c.name);
     let input = d.join("input.txt");
     std::fs::write(&input, TEXT).unwrap();
     let open = |path: &Path| std::fs::File::open(path).unwrap();
     let (out_file, err_file) = (d.join("out.txt"), d.join("err.txt"));
-    let in_files = d.join("files.pprof");
-    let status = profiled(&exe, &in_files)
-        .stdin(open(&input))
-        .stdout(std::fs::File::create(&out_file).unwrap())
-        .stderr(std::fs::File::create(&err_file).unwrap())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let want = json_report(&map, &in_files);
-    // Run with pipes, it counts otherwise: what a copy with pipes would.
-    let piped = d.join("piped.pprof");
-    let out = run_on(&Case { input: TEXT, ..*c }, &exe, &piped);
-    assert_eq!(out.stdout, std::fs::read(&out_file).unwrap());
-    assert_ne!(json_report(&map, &piped)["functions"], want["functions"]);
+    for from in [input.as_path(), Path::new("/dev/null")] {
+        let what = format!("input from {}", from.display());
+        let in_files = d.join("files.pprof");
+        let _ = std::fs::remove_file(&in_files);
+        let status = profiled(&exe, &in_files)
+            .stdin(open(from))
+            .stdout(std::fs::File::create(&out_file).unwrap())
+            .stderr(std::fs::File::create(&err_file).unwrap())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{what}");
+        let want = json_report(&map, &in_files);
+        // Run with pipes, it counts otherwise: what a copy with pipes would.
+        let piped = d.join("piped.pprof");
+        let bytes = std::fs::read(from).unwrap();
+        let out = run_on(&Case { input: &[], ..*c }, &exe, &piped);
+        if bytes.is_empty() {
+            assert_eq!(out.stdout, std::fs::read(&out_file).unwrap(), "{what}");
+        }
+        assert_ne!(
+            json_report(&map, &piped)["functions"],
+            want["functions"],
+            "{what}"
+        );
 
-    let kdir = subdir(d, "k2");
-    build(&kdir, c, "p3", &["--copies=2"], c.name);
-    let out = Command::new(PATHPROF)
-        .current_dir(&kdir)
-        .args(["p3", "run", "-k", "2", "-o", "merged.pprof", "--"])
-        .arg(format!("./{}", c.name))
-        .stdin(open(&input))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(out.stdout, std::fs::read(&out_file).unwrap());
-    assert_eq!(stderr(&out), std::fs::read_to_string(&err_file).unwrap());
-    assert_same_report(
-        "copies writing files",
-        &json_report(&map_of(&kdir.join(c.name)), &kdir.join("merged.pprof")),
-        &want,
-    );
+        let _ = std::fs::remove_file(kdir.join("merged.pprof"));
+        let out = Command::new(PATHPROF)
+            .current_dir(&kdir)
+            .args(["p3", "run", "-k", "2", "-o", "merged.pprof", "--"])
+            .arg(format!("./{}", c.name))
+            .stdin(open(from))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        assert_eq!(out.stdout, std::fs::read(&out_file).unwrap(), "{what}");
+        assert_eq!(stderr(&out), std::fs::read_to_string(&err_file).unwrap());
+        assert_same_report(
+            &what,
+            &json_report(&map_of(&kdir.join(c.name)), &kdir.join("merged.pprof")),
+            &want,
+        );
+    }
 }
 
 /// The launcher script: runs copy COPY (its first argument) in a directory
