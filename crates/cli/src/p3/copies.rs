@@ -13,6 +13,7 @@
 use anyhow::{Context as _, Result};
 use std::fs::File;
 use std::io::{IsTerminal as _, Read, Seek as _, SeekFrom, Write};
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,8 +86,8 @@ pub fn run_all(commands: Vec<Command>, scratch: &Path) -> Result<Vec<Outcome>> {
         .collect()
 }
 
-/// What the copies read: nothing, a regular file from a position, or the
-/// bytes of our standard input.
+/// What the copies read: nothing, a regular file or a device from a
+/// position, or the bytes of our standard input.
 #[derive(Clone)]
 enum Input {
     Nothing,
@@ -104,10 +105,8 @@ fn read_input() -> Result<Input> {
     }
     let path = PathBuf::from("/proc/self/fd/0");
     let reopens = File::open(&path).is_ok_and(|f| {
-        f.metadata().is_ok_and(|m| {
-            use std::os::unix::fs::FileTypeExt as _;
-            m.is_file() || m.file_type().is_char_device()
-        })
+        f.metadata()
+            .is_ok_and(|m| m.is_file() || m.file_type().is_char_device())
     });
     if let (true, Some(position)) = (reopens, stdin_position()) {
         return Ok(Input::File { path, position });
@@ -137,7 +136,9 @@ fn start(copy: usize, cmd: &mut Command, input: Input, scratch: &Path) -> Result
         Input::Nothing => Stdio::null(),
         Input::File { path, position } => {
             let mut file = File::open(path).context("opening standard input again for a copy")?;
-            file.seek(SeekFrom::Start(*position))?;
+            if *position > 0 {
+                file.seek(SeekFrom::Start(*position))?;
+            }
             Stdio::from(file)
         }
         Input::Bytes(_) => Stdio::piped(),
