@@ -2,13 +2,14 @@
 //! regular file or a device (`/dev/null`) is opened again for every copy,
 //! at the position ours has, so each reads it itself as `prog < file`
 //! does; other input (a pipe) is read once and fed to every copy through a
-//! pipe; a terminal gives the copies none. Every copy's standard output and error are
-//! regular files of its own, so that copies which ask what their output is
-//! (`isatty`, `fstat`: xz writes a pipe otherwise than a file, and shows
-//! progress on a terminal) all get one answer and run alike; copy 0's are
-//! followed as they grow and shown on ours, the others' kept for comparison
-//! (and shown when such a copy fails). A copy that cannot be started ends
-//! the run: the copies already started are killed and waited for.
+//! pipe; a terminal gives the copies none. Every copy's standard output and
+//! error are regular files of its own, so that copies which ask what their
+//! output is (`isatty`, `fstat`: xz writes a pipe otherwise than a file,
+//! and shows progress on a terminal) all get one answer and run alike; copy
+//! 0's are followed as they grow and shown on ours, the others' kept for
+//! comparison (and shown when such a copy fails). A copy that cannot be
+//! started ends the run: the copies already started are killed and waited
+//! for.
 
 use anyhow::{Context as _, Result};
 use std::fs::File;
