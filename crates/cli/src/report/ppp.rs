@@ -45,12 +45,13 @@ pub fn interesting(loaded: &Loaded, selection: &Selection) -> Result<Interesting
 struct Unknown<'a> {
     /// Whether it has none of the functions the list names.
     none_known: bool,
-    /// Those of files it compiles (or of no file named) that it does not
-    /// have: renamed or removed since the list was made, or misspelt.
+    /// Those of source files it compiles (or of no file named) that it does
+    /// not have: renamed or removed since the list was made, or misspelt.
     here: Vec<&'a str>,
-    /// Those of source files it does not compile: the functions of a
-    /// project's other programs and libraries, when the list is the
-    /// project's.
+    /// Those of source files it does not compile, and of headers (inline
+    /// and template functions, which a program has only where it uses
+    /// them): the functions of a project's other programs and libraries,
+    /// when the list is the project's.
     elsewhere: usize,
 }
 
@@ -71,7 +72,7 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
         .filter(|(name, _)| !known.contains(name))
         .collect();
     for &&(name, file) in &unknown {
-        if file.is_empty() || compiled.iter().any(|&c| same_file(c, file)) {
+        if file.is_empty() || !is_header(file) && compiled.iter().any(|&c| same_file(c, file)) {
             here.insert(name);
         } else {
             elsewhere += 1;
@@ -84,9 +85,22 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
     }
 }
 
+/// Whether `file` is a header by its name: an extension of C's and C++'s
+/// headers, or none (`<vector>`).
+fn is_header(file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    match name.rsplit_once('.') {
+        None => true,
+        Some((_, ext)) => matches!(
+            ext,
+            "h" | "hh" | "hpp" | "hxx" | "h++" | "H" | "inc" | "inl" | "ipp" | "tcc" | "def"
+        ),
+    }
+}
+
 /// Warns about the functions the list names that none of `maps` has, and
-/// that should be there: functions of the source files they compile
-/// (renamed or removed since the list was made, or misspelt), or every
+/// that should be there: functions of the source files (not headers) they
+/// compile (renamed or removed since the list was made, or misspelt), or every
 /// function of the list (a list made for another program). The functions
 /// of other source files are a project's other programs and libraries,
 /// said only with `verbose`. Never fatal.
@@ -109,8 +123,10 @@ pub fn warn_unknown(list: &InterestingList, list_path: &Path, maps: &[&MapFile],
             let _ = write!(names, " and {} more", here.len() - SHOWN);
         }
         eprintln!(
-            "pathprof: warning: {list_path}: {} not in this program, ignored: {names}",
-            plural(here.len(), "function is", "functions are"),
+            "pathprof: warning: {list_path}: {} of source files this program compiles {} not in it \
+             (renamed or removed since the list was made, or compiled out here by other macros), ignored: {names}",
+            plural(here.len(), "function", "functions"),
+            if here.len() == 1 { "is" } else { "are" },
         );
     }
     if verbose && unknown.elsewhere > 0 {
@@ -274,8 +290,10 @@ mod tests {
 
     #[test]
     fn only_functions_that_should_be_here_are_unknown() {
-        // The program has f of t.c.
-        let l = loaded(2, &[(0, 1)], &[(&[0, 1], 1)], &[]);
+        // The program has f of t.c, and includes t.h.
+        let mut l = loaded(2, &[(0, 1)], &[(&[0, 1], 1)], &[]);
+        l.map.files.push("t.h".into());
+        l.map.file_digests.push(None);
         let maps = [&l.map];
         let of = |functions: &[(&str, &str)]| {
             let list = list(functions);
@@ -288,10 +306,16 @@ mod tests {
             of(&[("f", "t.c"), ("g", "/src/./t.c"), ("g", ""), ("h", "")]),
             (false, "g h".into(), 0)
         );
-        // A project's other program's function.
+        // A project's other program's function, and a header's inline or
+        // template functions this program does not use.
         assert_eq!(
-            of(&[("f", "t.c"), ("main", "u.c")]),
-            (false, String::new(), 1)
+            of(&[
+                ("f", "t.c"),
+                ("main", "u.c"),
+                ("inl", "t.h"),
+                ("tpl", "/usr/include/c++/12/vector")
+            ]),
+            (false, String::new(), 3)
         );
         // A list made for another program: none of its functions is here.
         assert_eq!(of(&[("g", "t.c"), ("g", "v.c")]), (true, "g".into(), 1));

@@ -455,7 +455,9 @@ fn ppp_stale_and_unknown_entries_warn_and_still_count_exactly() {
     );
     assert!(
         stderr.contains(
-            "stale.paths: 1 function is not in this program, ignored: no_such_function\n"
+            "stale.paths: 1 function of source files this program compiles is not in it \
+             (renamed or removed since the list was made, or compiled out here by other macros), \
+             ignored: no_such_function\n"
         ),
         "{stderr}"
     );
