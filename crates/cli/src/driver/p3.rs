@@ -54,7 +54,7 @@ pub(super) fn link(
         copies: copies as u32,
         call_sites: pathprof_llvm::call_sites(module, exports_symbols(&inv.args)),
         trained: match &o.p3_train {
-            Some(list) => trained_paths(&map, list)?,
+            Some(list) => trained_paths(&map, list, o.verbose)?,
             None => Vec::new(),
         },
     });
@@ -111,15 +111,14 @@ pub(super) fn link(
     finish_link(clang, inv, inputs.link_line(&inv.args, &object))
 }
 
-/// Per map function, the paths and counts the training list `list`
+/// Per map function, the paths and counts the training list `list_path`
 /// (`--p3-train`) gives it: none for a function the list does not name or
 /// names with a stale entry (warned about, as are the list's functions the
-/// program does not have).
-fn trained_paths(map: &MapFile, list: &Path) -> Result<Vec<Vec<(u64, u64)>>> {
-    let list = pathprof_llvm::pipeline::read_interesting(list)
+/// program should have and does not: [`crate::report::ppp::warn_unknown`]).
+fn trained_paths(map: &MapFile, list_path: &Path, verbose: bool) -> Result<Vec<Vec<(u64, u64)>>> {
+    let list = pathprof_llvm::pipeline::read_interesting(list_path)
         .context("--p3-train needs a list written by `pathprof interesting`")?;
     let mut trained = Vec::with_capacity(map.functions.len());
-    let mut met = std::collections::BTreeSet::new();
     for f in &map.functions {
         let Layout::Path { dag, .. } = &f.layout else {
             trained.push(Vec::new());
@@ -127,31 +126,15 @@ fn trained_paths(map: &MapFile, list: &Path) -> Result<Vec<Vec<(u64, u64)>>> {
         };
         let file = map.file_name(f.file).unwrap_or("");
         match list.counts_of(&f.name, file, &f.cfg, dag) {
-            Ok(Some(counts)) => {
-                met.insert(f.name.as_str());
-                trained.push(counts);
-            }
+            Ok(Some(counts)) => trained.push(counts),
             Ok(None) => trained.push(Vec::new()),
             Err(stale) => {
-                met.insert(f.name.as_str());
                 eprintln!("pathprof: warning: {stale}; P3 plans it without its training counts");
                 trained.push(Vec::new());
             }
         }
     }
-    let unknown: Vec<&str> = list
-        .functions()
-        .into_iter()
-        .map(|(name, _)| name)
-        .filter(|name| !met.contains(name))
-        .collect();
-    if !unknown.is_empty() {
-        eprintln!(
-            "pathprof: warning: {} function(s) of the --p3-train list are not in the program: {}",
-            unknown.len(),
-            unknown.join(", ")
-        );
-    }
+    crate::report::ppp::warn_unknown(&list, list_path, &[map], verbose);
     Ok(trained)
 }
 

@@ -45,8 +45,9 @@ pub fn interesting(loaded: &Loaded, selection: &Selection) -> Result<Interesting
 struct Unknown<'a> {
     /// Whether it has none of the functions the list names.
     none_known: bool,
-    /// Those of source files it compiles (or of no file named) that it does
-    /// not have: renamed or removed since the list was made, or misspelt.
+    /// Those of source files it compiles (or of no file named; any source
+    /// file, when it was built without debug info) that it does not have:
+    /// renamed or removed since the list was made, or misspelt.
     here: Vec<&'a str>,
     /// Those of source files it does not compile, and of headers (inline
     /// and template functions, which a program has only where it uses
@@ -64,6 +65,9 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
         .iter()
         .flat_map(|m| m.files.iter().map(String::as_str))
         .collect();
+    // Built without debug info, a module names no files: any source file
+    // may be one it compiles.
+    let files_known = maps.iter().all(|m| !m.files.is_empty());
     let listed = list.functions();
     let mut here = BTreeSet::new();
     let mut elsewhere = 0;
@@ -72,7 +76,8 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
         .filter(|(name, _)| !known.contains(name))
         .collect();
     for &&(name, file) in &unknown {
-        if file.is_empty() || !is_header(file) && compiled.iter().any(|&c| same_file(c, file)) {
+        let compiles = !files_known || compiled.iter().any(|&c| same_file(c, file));
+        if file.is_empty() || !is_header(file) && compiles {
             here.insert(name);
         } else {
             elsewhere += 1;
@@ -320,5 +325,16 @@ mod tests {
         // A list made for another program: none of its functions is here.
         assert_eq!(of(&[("g", "t.c"), ("g", "v.c")]), (true, "g".into(), 1));
         assert_eq!(of(&[]), (false, String::new(), 0));
+        // Built without debug info: any source file may be one it compiles.
+        l.map.files.clear();
+        l.map.file_digests.clear();
+        l.map.functions[0].file = None;
+        let maps = [&l.map];
+        let list = list(&[("f", "t.c"), ("main", "u.c"), ("inl", "t.h")]);
+        let u = unknown_functions(&list, &maps);
+        assert_eq!(
+            (u.none_known, u.here, u.elsewhere),
+            (false, vec!["main"], 1)
+        );
     }
 }

@@ -117,13 +117,13 @@ pub enum StaleEntry {
         listed: u64,
         actual: u64,
     },
-    #[error("{function} has no path {id} (it has {num_paths}); the interesting-path list is from another build or other --max-paths")]
+    #[error("{function} has no path {id} (it has {num_paths}); the interesting-path list is from another build, or one with other --max-paths or --early-exit")]
     OutOfRange {
         function: String,
         id: u64,
         num_paths: u64,
     },
-    #[error("path {id} of {function} visits blocks {actual:?}, the interesting-path list says {listed:?}")]
+    #[error("path {id} of {function} visits blocks {actual:?}, the interesting-path list says {listed:?} (a list from another build, or one with other --max-paths or --early-exit)")]
     Blocks {
         function: String,
         id: u64,
@@ -487,7 +487,8 @@ mod tests {
         let err = wrong.paths_of("f", "a.c", &cfg, &dag).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "path 1 of f visits blocks [b0, b2, b3], the interesting-path list says [b0, b2]"
+            "path 1 of f visits blocks [b0, b2, b3], the interesting-path list says [b0, b2] \
+             (a list from another build, or one with other --max-paths or --early-exit)"
         );
         wrong.entries[0].id = 7;
         let err = wrong.paths_of("f", "a.c", &cfg, &dag).unwrap_err();
