@@ -1616,18 +1616,18 @@ fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
             .insert(e["shape"].as_str().unwrap());
         ids.insert((key, e["id"].as_u64().unwrap()));
     }
-    for (run, min_processes) in [("a", 50), ("b", 100)] {
+    for (input, min_processes) in [("a", 50), ("b", 100)] {
         let of = |mode: &str, maps: &[PathBuf]| {
             function_paths(&suite_report(
                 maps,
-                Path::new(&profile(&format!("{mode}_{run}.pprof"))),
+                Path::new(&profile(&format!("{mode}_{input}.pprof"))),
                 min_processes,
             ))
         };
         let (path_paths, ppp_paths) = (of("path", &instrumented_files(&path)), of("ppp", &maps));
         assert!(
             path_counts(&ppp_paths) == path_counts(&path_paths),
-            "{run}: path mode's paths, exactly"
+            "{input}: path mode's paths, exactly"
         );
         let (mut kept, mut residual) = (0, 0);
         for ((name, file, ..), paths) in &ppp_paths {
@@ -1637,7 +1637,7 @@ fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
             }
             for (&id, &(_, mark)) in paths {
                 let listed = ids.contains(&(key, id));
-                assert_eq!(mark, Some(listed), "{run}: {name} path {id}");
+                assert_eq!(mark, Some(listed), "{input}: {name} path {id}");
                 if listed {
                     kept += 1;
                 } else {
@@ -1645,7 +1645,7 @@ fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
                 }
             }
         }
-        eprintln!("xz PPP, run {run}: {kept} interesting paths ran, {residual} residual");
+        eprintln!("xz PPP, input {input}: {kept} interesting paths ran, {residual} residual");
         assert!(kept > 0 && residual > 0);
     }
 }
