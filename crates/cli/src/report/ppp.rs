@@ -7,7 +7,7 @@ use super::load::Loaded;
 use super::paths::{describe_end, hot_paths, source_ranges};
 use anyhow::{bail, Context as _, Result};
 use pathprof_core::layout::Layout;
-use pathprof_core::map::{same_file, MapFile};
+use pathprof_core::map::{base_name, MapFile};
 use pathprof_core::ppp::{select_paths, InterestingList, ListEntry, Selection};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -61,9 +61,11 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
         .iter()
         .flat_map(|m| m.functions.iter().map(|f| f.name.as_str()))
         .collect();
-    let compiled: Vec<&str> = maps
+    // The file names of the source files it compiles, once: a listed file
+    // is one of them when its name is (`ppp::list`'s same file).
+    let compiled: BTreeSet<String> = maps
         .iter()
-        .flat_map(|m| m.files.iter().map(String::as_str))
+        .flat_map(|m| m.files.iter().map(|f| base_name(f)))
         .collect();
     // Built without debug info, a module names no files: any source file
     // may be one it compiles.
@@ -76,8 +78,9 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
         .filter(|(name, _)| !known.contains(name))
         .collect();
     for &&(name, file) in &unknown {
-        let compiles = !files_known || compiled.iter().any(|&c| same_file(c, file));
-        if file.is_empty() || !is_header(file) && compiles {
+        let file_name = base_name(file);
+        let compiles = !files_known || compiled.contains(&file_name);
+        if file.is_empty() || !is_header(&file_name) && compiles {
             here.insert(name);
         } else {
             elsewhere += 1;
@@ -90,10 +93,9 @@ fn unknown_functions<'a>(list: &'a InterestingList, maps: &[&MapFile]) -> Unknow
     }
 }
 
-/// Whether `file` is a header by its name: an extension of C's and C++'s
-/// headers, or none (`<vector>`).
-fn is_header(file: &str) -> bool {
-    let name = file.rsplit('/').next().unwrap_or(file);
+/// Whether the file named `name` ([`base_name`]) is a header: an extension
+/// of C's and C++'s headers, or none (`<vector>`).
+fn is_header(name: &str) -> bool {
     match name.rsplit_once('.') {
         None => true,
         Some((_, ext)) => matches!(

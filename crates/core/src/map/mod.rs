@@ -486,12 +486,18 @@ pub fn normalize_path(path: &str) -> String {
     }
 }
 
+/// The file name a source file's path ends in, after [`normalize_path`]
+/// (`src/./a.c` and `/build/src/a.c` both end in `a.c`).
+pub fn base_name(path: &str) -> String {
+    let normal = normalize_path(path);
+    normal.rsplit('/').next().unwrap_or("").to_string()
+}
+
 /// Whether two names of source files name one file, built in one place or
-/// in two: the same path after [`normalize_path`], or the same file name.
+/// in two: the same file name ([`base_name`]), as the same path after
+/// [`normalize_path`] also has.
 pub fn same_file(a: &str, b: &str) -> bool {
-    let (a, b) = (normalize_path(a), normalize_path(b));
-    let name = |p: &str| p.rsplit('/').next().unwrap_or("").to_string();
-    a == b || name(&a) == name(&b)
+    base_name(a) == base_name(b)
 }
 
 /// The JSON of a version 3 body: `stored` inflated to exactly `len` bytes.
