@@ -161,16 +161,8 @@ fn start(copy: usize, cmd: &mut Command, input: Input, scratch: &Path) -> Result
         }));
     }
     if copy == 0 {
-        for (file, to_stdout) in [(&stdout, true), (&stderr, false)] {
-            let (file, ended) = (file.clone(), ended.clone());
-            threads.push(std::thread::spawn(move || {
-                if to_stdout {
-                    follow(&file, &ended, std::io::stdout());
-                } else {
-                    follow(&file, &ended, std::io::stderr());
-                }
-            }));
-        }
+        threads.push(follow_in_thread(&stdout, &ended, std::io::stdout()));
+        threads.push(follow_in_thread(&stderr, &ended, std::io::stderr()));
     }
     Ok(Running {
         child,
@@ -179,6 +171,16 @@ fn start(copy: usize, cmd: &mut Command, input: Input, scratch: &Path) -> Result
         stdout,
         stderr: (copy > 0).then_some(stderr),
     })
+}
+
+/// [`follow`] in a thread of its own.
+fn follow_in_thread(
+    path: &Path,
+    ended: &Arc<AtomicBool>,
+    echo: impl Write + Send + 'static,
+) -> JoinHandle<()> {
+    let (path, ended) = (path.to_path_buf(), ended.clone());
+    std::thread::spawn(move || follow(&path, &ended, echo))
 }
 
 /// How long [`follow`] waits before it looks for more output.
