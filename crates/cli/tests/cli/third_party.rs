@@ -37,7 +37,7 @@
 
 use crate::support::build::{copy_dir, exports, map_of, CLANG};
 use crate::support::command::{cargo_command, ok_in, stdout_of, succeed, PATHPROF};
-use crate::support::report::{function, json_report, json_report_in};
+use crate::support::report::{function, json_report, json_report_in, with_maps};
 use crate::support::run::profiled;
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, Write as _};
@@ -1555,12 +1555,9 @@ fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
     assert!(expected.len() >= 9, "{expected:?}");
 
     let list = t.join("xz.paths");
+    let path_maps = instrumented_files(&path);
     let mut interesting = Command::new(PATHPROF);
-    interesting.arg("interesting");
-    for m in instrumented_files(&path) {
-        interesting.arg("--map").arg(m);
-    }
-    interesting
+    with_maps(interesting.arg("interesting"), &path_maps)
         .args(["--top-share", "0.6", &profile("path_a.pprof"), "-o"])
         .arg(&list);
     ok_in(t, &mut interesting, &[]);
@@ -1593,12 +1590,11 @@ fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
     );
 
     let maps = instrumented_files(&ppp);
-    let mut stats = Command::new(PATHPROF);
-    stats.arg("ppp-stats");
-    for m in &maps {
-        stats.arg("--map").arg(m);
-    }
-    let stats = ok_in(t, &mut stats, &[]);
+    let stats = ok_in(
+        t,
+        with_maps(Command::new(PATHPROF).arg("ppp-stats"), &maps),
+        &[],
+    );
     assert!(
         stats.lines().any(|l| l.ends_with(" lzma_decode")),
         "lzma_decode is numbered by PPP:\n{stats}"
@@ -1624,7 +1620,7 @@ fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
                 min_processes,
             ))
         };
-        let (path_paths, ppp_paths) = (of("path", &instrumented_files(&path)), of("ppp", &maps));
+        let (path_paths, ppp_paths) = (of("path", &path_maps), of("ppp", &maps));
         assert!(
             path_counts(&ppp_paths) == path_counts(&path_paths),
             "{input}: path mode's paths, exactly"

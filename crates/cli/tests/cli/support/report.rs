@@ -224,6 +224,14 @@ fn missing_keys(v: &Value) -> Vec<String> {
 // ---------------------------------------------------------------------------
 // The report as JSON values
 
+/// `cmd` given `--map MAP` for each of `maps`.
+pub fn with_maps<'c, S: AsRef<OsStr>>(cmd: &'c mut Command, maps: &[S]) -> &'c mut Command {
+    for map in maps {
+        cmd.arg("--map").arg(map);
+    }
+    cmd
+}
+
 /// `pathprof report --format json PROFILE --map MAP...` run in `dir` (relative
 /// names are under it), which must succeed, parsed.
 pub fn json_report_in<S: AsRef<OsStr>>(
@@ -235,10 +243,7 @@ pub fn json_report_in<S: AsRef<OsStr>>(
     cmd.current_dir(dir)
         .args(["report", "--format", "json"])
         .arg(profile);
-    for map in maps {
-        cmd.arg("--map").arg(map);
-    }
-    serde_json::from_slice(&stdout_of(&mut cmd)).unwrap()
+    serde_json::from_slice(&stdout_of(with_maps(&mut cmd, maps))).unwrap()
 }
 
 /// `pathprof report --format json --map MAP PROFILE` where the test runs,
