@@ -415,7 +415,7 @@ fn every_copy_reads_and_writes_files_so_programs_that_ask_run_alike() {
         // Run with pipes, it counts otherwise: what a copy with pipes would.
         let piped = d.join("piped.pprof");
         let bytes = std::fs::read(from).unwrap();
-        let out = run_on(&Case { input: &[], ..*c }, &exe, &piped);
+        let out = run_on(c, &exe, &piped);
         if bytes.is_empty() {
             assert_eq!(out.stdout, std::fs::read(&out_file).unwrap(), "{what}");
         }
