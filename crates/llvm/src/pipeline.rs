@@ -286,7 +286,6 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
         });
         plans.push(plan);
     }
-    note_hashed(&functions, &plans, &plan_options);
     let build_id = MapFile::compute_build_id(settings.mode, &extracted.files, &functions);
     let file_digests = extracted
         .files
@@ -309,50 +308,6 @@ pub fn plan_module(module: &Module<'_>, settings: &Settings) -> Result<Planned> 
     };
     timings::record(|t| t.add_functions(map.functions.len() as u64));
     Ok(Planned { map, plans })
-}
-
-/// Says which functions count all their paths in hash tables (a table
-/// lookup at every path end, path mode's dearest probe), and how to avoid
-/// it. A PPP function's residual paths hash too, but its interesting ones
-/// count in an array: not listed.
-fn note_hashed(functions: &[MapFunction], plans: &[FunctionPlan], options: &PlanOptions) {
-    const SHOWN: usize = 5;
-    let hashed: Vec<(&MapFunction, u64)> = functions
-        .iter()
-        .zip(plans)
-        .filter_map(|(f, plan)| match (&f.layout, plan.paths, &plan.ppp) {
-            (
-                pathprof_core::layout::Layout::Path { .. },
-                pathprof_core::plan::PathStorage::Hash { num_paths },
-                None,
-            ) => Some((f, num_paths)),
-            _ => None,
-        })
-        .collect();
-    if hashed.is_empty() {
-        return;
-    }
-    let mut names: Vec<String> = hashed
-        .iter()
-        .take(SHOWN)
-        .map(|(f, n)| format!("{} ({n} paths)", f.shown_name()))
-        .collect();
-    if hashed.len() > SHOWN {
-        names.push(format!("{} more", hashed.len() - SHOWN));
-    }
-    let limit = options.path.array_limit;
-    eprintln!(
-        "pathprof: note: {} function{} more than {limit} potential paths (--array-limit) and \
-         count{} paths in a hash table, a lookup at every path end (an inline cache holds \
-         the hottest ids): {}; to count in arrays, build with --mode=ppp and a training \
-         run's paths (pathprof interesting; and --ppp-cache-paths=0 for functions of at \
-         most {} interesting paths), or cut paths with --max-paths={limit}",
-        hashed.len(),
-        if hashed.len() == 1 { " has" } else { "s have" },
-        if hashed.len() == 1 { "s its" } else { " their" },
-        names.join(", "),
-        options.path.cache_paths()
-    );
 }
 
 /// Inserts `plans` (one per function of `map`, the map of `module`'s

@@ -10,6 +10,7 @@ pub mod archive;
 pub mod args;
 pub mod cargo;
 mod compile;
+mod hashed;
 mod p3;
 mod whole;
 
@@ -213,7 +214,9 @@ fn runtime_args(args: &[String], runtime: &Path) -> Vec<String> {
 /// file, or to `OUTPUT.ppmap`; not for a configure probe's `a.out` or
 /// `conftest` (the map travels in the file anyway), nor when nothing linked
 /// was instrumented. Warns when the objects were instrumented otherwise than
-/// this command line's `--mode` or `--atomic` ask: those act when compiling.
+/// this command line's `--mode` or `--atomic` ask: those act when compiling;
+/// notes the functions of what it linked that count paths in hash tables
+/// (not for a relocatable link, whose objects a later link notes).
 fn write_map(inv: &Invocation) -> Result<()> {
     let output = output_of(inv);
     let path = map_path(inv, output);
@@ -225,13 +228,19 @@ fn write_map(inv: &Invocation) -> Result<()> {
         _ => None,
     };
     let o = &inv.options;
-    if path.is_none() && list.is_none() && !o.mode_given && !o.atomic {
-        return Ok(()); // nothing to write or check (a configure probe, say)
+    let conftest = Path::new(output)
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("conftest"));
+    if conftest && path.is_none() && list.is_none() && !o.mode_given && !o.atomic {
+        return Ok(()); // nothing to write, check or note in a configure probe
     }
     let Some(fragments) = linked_map(Path::new(output))? else {
         return Ok(());
     };
     warn_on_link_only_options(inv, output, &fragments);
+    if !relocatable {
+        hashed::note(&fragments, output, &o.settings().plan_options().path);
+    }
     if let Some(list_path) = list {
         let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
         let maps: Vec<&MapFile> = fragments.iter().collect();
@@ -324,13 +333,23 @@ pub(super) fn without_flags(args: &[String], with_value: &[&str], alone: &[&str]
     out
 }
 
-/// The instrumentation settings the options ask for.
 /// Instruments `module` in place as `o` asks and returns its map, after
 /// drawing each function's path DAG into `--dot-dir`, if given.
 pub fn instrument(module: &pathprof_llvm::Module<'_>, o: &InstrumentOptions) -> Result<MapFile> {
     let map = pathprof_llvm::pipeline::instrument_module(module, &o.settings())?;
     draw_dags(&map, o)?;
     Ok(map)
+}
+
+/// Notes the functions of `map` (`pathprof instrument`'s module, written to
+/// `output`) that count paths in hash tables.
+pub fn note_hashed(map: &MapFile, output: &Path, o: &InstrumentOptions) {
+    let path = o.settings().plan_options().path;
+    hashed::note(
+        std::slice::from_ref(map),
+        &output.display().to_string(),
+        &path,
+    );
 }
 
 /// Writes the DOT file of each of `map`'s path DAGs into `--dot-dir`, if given.

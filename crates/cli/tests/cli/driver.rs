@@ -539,6 +539,54 @@ fn cxx_driver_links_the_cxx_runtime() {
     assert!(demangled, "C++ functions carry demangled names");
 }
 
+/// A function whose paths hash is named once, by the link, however many
+/// translation units compile it: here a C++ header's inline function in two
+/// of them, and one function of a source file's own. The compiles say
+/// nothing; the program counts the header function's paths exactly.
+#[test]
+fn hashed_functions_are_noted_once_by_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "pick.hh",
+        "inline int pick(int x) {\n  int s = 0;\n  if (x & 1) s += 1;\n  if (x & 2) s += 2;\n  if (x & 4) s += 4;\n  return s;\n}\nint twice(int x);\n",
+    );
+    write(
+        d,
+        "a.cpp",
+        "#include <cstdio>\n#include \"pick.hh\"\nint main() {\n  int t = 0;\n  for (int i = 0; i < 10; i++) t += pick(i) + twice(i);\n  std::printf(\"%d\\n\", t);\n  return 0;\n}\n",
+    );
+    write(
+        d,
+        "b.cpp",
+        "#include \"pick.hh\"\nint twice(int x) {\n  int s = pick(x);\n  if (x > 5) s *= 2;\n  if (x > 7) s += 1;\n  if (x == 3) s -= 1;\n  return s;\n}\n",
+    );
+    let flags = ["c++", "--mode=path", "--array-limit=4", "-O0", "-g"];
+    for tu in ["a.cpp", "b.cpp"] {
+        let compiled = pathprof(d, &[&flags[..], &["-c", tu]].concat());
+        assert_eq!(String::from_utf8_lossy(&compiled.stderr), "", "{tu}");
+        ok(compiled);
+    }
+    let link = pathprof(d, &[&flags[..], &["a.o", "b.o", "-o", "prog"]].concat());
+    let said = String::from_utf8_lossy(&link.stderr).into_owned();
+    ok(link);
+    assert_eq!(said.matches("pathprof: note:").count(), 1, "{said}");
+    assert!(
+        said.starts_with("pathprof: note: 2 functions have more than 4 potential paths"),
+        "{said}"
+    );
+    assert_eq!(said.matches("pick(int) (8 paths)").count(), 1, "{said}");
+    assert!(said.contains("twice(int) (8 paths) in prog;"), "{said}");
+    assert!(!said.contains("main"), "main has 4 paths: {said}");
+    let run = run_profiled(&d.join("prog"), &d.join("prog.pprof"));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "73\n");
+    let r = json_report_in(d, "prog.pprof", &["prog.ppmap"]);
+    let pick = function(&r, "_Z4picki");
+    assert_eq!(pick["hashed"], true);
+    assert_eq!(pick["entry_count"], 20);
+}
+
 /// lld places only `.init_array` constructors: the objects' registration and
 /// the program's own C++ static initialisers must be there (LLVM's C API
 /// would put them in `.ctors`, which lld never runs).
