@@ -31,12 +31,18 @@ pub struct Combined {
     /// largest any section records (a library: every process that loaded it
     /// wrote its section).
     pub raw: RawProfile,
-    /// Each `main` (one per program) with the processes and fork children of
-    /// its own section: `main` should be entered once per process that was
+    /// Each `main` of `map` with the processes and fork children of the
+    /// sections holding it (one program's, or those of the programs built
+    /// from one `main`): `main` should be entered once per process that was
     /// not forked.
     pub mains: Vec<Main>,
     /// How many fragments had a section in the profile.
     pub matched: usize,
+    /// For each function of `map`, the executables and libraries its
+    /// fragments' sections were loaded from (sorted, each once; empty for a
+    /// function whose builds never ran): which program ran which build
+    /// where one source function was built in two shapes.
+    pub objects: Vec<Vec<String>>,
     /// Functions of `map` whose callers gave their entry counts
     /// ([`crate::callers`]; `map` counts them as their own) where that count
     /// may be too high, with the account to add to their imbalance.
@@ -47,7 +53,8 @@ pub struct Combined {
 /// shape hash, counter layout identity, source file name and line.
 type SameFunction = (String, u64, u64, Option<String>, Option<u32>);
 
-/// A program's `main` and how many processes of that program wrote counts.
+/// A `main` of the combined map and how many processes of the programs
+/// holding it wrote counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Main {
     /// Its index among the combined map's functions.
@@ -95,6 +102,7 @@ pub fn combine(
     let mut mains: Vec<Main> = Vec::new();
     let mut main_sections: Vec<&RawProfile> = Vec::new();
     let mut entry_doubts: Vec<(u32, crate::derive::Unbalanced)> = Vec::new();
+    let mut objects: Vec<Vec<String>> = Vec::new();
     let found: Vec<Option<&RawProfile>> = fragments
         .iter()
         .map(|f| sections.iter().find(|s| s.build_id == f.build_id))
@@ -147,6 +155,10 @@ pub fn combine(
         let Some(section) = section else {
             continue;
         };
+        objects.resize(map.functions.len(), Vec::new());
+        for &i in &renumber {
+            objects[i as usize].extend(section.objects.iter().cloned());
+        }
         if section.mode != mode_number(fragment.mode) {
             return Err(ProfileError::Mode {
                 profile: profile_name.into(),
@@ -169,11 +181,20 @@ pub fn combine(
         // Names are unique within a module, so no two records meet.
         part.functions.sort_by_key(|f| f.index);
         if let Some(i) = fragment.functions.iter().position(|f| f.name == "main") {
-            mains.push(Main {
-                function: renumber[i],
-                processes: section.processes,
-                forked: section.forked,
-            });
+            let function = renumber[i];
+            // Programs built from one `main` (another file's macros
+            // differing) count it as one function: their processes add up.
+            match mains.iter_mut().find(|m| m.function == function) {
+                Some(m) => {
+                    m.processes = m.processes.saturating_add(section.processes);
+                    m.forked = m.forked.saturating_add(section.forked);
+                }
+                None => mains.push(Main {
+                    function,
+                    processes: section.processes,
+                    forked: section.forked,
+                }),
+            }
             main_sections.push(section);
         }
         part.build_id = map.build_id;
@@ -194,11 +215,17 @@ pub fn combine(
     raw.build_id = map.build_id;
     raw.mode = mode_number(map.mode);
     (raw.processes, raw.forked, raw.threads) = facts;
+    objects.resize(map.functions.len(), Vec::new());
+    for o in &mut objects {
+        o.sort();
+        o.dedup();
+    }
     Ok(Combined {
         map,
         raw,
         mains,
         matched: matched.len(),
+        objects,
         entry_doubts,
     })
 }

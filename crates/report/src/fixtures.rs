@@ -77,6 +77,7 @@ pub fn loaded(
         map_path: "t.ppmap".into(),
         counts: vec![counts],
         facts: Default::default(),
+        qualified_names: Vec::new(),
     }
 }
 

@@ -7,6 +7,8 @@
 //! - [`lines`]: per-line counts and instructions executed.
 //! - [`summary`]: per-function, per-file and program totals and coverage.
 //! - [`lookup`]: functions by name, with suggestions for a typo.
+//! - [`names`]: the names a person reads, qualified where one source
+//!   function was built in two shapes.
 //! - [`json`]: the JSON report's types (`pathprof report --format json`).
 //! - [`predict`]: paths predicted from the edge profile versus measured
 //!   (`pathprof predict`, Ball & Larus 1996 Table 2).
@@ -22,5 +24,6 @@ pub mod json;
 pub mod lines;
 pub mod load;
 pub mod lookup;
+pub mod names;
 pub mod predict;
 pub mod summary;

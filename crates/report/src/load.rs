@@ -19,6 +19,9 @@ pub struct Loaded {
     pub counts: Vec<FunctionCounts>,
     /// What the profile(s) record about the processes that wrote them.
     pub facts: Facts,
+    /// Each function's name where its shown name alone is ambiguous
+    /// ([`crate::names::qualified`]; empty: none is).
+    pub(crate) qualified_names: Vec<Option<String>>,
 }
 
 /// Profile-level facts: how many processes and threads wrote the counts.
@@ -90,12 +93,14 @@ pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
         raw,
         mains,
         entry_doubts,
+        objects,
         ..
     } = combined;
     let mut counts = interpret(&map, &map_name, &raw, &profile_name)?;
     for (i, doubt) in entry_doubts {
         counts[i as usize].imbalance.nodes.push(doubt);
     }
+    let qualified_names = crate::names::qualified(&map, &objects);
     let mut loaded = Loaded {
         facts: Facts {
             processes: raw.processes,
@@ -107,6 +112,7 @@ pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
             returned_in_children: None,
             unfinished: None,
         },
+        qualified_names,
         map,
         map_path: PathBuf::from(map_name),
         counts,
@@ -186,10 +192,13 @@ impl Loaded {
         }
     }
 
-    /// The name a person reads for function `i`.
+    /// The name a person reads for function `i` (qualified where one
+    /// source function was built in two shapes, [`crate::names`]).
     pub fn name(&self, i: usize) -> &str {
-        let f = &self.map.functions[i];
-        f.shown_name()
+        match self.qualified_names.get(i) {
+            Some(Some(name)) => name,
+            _ => self.map.functions[i].shown_name(),
+        }
     }
 
     /// Functions whose flow does not balance, with the size of the imbalance.

@@ -17,6 +17,8 @@ use std::fmt::Write as _;
 /// One executed path with what the report shows of it.
 pub struct HotPath<'a> {
     pub function: &'a MapFunction,
+    /// The name a person reads for it ([`Loaded::name`]).
+    pub name: &'a str,
     pub dag: &'a Dag,
     pub id: u64,
     pub count: u64,
@@ -54,6 +56,7 @@ pub fn hot_paths<'a>(loaded: &'a Loaded, function: Option<&str>) -> Result<Vec<H
         for p in &loaded.counts[i].paths {
             out.push(HotPath {
                 function: f,
+                name: loaded.name(i),
                 dag,
                 id: p.id,
                 count: p.count,
@@ -199,7 +202,7 @@ pub fn report(
             share,
             blocks.len(),
             p.instructions(),
-            p.function.shown_name(),
+            p.name,
             p.id
         );
         if let Some(s) = describe_end(p.function, p.path.start(p.dag), true) {

@@ -190,7 +190,7 @@ pub fn residual(loaded: &Loaded, function: Option<&str>, top: usize) -> Result<S
             p.count,
             share(p.count as u128),
             p.path.blocks(p.dag).len(),
-            p.function.shown_name(),
+            p.name,
             p.id
         );
         let _ = writeln!(

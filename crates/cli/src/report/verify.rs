@@ -49,19 +49,12 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
             .map(|p| p.rsplit('/').next().unwrap_or(p));
         (f.name.as_str(), file, f.line)
     };
-    let by_key: HashMap<_, usize> = edges
-        .map
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (key(&edges.map, f), i))
-        .collect();
-    let path_keys: std::collections::HashSet<_> = paths
-        .map
-        .functions
-        .iter()
-        .map(|f| key(&paths.map, f))
-        .collect();
+    // One source function built in two shapes (for two programs) has one
+    // key: each build is compared with the other side's build of its shape.
+    let mut by_key: HashMap<_, Vec<usize>> = HashMap::new();
+    for (j, g) in edges.map.functions.iter().enumerate() {
+        by_key.entry(key(&edges.map, g)).or_default().push(j);
+    }
     let mut text = String::new();
     let mut unbalanced = 0usize;
     for (what, loaded) in [("path", paths), ("edge", edges)] {
@@ -69,22 +62,27 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
     }
     let mut differing = 0usize;
     let mut compared = 0usize;
+    let mut compared_with = vec![false; edges.map.functions.len()];
     for (i, f) in paths.map.functions.iter().enumerate() {
-        let Some(&j) = by_key.get(&key(&paths.map, f)) else {
-            let _ = writeln!(text, "{}: only in the path build", f.name);
+        let Some(builds) = by_key.get(&key(&paths.map, f)) else {
+            let _ = writeln!(text, "{}: only in the path build", paths.name(i));
             differing += 1;
             continue;
         };
-        let g = &edges.map.functions[j];
-        if f.hash != g.hash {
+        let same_shape = builds
+            .iter()
+            .find(|&&j| edges.map.functions[j].hash == f.hash);
+        let Some(&j) = same_shape else {
+            builds.iter().for_each(|&j| compared_with[j] = true);
             let _ = writeln!(
                 text,
                 "{}: the two builds have different control flow (compile both with the same flags)",
-                f.name
+                paths.name(i)
             );
             differing += 1;
             continue;
-        }
+        };
+        compared_with[j] = true;
         let (Some(a), Some(b)) = (&paths.counts[i].edges, &edges.counts[j].edges) else {
             continue;
         };
@@ -101,7 +99,7 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
                 let _ = writeln!(
                     text,
                     "{}: edge e{e} {}{} -> {}{}: from paths {x}, edge profile {y}",
-                    f.shown_name(),
+                    paths.name(i),
                     ce.from,
                     line(ce.from),
                     ce.to,
@@ -110,11 +108,9 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
             }
         }
     }
-    for g in &edges.map.functions {
-        if !path_keys.contains(&key(&edges.map, g)) {
-            let _ = writeln!(text, "{}: only in the edge build", g.name);
-            differing += 1;
-        }
+    for (j, _) in compared_with.iter().enumerate().filter(|(_, &c)| !c) {
+        let _ = writeln!(text, "{}: only in the edge build", edges.name(j));
+        differing += 1;
     }
     let matched = differing == 0 && unbalanced == 0;
     if matched {

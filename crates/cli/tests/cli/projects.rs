@@ -595,3 +595,67 @@ fn a_library_in_an_uninstrumented_program_writes_on_its_own() {
     assert!(run_host(&dir, "x.pprof", &["exit", "10"]).success());
     assert!(!dir.join("x.pprof").exists());
 }
+
+/// Two programs built from one source with other macros (as xz builds
+/// `xz` and `xzdec`): `f` has two shapes, `main` one. Reported together,
+/// `main` is one function entered once per process of either program (no
+/// note of unfinished processes), and the two builds of `f` are told apart
+/// by the program that ran each, in the text reports.
+#[test]
+fn programs_built_from_one_source_with_other_macros_report_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("t.c"),
+        "#include <stdio.h>\nint f(int x) {\n#ifdef TWICE\n  if (x > 2) return x * 2;\n#endif\n  return x + 1;\n}\nint main(void) {\n  int s = 0;\n  for (int i = 0; i < 5; i++) s += f(i);\n  printf(\"%d\\n\", s);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    for (exe, macros) in [("twice", "-DTWICE"), ("once", "-DONCE")] {
+        ok(pathprof(
+            d,
+            &["cc", "--mode=path", "-O0", "-g", macros, "t.c", "-o", exe],
+        ));
+    }
+    for (exe, printed) in [("twice", "20\n"), ("once", "15\n"), ("once", "15\n")] {
+        let run = profiled(&d.join(exe), &d.join("both.pprof"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&run.stdout), printed);
+    }
+    let maps = ["--map", "twice", "--map", "once"];
+    let text = pathprof(d, &[&["report"][..], &maps, &["both.pprof"]].concat());
+    let said = String::from_utf8_lossy(&text.stderr).into_owned();
+    assert_eq!(said, "", "every process finished: nothing to note");
+    let text = ok(text);
+    let row = |name: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{text}"));
+        line.split_whitespace().next().unwrap().to_string()
+    };
+    assert_eq!(row(" main "), "3", "{text}");
+    assert_eq!(row("f [in twice]"), "5", "{text}");
+    assert_eq!(row("f [in once]"), "10", "{text}");
+    let paths = ok(pathprof(
+        d,
+        &[&["paths"][..], &maps, &["both.pprof"]].concat(),
+    ));
+    assert!(paths.contains("f [in once] (path 0)"), "{paths}");
+    let r = json_report_in(d, "both.pprof", &["twice", "once"]);
+    let entries: Vec<(&str, u64)> = r["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap(),
+                f["entry_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(entries.len(), 3, "{entries:?}");
+    for want in [("main", 3), ("f", 5), ("f", 10)] {
+        assert!(entries.contains(&want), "{entries:?}");
+    }
+}
