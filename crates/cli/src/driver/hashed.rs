@@ -8,6 +8,7 @@
 use pathprof_core::layout::Layout;
 use pathprof_core::map::{MapFile, MapFunction};
 use pathprof_core::path::PathOptions;
+use std::collections::HashSet;
 
 /// How many functions the note names before it says how many more there are.
 const SHOWN: usize = 5;
@@ -18,8 +19,13 @@ const SHOWN: usize = 5;
 /// interesting ones count in an array, so it is not listed. `options` are
 /// the build's, for the limits the advice names.
 pub fn note(maps: &[MapFile], output: &str, options: &PathOptions) {
+    // Each function once: a copy in another fragment has its name, shape and file.
     let mut hashed: Vec<(&MapFunction, u64)> = Vec::new();
-    for f in maps.iter().flat_map(|m| &m.functions) {
+    let mut seen: HashSet<(&str, u64, Option<&str>)> = HashSet::new();
+    for (m, f) in maps
+        .iter()
+        .flat_map(|m| m.functions.iter().map(move |f| (m, f)))
+    {
         let Layout::Path {
             dag,
             hashed: true,
@@ -29,8 +35,7 @@ pub fn note(maps: &[MapFile], output: &str, options: &PathOptions) {
         else {
             continue;
         };
-        let copy = |(g, _): &(&MapFunction, u64)| g.name == f.name && g.hash == f.hash;
-        if ppp_owners.is_empty() && !hashed.iter().any(copy) {
+        if ppp_owners.is_empty() && seen.insert((&f.name, f.hash, m.file_name(f.file))) {
             hashed.push((f, dag.num_paths()));
         }
     }
