@@ -47,7 +47,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 pathprof_llvm::load_bitcode(&context, &input)
             })?;
             let map_file = crate::driver::instrument(&module, &options)?;
-            crate::driver::note_hashed(&map_file, &output, &options);
+            let shown_output = output.display().to_string();
+            crate::driver::hashed::note(std::slice::from_ref(&map_file), &shown_output, &options);
             if let (true, Some(list_path)) = (options.mode.ppp(), &options.interesting) {
                 let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
                 report::ppp::warn_unknown(&list, list_path, &[&map_file], options.verbose);

@@ -6,7 +6,7 @@
 //! qualifier is the programs and libraries whose runs hold each build, where
 //! they tell the builds apart, else the build's shape hash.
 
-use pathprof_core::map::MapFile;
+use pathprof_core::map::{base_name, MapFile};
 use std::collections::HashMap;
 
 /// What a reader sees of a function in a list: its shown name, its source
@@ -42,8 +42,8 @@ pub fn qualified(map: &MapFile, objects: &[Vec<String>]) -> Vec<Option<String>> 
 
 /// Object paths by their file names, comma-separated.
 fn base_names(objects: &[String]) -> String {
-    let name = |o: &String| o.rsplit('/').next().unwrap_or(o).to_string();
-    objects.iter().map(name).collect::<Vec<_>>().join(", ")
+    let names: Vec<String> = objects.iter().map(|o| base_name(o)).collect();
+    names.join(", ")
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 //! template functions, a C header's `static inline` ones) is named once, not
 //! once per compile.
 
+use crate::cli::InstrumentOptions;
 use pathprof_core::layout::Layout;
 use pathprof_core::map::{MapFile, MapFunction};
-use pathprof_core::path::PathOptions;
 use std::collections::HashSet;
 
 /// How many functions the note names before it says how many more there are.
@@ -16,9 +16,10 @@ const SHOWN: usize = 5;
 /// Notes the functions of `maps` (the fragments of `output`, or the module
 /// `pathprof instrument` wrote there) that count all their paths in a hash
 /// table, each once: a PPP function's residual paths hash too, but its
-/// interesting ones count in an array, so it is not listed. `options` are
-/// the build's, for the limits the advice names.
-pub fn note(maps: &[MapFile], output: &str, options: &PathOptions) {
+/// interesting ones count in an array, so it is not listed. `o` are the
+/// build's options, for the limits the advice names.
+pub fn note(maps: &[MapFile], output: &str, o: &InstrumentOptions) {
+    let options = o.settings().plan_options().path;
     // Each function once: a copy in another fragment has its name, shape and file.
     let mut hashed: Vec<(&MapFunction, u64)> = Vec::new();
     let mut seen: HashSet<(&str, u64, Option<&str>)> = HashSet::new();

@@ -10,7 +10,7 @@ pub mod archive;
 pub mod args;
 pub mod cargo;
 mod compile;
-mod hashed;
+pub mod hashed;
 mod p3;
 mod whole;
 
@@ -228,10 +228,7 @@ fn write_map(inv: &Invocation) -> Result<()> {
         _ => None,
     };
     let o = &inv.options;
-    let conftest = Path::new(output)
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("conftest"));
-    if conftest && path.is_none() && list.is_none() && !o.mode_given && !o.atomic {
+    if is_conftest(output) && path.is_none() && list.is_none() && !o.mode_given && !o.atomic {
         return Ok(()); // nothing to write, check or note in a configure probe
     }
     let Some(fragments) = linked_map(Path::new(output))? else {
@@ -239,7 +236,7 @@ fn write_map(inv: &Invocation) -> Result<()> {
     };
     warn_on_link_only_options(inv, output, &fragments);
     if !relocatable {
-        hashed::note(&fragments, output, &o.settings().plan_options().path);
+        hashed::note(&fragments, output, o);
     }
     if let Some(list_path) = list {
         let list = pathprof_llvm::pipeline::read_interesting(list_path)?;
@@ -282,12 +279,22 @@ fn map_path(inv: &Invocation, output: &str) -> Option<PathBuf> {
     if let Some(p) = &inv.options.map {
         return Some(p.clone());
     }
-    let name = Path::new(output)
+    let probe = file_name(output) == "a.out" || is_conftest(output);
+    (!probe).then(|| default_map_path(Path::new(output)))
+}
+
+/// The file name of a link's `output` (empty when it has none).
+fn file_name(output: &str) -> String {
+    Path::new(output)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let probe = name == "a.out" || name.starts_with("conftest");
-    (!probe).then(|| default_map_path(Path::new(output)))
+        .unwrap_or_default()
+}
+
+/// Whether `output` is a configure script's test program (`conftest`,
+/// `conftest.exe`, ...).
+fn is_conftest(output: &str) -> bool {
+    file_name(output).starts_with("conftest")
 }
 
 /// Says so when `--mode` or `--atomic` on a link line differ from how the
@@ -339,17 +346,6 @@ pub fn instrument(module: &pathprof_llvm::Module<'_>, o: &InstrumentOptions) -> 
     let map = pathprof_llvm::pipeline::instrument_module(module, &o.settings())?;
     draw_dags(&map, o)?;
     Ok(map)
-}
-
-/// Notes the functions of `map` (`pathprof instrument`'s module, written to
-/// `output`) that count paths in hash tables.
-pub fn note_hashed(map: &MapFile, output: &Path, o: &InstrumentOptions) {
-    let path = o.settings().plan_options().path;
-    hashed::note(
-        std::slice::from_ref(map),
-        &output.display().to_string(),
-        &path,
-    );
 }
 
 /// Writes the DOT file of each of `map`'s path DAGs into `--dot-dir`, if given.
