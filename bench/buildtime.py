@@ -18,7 +18,6 @@ Projects, from registry crates' bundled sources:
   xz-static  the same with --disable-shared: test programs linked statically
 """
 import argparse
-import os
 import resource
 import shutil
 import statistics
@@ -27,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine
 from overhead import CLANG, ROOT, crate_dir, lua_program, sqlite_program
 
 LLVM_COV = ["-fprofile-instr-generate", "-fcoverage-mapping"]
@@ -120,6 +120,7 @@ def main():
     pathprof = str(ROOT / "target/release/pathprof")
     subprocess.run(["cargo", "build", "--release", "--workspace"], cwd=ROOT, check=True)
     ccs = compilers(pathprof)
+    steal = machine.Steal()
     rows = []
     with tempfile.TemporaryDirectory(prefix="pathprof-buildtime-") as tmp:
         tmp = Path(tmp)
@@ -147,13 +148,14 @@ def main():
     text = [
         f"# Build time (`make -j2`, median of {args.rounds}), pathprof {head}",
         "",
-        f"Machine: {os.cpu_count()} cores. Produced by `bench/buildtime.py`.",
+        "Produced by `bench/buildtime.py`.",
         "",
         "| project | variant | wall s | wall ratio | CPU s | CPU ratio |",
         "|---|---|---:|---:|---:|---:|",
     ]
     text += [f"| {p} | {v} | {w:.2f} | {wr:.2f} | {c:.2f} | {cr:.2f} |"
              for p, v, w, wr, c, cr in rows]
+    text += [""] + machine.markdown(dict(machine.facts(), steal_share=steal.share()))
     args.out.write_text("\n".join(text) + "\n")
 
 

@@ -13,7 +13,8 @@ ratio to the plain build (gcc's --coverage also against plain gcc -O2,
 `gcc-plain`). The results end with one table of every program's ratios and
 their geometric mean, the build times, and the goals of issues 12 and 10
 judged from each round's ratios (bench/goals.py: median margin,
-interquartile range, verdict); with --out, the same as JSON beside the
+interquartile range, verdict), and the machine (bench/machine.py: CPU,
+caches, steal during the run, how it forwards a counter's stores); with --out, the same as JSON beside the
 markdown (`.json`, with each round's ratios). Run on purpose, not in CI:
 
     bench/overhead.py [--runs 7] [--scale 50] [--out bench/results.md]
@@ -60,6 +61,7 @@ import time
 from pathlib import Path
 
 import goals
+import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 CLANG = "/usr/lib/llvm-22/bin/clang"
@@ -427,6 +429,7 @@ def main():
         if unknown:
             sys.exit(f"unknown variants {', '.join(sorted(unknown))}; known: {', '.join(VARIANTS)}")
     started = time.monotonic()
+    steal = machine.Steal()
     baseline = None
     if args.baseline:
         baseline = str(args.baseline.resolve() / "target/release/pathprof")
@@ -503,6 +506,8 @@ def main():
     lines += suite_table(medians, build_s, variants)
     judged = goals.judge(rounds, set(SUITE), shares)
     lines += goals.goals_table(judged)
+    measured_on = dict(machine.facts(), steal_share=steal.share())
+    lines += machine.markdown(measured_on)
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     publish("\n".join(lines), args.out, {
         "runs": args.runs, "scale": args.scale,
@@ -512,6 +517,7 @@ def main():
         "round_ratios": rounds,
         "hashed_path_share": shares,
         "goals": judged,
+        "machine": measured_on,
     })
 
 

@@ -4,8 +4,10 @@
  * the CPU forwards a store to the next load of the same address with no
  * latency (AMD Zen's memory renaming), a round takes about a cycle; where it
  * does not, a round waits for the last round's store (about five cycles).
- * On the machine pathprof is measured on (AMD EPYC), only the addresses
- * with a register were forwarded at once: this is why a slot counted inside
+ * On the machine pathprof was measured on up to stop 42 (AMD EPYC), only
+ * the addresses with a register were forwarded at once (on stop 43's, also
+ * an AMD EPYC, every form was; bench/machine.py records these timings with
+ * every results file): this is why a slot counted inside
  * a loop is indexed by a register holding zero (crates/llvm/src/instrument/
  * emit.rs, `renames_slots`), and why path ends, whose address is indexed by
  * the path id, lose the forwarding when the id changes from round to round
