@@ -78,6 +78,7 @@ pub fn loaded(
         counts: vec![counts],
         facts: Default::default(),
         qualified_names: Vec::new(),
+        objects: Vec::new(),
     }
 }
 

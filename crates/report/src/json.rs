@@ -76,6 +76,15 @@ pub struct Function {
     /// How far the counts are from balancing: 0 for any complete run.
     #[serde(default)]
     pub flow_imbalance: u64,
+    /// Only where its name, file and line do not tell it from another
+    /// function of the report (one source function built in two shapes, by
+    /// programs built with other macros, say): the executables and shared
+    /// libraries whose runs hold its counts, as the runtime found them
+    /// loaded (sorted), which say which program ran which build. Absent
+    /// elsewhere, and where no run of its build was recorded, so that a
+    /// program's report does not depend on where it ran from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<String>,
 }
 
 /// One basic block.
@@ -234,6 +243,7 @@ fn function(loaded: &Loaded, i: usize, ppp: bool) -> Function {
         ))
         .then_some(c.lost),
         flow_imbalance: c.imbalance.total(),
+        objects: loaded.ambiguous_objects(i),
     }
 }
 

@@ -22,6 +22,10 @@ pub struct Loaded {
     /// Each function's name where its shown name alone is ambiguous
     /// ([`crate::names::qualified`]; empty: none is).
     pub(crate) qualified_names: Vec<Option<String>>,
+    /// Each function's executables and libraries: those whose profile
+    /// sections hold its counts (`pathprof_core::combine::Combined::objects`;
+    /// empty where no run of its build was loaded).
+    pub(crate) objects: Vec<Vec<String>>,
 }
 
 /// Profile-level facts: how many processes and threads wrote the counts.
@@ -113,6 +117,7 @@ pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
             unfinished: None,
         },
         qualified_names,
+        objects,
         map,
         map_path: PathBuf::from(map_name),
         counts,
@@ -198,6 +203,16 @@ impl Loaded {
         match self.qualified_names.get(i) {
             Some(Some(name)) => name,
             _ => self.map.functions[i].shown_name(),
+        }
+    }
+
+    /// The executables and libraries whose runs hold function `i`'s counts,
+    /// where its shown name, file and line alone are ambiguous (the JSON
+    /// report's `objects`); empty elsewhere.
+    pub(crate) fn ambiguous_objects(&self, i: usize) -> Vec<String> {
+        match self.qualified_names.get(i) {
+            Some(Some(_)) => self.objects.get(i).cloned().unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 

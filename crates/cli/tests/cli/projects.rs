@@ -658,4 +658,31 @@ fn programs_built_from_one_source_with_other_macros_report_together() {
     for want in [("main", 3), ("f", 5), ("f", 10)] {
         assert!(entries.contains(&want), "{entries:?}");
     }
+    // Which program ran which build of `f`: its objects, by base name; a
+    // function of one build (`main`) has none, as in a one-program report.
+    let ran_in: Vec<(&str, u64, Vec<&str>)> = r["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let objects = f.get("objects").and_then(|o| o.as_array());
+            let names = objects
+                .into_iter()
+                .flatten()
+                .map(|o| o.as_str().unwrap().rsplit('/').next().unwrap())
+                .collect();
+            (
+                f["name"].as_str().unwrap(),
+                f["entry_count"].as_u64().unwrap(),
+                names,
+            )
+        })
+        .collect();
+    for want in [
+        ("main", 3, vec![]),
+        ("f", 5, vec!["twice"]),
+        ("f", 10, vec!["once"]),
+    ] {
+        assert!(ran_in.contains(&want), "{ran_in:?}");
+    }
 }
