@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402  (bench/machine.py: the machine measured on)
 import overhead  # noqa: E402  (bench/overhead.py: the programs, builds and timing)
 
 PROGRAMS = overhead.SUITE
@@ -273,6 +274,7 @@ def render(meta, results, wall):
     lines += summary_table(results) + [""]
     for name, r in results.items():
         lines += program_section(name, r, meta["scale"], meta["runs"])
+    lines += machine.markdown(meta["machine"])
     lines.append(f"Wall time of the whole run (builds, checks, measurement): {wall:.0f} s.")
     return "\n".join(lines)
 
@@ -300,6 +302,7 @@ def main():
     ap.add_argument("--train-scale", type=int, default=5, help="the training run's scale (default 5)")
     args = ap.parse_args()
     started = time.monotonic()
+    steal = machine.Steal()
     meta = header(args)
     pathprof = overhead.build_pathprof()
     results = {}
@@ -323,6 +326,7 @@ def main():
             times = measure(binaries, prog, args.scale, out, args.runs)
             results[name] = summarize(times, args.copies, merges)
     wall = time.monotonic() - started
+    meta["machine"] = dict(machine.facts(), steal_share=steal.share())
     overhead.publish(render(meta, results, wall), args.out,
                      dict(meta, programs=results, wall_seconds=round(wall, 1)), indent=2)
 

@@ -58,6 +58,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402  (bench/machine.py: the machine measured on)
 import overhead  # noqa: E402  (bench/overhead.py: timing, output checks, building pathprof)
 
 CRATE, VERSION, BINARY = "ripgrep", "15.2.0", "rg"
@@ -188,6 +189,7 @@ def main():
         sys.exit(f"unknown variants {', '.join(sorted(unknown))}; known: {', '.join(VARIANTS)}")
     variants = [v for v in VARIANTS if v == "plain" or not args.variants or v in args.variants]
     started = time.monotonic()
+    steal = machine.Steal()
     commit, date = overhead.commit_and_date()
     pathprof = os.path.abspath(args.pathprof) if args.pathprof else overhead.build_pathprof()
     with tempfile.TemporaryDirectory() as tmp:
@@ -246,6 +248,8 @@ def main():
     if verified:
         lines += ["`pathprof verify` of that path profile against the edge build's profile of the same run:\n",
                   "```", verified, "```", ""]
+    measured_on = dict(machine.facts(), steal_share=steal.share())
+    lines += machine.markdown(measured_on)
     lines.append(f"Wall time of the whole run (builds, checks, measurement): {wall:.0f} s.")
     overhead.publish("\n".join(lines), args.out, {
         "program": {"crate": CRATE, "version": VERSION, "binary": BINARY},
@@ -258,7 +262,7 @@ def main():
                          / (medians["plain"] - SEARCHES * startups["plain"]),
                          "cpu_s": times[v]}
                      for v in variants},
-        "paths_top5": paths, "verify": verified, "wall_s": wall,
+        "paths_top5": paths, "verify": verified, "wall_s": wall, "machine": measured_on,
     })
 
 
