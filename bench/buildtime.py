@@ -155,7 +155,7 @@ def main():
     ]
     text += [f"| {p} | {v} | {w:.2f} | {wr:.2f} | {c:.2f} | {cr:.2f} |"
              for p, v, w, wr, c, cr in rows]
-    text += [""] + machine.markdown(dict(machine.facts(), steal_share=steal.share()))
+    text += [""] + machine.markdown(machine.facts(CLANG, steal))
     args.out.write_text("\n".join(text) + "\n")
 
 

@@ -6,17 +6,17 @@ tuned for: README, Benchmarks).
 
 CPU-time ratios from two machines are not comparable: on a CPU with a
 32 KB first-level data cache xz's path mode pays more for its hash-table
-path counters than on one with 48 KB, and where stores are not forwarded
-at once the form of a counter's address stops mattering. A results file
-says which machine it is from, and how noisy the run was."""
+path counters than on one with 48 KB, and where a CPU forwards a store
+at once whatever its address's form (as stop 43's did) the form of a
+counter's address stops mattering. A results file says which machine it is
+from, and how noisy the run was."""
 import os
 import platform
 import subprocess
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CLANG = "/usr/lib/llvm-22/bin/clang"
+RENAMING = Path(__file__).resolve().with_name("renaming.c")
 
 
 def cpu_name():
@@ -45,12 +45,12 @@ def caches():
     return found
 
 
-def store_forwarding():
-    """bench/renaming.c's lines on this CPU (ns a round of one counter's
+def store_forwarding(clang):
+    """bench/renaming.c's lines on this CPU, built by `clang` (ns a round of one counter's
     increment, by the form of its address), or why there are none."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = str(Path(tmp) / "renaming")
-        built = subprocess.run([CLANG, "-O2", str(ROOT / "bench/renaming.c"), "-o", exe],
+        built = subprocess.run([clang, "-O2", str(RENAMING), "-o", exe],
                                capture_output=True, text=True)
         if built.returncode != 0:
             return [f"bench/renaming.c did not build: {built.stderr.strip()[:200]}"]
@@ -81,21 +81,23 @@ class Steal:
         return (steal - self.start[0]) / elapsed if elapsed > 0 else 0.0
 
 
-def facts():
-    """What a results file records of the machine (JSON-ready); the caller
-    adds `steal_share` ([`Steal`]) once its run is over."""
+def facts(clang, steal):
+    """What a results file records of the machine (JSON-ready), at the end
+    of a run that made `steal` ([`Steal`]) when it began; `clang` builds
+    bench/renaming.c."""
     return {
         "cpu": cpu_name(),
         "cores": os.cpu_count(),
         "caches": caches(),
         "kernel": platform.release(),
-        "store_forwarding": store_forwarding(),
+        "store_forwarding": store_forwarding(clang),
+        "steal_share": steal.share(),
     }
 
 
 def markdown(machine):
     """The results file's machine section, as markdown lines (`machine`:
-    [`facts`] with `steal_share`)."""
+    [`facts`])."""
     sizes = ", ".join(f"{name} {size}" for name, size in machine["caches"].items()) or "unknown"
     lines = ["## Machine\n",
              f"{machine['cpu']}, {machine['cores']} cores; caches: {sizes}; "

@@ -506,7 +506,7 @@ def main():
     lines += suite_table(medians, build_s, variants)
     judged = goals.judge(rounds, set(SUITE), shares)
     lines += goals.goals_table(judged)
-    measured_on = dict(machine.facts(), steal_share=steal.share())
+    measured_on = machine.facts(CLANG, steal)
     lines += machine.markdown(measured_on)
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     publish("\n".join(lines), args.out, {

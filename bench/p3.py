@@ -326,7 +326,7 @@ def main():
             times = measure(binaries, prog, args.scale, out, args.runs)
             results[name] = summarize(times, args.copies, merges)
     wall = time.monotonic() - started
-    meta["machine"] = dict(machine.facts(), steal_share=steal.share())
+    meta["machine"] = machine.facts(overhead.CLANG, steal)
     overhead.publish(render(meta, results, wall), args.out,
                      dict(meta, programs=results, wall_seconds=round(wall, 1)), indent=2)
 

@@ -248,7 +248,7 @@ def main():
     if verified:
         lines += ["`pathprof verify` of that path profile against the edge build's profile of the same run:\n",
                   "```", verified, "```", ""]
-    measured_on = dict(machine.facts(), steal_share=steal.share())
+    measured_on = machine.facts(overhead.CLANG, steal)
     lines += machine.markdown(measured_on)
     lines.append(f"Wall time of the whole run (builds, checks, measurement): {wall:.0f} s.")
     overhead.publish("\n".join(lines), args.out, {
