@@ -46,8 +46,9 @@ def caches():
 
 
 def store_forwarding(clang):
-    """bench/renaming.c's lines on this CPU, built by `clang` (ns a round of one counter's
-    increment, by the form of its address), or why there are none."""
+    """bench/renaming.c's lines on this CPU, built by `clang` (ns a round
+    of one counter's increment, by the form of its address), or why there
+    are none."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = str(Path(tmp) / "renaming")
         built = subprocess.run([clang, "-O2", str(RENAMING), "-o", exe],
@@ -55,6 +56,8 @@ def store_forwarding(clang):
         if built.returncode != 0:
             return [f"bench/renaming.c did not build: {built.stderr.strip()[:200]}"]
         run = subprocess.run([exe], capture_output=True, text=True)
+        if run.returncode != 0:
+            return [f"bench/renaming.c exited with status {run.returncode}: {run.stderr.strip()[:200]}"]
         return [line.rstrip() for line in run.stdout.splitlines() if line.strip()]
 
 

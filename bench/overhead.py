@@ -14,8 +14,9 @@ ratio to the plain build (gcc's --coverage also against plain gcc -O2,
 their geometric mean, the build times, and the goals of issues 12 and 10
 judged from each round's ratios (bench/goals.py: median margin,
 interquartile range, verdict), and the machine (bench/machine.py: CPU,
-caches, steal during the run, how it forwards a counter's stores); with --out, the same as JSON beside the
-markdown (`.json`, with each round's ratios). Run on purpose, not in CI:
+caches, steal during the run, how it forwards a counter's stores); with
+--out, the same as JSON beside the markdown (`.json`, with each round's
+ratios). Run on purpose, not in CI:
 
     bench/overhead.py [--runs 7] [--scale 50] [--out bench/results.md]
                       [--variants plain,clang-instr,pathprof-path,pathprof-ppp]

@@ -213,8 +213,9 @@ fn runtime_args(args: &[String], runtime: &Path) -> Vec<String> {
 /// Writes the linked file's map fragments (read back from it) to `--map`'s
 /// file, or to `OUTPUT.ppmap`; not for a configure probe's `a.out` or
 /// `conftest` (the map travels in the file anyway; a `conftest` is not even
-/// read back), nor when nothing linked was instrumented. Warns when the objects were instrumented otherwise than
-/// this command line's `--mode` or `--atomic` ask: those act when compiling;
+/// read back), nor when nothing linked was instrumented. Warns when the
+/// objects were instrumented otherwise than this command line's `--mode` or
+/// `--atomic` ask: those act when compiling;
 /// notes the functions of what it linked that count paths in hash tables
 /// (not for a relocatable link, whose objects a later link notes).
 fn write_map(inv: &Invocation) -> Result<()> {
