@@ -3,11 +3,16 @@
 against clang's -fprofile-instr-generate -fcoverage-mapping, for scale): wall
 time of `make -j2` and the CPU time (user + system) of everything it ran,
 each variant built ROUNDS times round-robin, the medians reported with their
-ratios to the plain build. The CPU-time ratio stays fair when other work
-shares the machine; the wall-time ratio is the one a user waits for. Run on
-purpose, not in CI:
+ratios to the plain build, under a title with the commit and the date, and
+the machine (bench/machine.py). The CPU-time ratio stays fair when other
+work shares the machine; the wall-time ratio is the one a user waits for.
+Run on purpose, not in CI:
 
-    bench/buildtime.py [--rounds 3] [--out bench/buildtime.md]
+    bench/buildtime.py [--rounds 3] [--projects lua,sqlite,xz,xz-static]
+                       [--out bench/results/buildtime.md]
+
+The markdown goes to --out (default bench/results/buildtime.md, the current
+results).
 
 Projects, from registry crates' bundled sources:
   lua      Lua 5.4 and the benchmark driver, one Makefile rule per object
@@ -19,15 +24,17 @@ Projects, from registry crates' bundled sources:
 """
 import argparse
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import machine
-from overhead import CLANG, ROOT, crate_dir, lua_program, sqlite_program
+from overhead import CLANG, ROOT, commit_and_date, crate_dir, lua_program, sqlite_program
 
 LLVM_COV = ["-fprofile-instr-generate", "-fcoverage-mapping"]
 
@@ -115,7 +122,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--projects", default="lua,sqlite,xz,xz-static")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench/buildtime.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/buildtime.md")
     args = ap.parse_args()
     pathprof = str(ROOT / "target/release/pathprof")
     subprocess.run(["cargo", "build", "--release", "--workspace"], cwd=ROOT, check=True)
@@ -143,12 +150,11 @@ def main():
                 rows.append(row)
                 print(f"{project:10} {variant:16} wall {wall:7.2f} s {row[3]:5.2f}  "
                       f"cpu {cpu:7.2f} s {row[5]:5.2f}", flush=True)
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                          capture_output=True, text=True).stdout.strip()
+    head, date = commit_and_date()
     text = [
         f"# Build time (`make -j2`, median of {args.rounds}), pathprof {head}",
         "",
-        "Produced by `bench/buildtime.py`.",
+        f"`{shlex.join([sys.argv[0]] + sys.argv[1:])}`, {date}.",
         "",
         "| project | variant | wall s | wall ratio | CPU s | CPU ratio |",
         "|---|---|---:|---:|---:|---:|",

@@ -6,7 +6,11 @@ the question rather than caches. Builds use -gdwarf-4 (Debian 12's valgrind
 cannot read clang 22's DWARF 5). Run on purpose, not in CI:
 
     bench/callgrind.py [--only lua] [--scale 2] [--baseline DIR] [--variants edge,path,block-every]
-                       [--keep DIR]
+                       [--keep DIR] | tee bench/results/callgrind.md
+
+It prints a markdown table (under a title with the date and the commit
+measured) to standard output; the current results are
+bench/results/callgrind.md.
 
 `--variants`: overhead.py's pathprof variants without their `pathprof-`;
 the PPP ones (`ppp`, `ppp-small`, ...) are trained as overhead.py trains them,
@@ -18,11 +22,13 @@ this one, its variants named `before:...`.
 import argparse
 import os
 import re
+import shlex
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
-from overhead import CLANG, PATHPROF_VARIANTS, PPP_VARIANTS, ROOT, SUITE, interesting_list
+from overhead import CLANG, PATHPROF_VARIANTS, PPP_VARIANTS, ROOT, SUITE, commit_and_date, interesting_list
 
 PROGRAMS = SUITE
 
@@ -77,6 +83,9 @@ def main():
                 trainers[label] = (pathprof, training)
             else:
                 variants[label] = [pathprof, "cc"] + PATHPROF_VARIANTS[key]
+    commit, date = commit_and_date()
+    print(f"# Instructions executed (bench/callgrind.py), {date}, pathprof {commit}\n\n"
+          f"`{shlex.join([sys.argv[0]] + sys.argv[1:])}`: one run of each build at scale {args.scale}.\n")
     print("| program | variant | instructions | ratio to plain |\n|---|---|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="pathprof-callgrind-") as tmp:
         tmp = Path(tmp)

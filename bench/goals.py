@@ -1,9 +1,9 @@
-"""The overhead goals of issues 12 and 10, judged from one run of
-bench/overhead.py: for each goal and program, the goal's *margin* in every
-interleaved round, from that round's CPU-time ratios to the plain build
-(gcc's --coverage to plain gcc's in the same round), and a verdict from the
-margins' quartiles, so that a goal missed or met by less than the run's
-spread says so instead of a verdict from two medians.
+"""pathprof's overhead goals, judged from one run of bench/overhead.py: for
+each goal and program, the goal's *margin* in every interleaved round, from
+that round's CPU-time ratios to the plain build (gcc's --coverage to plain
+gcc's in the same round), and a verdict from the margins' quartiles, so
+that a goal missed or met by less than the run's spread says so instead of
+a verdict from two medians.
 
 A margin is in units of the plain build's time: +0.03 means 3 % of the plain
 run over the goal, -0.03 3 % under it. Verdicts: `met` (the upper quartile

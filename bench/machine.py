@@ -2,14 +2,14 @@
 and caches, the kernel, the share of the run's CPU time the hypervisor
 took from this guest (steal), and how the CPU forwards a counter's store to
 its next increment (bench/renaming.c, the behaviour the probes' forms were
-tuned for: README, Benchmarks).
+tuned for: docs/benchmarks.md).
 
 CPU-time ratios from two machines are not comparable: on a CPU with a
 32 KB first-level data cache xz's path mode pays more for its hash-table
 path counters than on one with 48 KB, and where a CPU forwards a store
-at once whatever its address's form (as stop 43's did) the form of a
-counter's address stops mattering. A results file says which machine it is
-from, and how noisy the run was."""
+at once whatever its address's form (as the AMD EPYC with 32 KB does) the
+form of a counter's address stops mattering. A results file says which
+machine it is from, and how noisy the run was."""
 import os
 import platform
 import subprocess

@@ -11,15 +11,17 @@ then all variants run round-robin RUNS times on the same workload, and the
 median CPU time (user + system of the child) of each is reported with its
 ratio to the plain build (gcc's --coverage also against plain gcc -O2,
 `gcc-plain`). The results end with one table of every program's ratios and
-their geometric mean, the build times, and the goals of issues 12 and 10
-judged from each round's ratios (bench/goals.py: median margin,
-interquartile range, verdict), and the machine (bench/machine.py: CPU,
-caches, steal during the run, how it forwards a counter's stores); with
---out, the same as JSON beside the markdown (`.json`, with each round's
-ratios). Run on purpose, not in CI:
+their geometric mean, the build times, the overhead goals judged from
+each round's ratios (bench/goals.py: median margin, interquartile range,
+verdict), and the machine (bench/machine.py: CPU, caches, steal during the
+run, how it forwards a counter's stores); the results open with the command,
+the date and the commit measured. With --out, the same as JSON beside the
+markdown (`.json`, with each round's ratios). The current results are
+bench/results/overhead.md and .json. Run on purpose, not in CI:
 
-    bench/overhead.py [--runs 7] [--scale 50] [--out bench/results.md]
+    bench/overhead.py [--runs 7] [--scale 50] [--out bench/results/overhead.md]
                       [--variants plain,clang-instr,pathprof-path,pathprof-ppp]
+                      [--only PROGRAM] [--baseline DIR]
 
 Preferential path profiling (`pathprof-ppp*`) is trained first: the path-mode
 build runs a training input, `pathprof interesting` lists the paths it ran,
@@ -30,7 +32,7 @@ at scale/10), `pathprof-ppp-all` as `pathprof-ppp` with `--ppp-min-paths=0
 --ppp-cache-paths=0` (every listed function numbered, not only where path
 mode hashes and its inline cache would not hold the interesting paths),
 `pathprof-ppp-hashed` with `--ppp-cache-paths=0` (every function whose
-paths hash numbered, the default before stop 35);
+paths hash numbered, whatever its inline cache would hold);
 `pathprof-ppp-two` and `pathprof-ppp-all-two` as those with
 `--ppp-two-registers` (the ablation of packing both registers into one word). Each PPP
 build's `pathprof ppp-stats` (δ = interval / |I| and its histogram) goes into
@@ -53,6 +55,7 @@ import datetime
 import json
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -425,6 +428,8 @@ def main():
     ap.add_argument("--variants", type=lambda s: s.split(","),
                     help="comma-separated subset of: " + ", ".join(VARIANTS) + " (plain is always measured)")
     args = ap.parse_args()
+    command = shlex.join([sys.argv[0]] + sys.argv[1:])
+    commit, date = commit_and_date()
     if args.variants:
         unknown = set(args.variants) - set(VARIANTS)
         if unknown:
@@ -441,7 +446,8 @@ def main():
     if baseline:
         # Older builds have no --every-block: their block mode is that one.
         variants += [BEFORE + v for v in PATHPROF_VARIANTS if v in variants and v != "pathprof-block-every"]
-    lines = []
+    lines = ["# Overhead suite (bench/overhead.py)\n",
+             f"`{command}`, {date}, pathprof {commit}, {os.cpu_count()} CPUs.\n"]
     medians, build_s, rounds, shares = {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
@@ -511,6 +517,7 @@ def main():
     lines += machine.markdown(measured_on)
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     publish("\n".join(lines), args.out, {
+        "command": command, "date": date, "commit": commit,
         "runs": args.runs, "scale": args.scale,
         "programs": {name: {v: {"median_cpu_s": m, "ratio": ratio(ms, v), "build_s": build_s[(name, v)]}
                             for v, m in ms.items()}

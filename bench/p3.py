@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""P3's overhead on K cores (issue 11): the slowest copy's CPU time against
+"""P3's overhead on K cores: the slowest copy's CPU time against
 the sequential path-mode build, at K = 2, 4 and 8, on the overhead suite
 (bench/overhead.py's SUITE: Lua 5.4, bzip2 1.0.8, zlib, SQLite and xz, as
 that script defines, builds and runs them; this script imports it and owns
@@ -19,7 +19,7 @@ times, and the median CPU time (user + system of the child) of each is
 reported with its ratio to the plain build. Run on purpose, not in CI:
 
     bench/p3.py [--copies 2,4,8] [--runs 3] [--scale 50] [--only PROGRAM]
-                [--train [--train-scale 5]] [--out bench/results-p3.md]
+                [--train [--train-scale 5]] [--out bench/results/p3.md]
 
 `--train`: the copies are planned by a training run (`--p3-train`): a
 whole-program path build (`pathprof cc --mode=path --whole-program`, the
@@ -30,8 +30,9 @@ K's copies are built with `--p3-train=LIST`.
 Per program and K: the slowest copy's ratio (P3's overhead on K cores), the
 mean copy's, sequential path mode's (per translation unit and whole
 program), clang's, the overhead fraction (slowest copy's overhead over path
-mode's) and `p3 stats`' hit-count reductions. The markdown goes to --out, the
-same figures as JSON beside it (FILE with the suffix .json).
+mode's) and `p3 stats`' hit-count reductions. The markdown goes to --out
+(default bench/results/p3.md, the current results), the same figures as
+JSON beside it (FILE with the suffix .json).
 """
 import argparse
 import json
@@ -293,8 +294,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scale", type=int, default=50,
                     help=overhead.SCALE_HELP)
-    ap.add_argument("--out", type=Path, default=overhead.ROOT / "bench/results-p3.md",
-                    help="the markdown results (default bench/results-p3.md); JSON beside it, as .json")
+    ap.add_argument("--out", type=Path, default=overhead.ROOT / "bench/results/p3.md",
+                    help="the markdown results (default bench/results/p3.md); JSON beside it, as .json")
     ap.add_argument("--only", choices=list(PROGRAMS), action="append",
                     help="measure only these programs (repeatable)")
     ap.add_argument("--train", action="store_true",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""P3's hit counts on the overhead suite (issue 11's goal: the slowest
-copy's probe executions against sequential Ball-Larus, SBL), untrained (the
+"""P3's hit counts on the overhead suite (the slowest copy's probe
+executions against sequential Ball-Larus, SBL), untrained (the
 paper's Algorithm 2, planned by probe counts) and trained (`--p3-train`,
 planned by what the probes would execute on a training run's paths).
 
@@ -20,9 +20,10 @@ are exact and do not depend on the machine's load; no copy is timed here
 5. `pathprof p3 stats -k 2,4,8` on the reference profile with each map.
 
     bench/p3_hits.py [--scale 50] [--train-scale 5] [--only PROGRAM]
-                     [--out bench/results-p3-hits.md]
+                     [--out bench/results/p3-hits.md]
 
-The markdown goes to --out, the figures as JSON beside it.
+The markdown goes to --out (default bench/results/p3-hits.md, the current
+results), the figures as JSON beside it.
 """
 import argparse
 import json
@@ -145,7 +146,7 @@ def main():
     ap.add_argument("--scale", type=int, default=50)
     ap.add_argument("--train-scale", type=int, default=5)
     ap.add_argument("--only", choices=list(overhead.SUITE), action="append")
-    ap.add_argument("--out", type=Path, default=overhead.ROOT / "bench/results-p3-hits.md")
+    ap.add_argument("--out", type=Path, default=overhead.ROOT / "bench/results/p3-hits.md")
     args = ap.parse_args()
     pathprof = overhead.build_pathprof()
     start = time.time()

@@ -4,12 +4,13 @@
  * the CPU forwards a store to the next load of the same address with no
  * latency (AMD Zen's memory renaming), a round takes about a cycle; where it
  * does not, a round waits for the last round's store (about five cycles).
- * On the machine pathprof was measured on up to stop 42 (AMD EPYC), only
- * the addresses with a register were forwarded at once (on stop 43's, also
- * an AMD EPYC, every form was; bench/machine.py records these timings with
- * every results file): this is why a slot counted inside
- * a loop is indexed by a register holding zero (crates/llvm/src/instrument/
- * emit.rs, `renames_slots`), and why path ends, whose address is indexed by
+ * On the machine the suite was tuned on (an AMD EPYC whose first-level data
+ * cache cachegrind reads as 48 KB), only the addresses with a register are
+ * forwarded at once (on another AMD EPYC, with a 32 KB first-level data
+ * cache, every form is; bench/machine.py records these timings with every
+ * results file): this is why a slot counted inside a loop is indexed by a
+ * register holding zero (crates/llvm/src/instrument/emit.rs,
+ * `renames_slots`), and why path ends, whose address is indexed by
  * the path id, lose the forwarding when the id changes from round to round
  * (and why a path end inside a loop counts a repeated path at an increment
  * of its own, `repeats_path_ends`: the last loop here).

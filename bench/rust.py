@@ -40,12 +40,13 @@ hottest paths as Rust source lines) and `pathprof verify` of the path
 profile against the edge profile. Markdown goes to stdout and --out, the
 same figures as JSON beside it (`.json`). Run on purpose, not in CI:
 
-    bench/rust.py [--runs 7] [--files 64] [--out bench/results-rust.md]
+    bench/rust.py [--runs 7] [--files 64] [--out bench/results/rust.md]
                   [--variants plain,rust-coverage,pathprof-path]
                   [--pathprof /path/to/pathprof]
 
 Without --pathprof it builds this checkout's pathprof first (overhead.py's
-`build_pathprof`). Builds need the network (crates.io) the first time.
+`build_pathprof`). Builds need the network (crates.io) the first time. The
+current results are bench/results/rust.md and .json.
 """
 import argparse
 import os

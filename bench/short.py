@@ -13,7 +13,11 @@ plain and in pathprof's modes, then, for each build:
 Run on purpose, not in CI:
 
     bench/short.py [--rows 100] [--processes 100] [--rounds 3]
-                   [--variants block,edge,path] [--baseline DIR] [--out FILE.md]
+                   [--variants block,edge,path] [--baseline DIR]
+                   [--out bench/results/short.md]
+
+The markdown goes to standard output and to --out; the current results are
+bench/results/short.md.
 
 `--baseline DIR`: another pathprof checkout (release build) whose variants
 are measured beside these, named `before:...`.
@@ -28,7 +32,7 @@ import time
 from pathlib import Path
 
 from callgrind import build, instructions, pathprof_builds
-from overhead import CLANG, PATHPROF_VARIANTS, SUITE
+from overhead import CLANG, PATHPROF_VARIANTS, SUITE, commit_and_date
 
 
 def per_process(exe, rows, processes, profile):
@@ -53,6 +57,7 @@ def main():
     ap.add_argument("--baseline", type=Path)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    commit, date = commit_and_date()
     pathprofs = pathprof_builds(args.baseline)
     prog = SUITE["sqlite"]()
     tmp = Path(tempfile.mkdtemp(prefix="pathprof-short-"))
@@ -79,6 +84,7 @@ def main():
         "",
         f"`bench/short.py --rows {args.rows} --processes {args.processes} --rounds {args.rounds}`"
         + (f" against `{args.baseline}` (`before:`)" if args.baseline else "")
+        + f", {date}, pathprof {commit}"
         + ": instructions of one process (callgrind, after a first run made the file), and wall time "
         f"and minor page faults per process over {args.processes} processes (the median of "
         f"{args.rounds} interleaved rounds).",
