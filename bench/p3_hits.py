@@ -119,7 +119,7 @@ def render(results, args, wall):
     if not all(r["exact"] for r in results.values()):
         lines += ["", "A merge marked NO differs from the reference run: the program's paths depend on "
                   "something that differs between its binaries (addresses: Lua's string cache is keyed by "
-                  "them), which P3 cannot make exact; see the README on deterministic programs."]
+                  "them), which P3 cannot make exact; see docs/usage.md on the programs P3 takes."]
     lines += ["", "Geometric mean of the slowest copy's hits over SBL's, as a reduction:", "",
               "| K | untrained P3 | trained P3 | the paper's average |", "|---|---|---|---|"]
     for k in KS:

@@ -52,21 +52,21 @@ pub struct PathOptions {
     /// Keep the PPP and Ball-Larus registers in two words, as section 5
     /// does, even where they fit one ([`crate::ppp::packing`]): an ablation.
     /// Without it they are packed only in functions with more paths than
-    /// `array_limit`: numbering every function of Lua and bzip2
-    /// (`--ppp-min-paths=0`), packing the small ones cost 3-5 % more
-    /// instructions, where LLVM had folded a path end with a constant PPP
-    /// sum to one compare of the Ball-Larus register.
+    /// `array_limit`: in a smaller function LLVM folds a path end whose PPP
+    /// sum is constant to one compare of the Ball-Larus register, which
+    /// packing would undo, so that the function runs more instructions
+    /// (with every function numbered, `--ppp-min-paths=0`).
     pub ppp_two_registers: bool,
 }
 
 /// The default of [`PathOptions::ppp_cache_paths`]: a sixteenth of the
 /// instrumented code's inline cache (16384 slots, `pathprof_format::abi`),
-/// where a function's hot paths rarely share a slot. Measured on SQLite
-/// (callgrind, scale 2; the cache's path end is eight instructions, as
-/// PPP's): `sqlite3VdbeExec`, 196 interesting paths, costs 216.5M
-/// instructions in path mode and 230.8M numbered by PPP (plain 170.1M),
-/// whose packed register adds 64-bit constants at its chords and crowds
-/// the dispatch loop's registers.
+/// where a function's hot paths rarely share a slot. There the cache ends
+/// a path in eight instructions, as PPP's array does, and path mode runs
+/// fewer instructions than PPP, whose packed register adds 64-bit constants
+/// at its chords and crowds a dispatch loop's registers (SQLite's
+/// `sqlite3VdbeExec`, 196 interesting paths; measured with
+/// `bench/callgrind.py`, see `docs/benchmarks.md`).
 pub const PPP_CACHE_PATHS: u64 = 1024;
 
 impl PathOptions {

@@ -2,7 +2,8 @@
 //! footnote 1; Ball & Larus 1994): an edge's weight estimates how often it runs,
 //! so the tree keeps hot edges free of instrumentation.
 //!
-//! Two estimates, each where it measured best (callgrind, `bench/`):
+//! Two estimates, each for the modes it serves best (measured with
+//! `bench/callgrind.py`; see `docs/benchmarks.md`):
 //! - [`Weights::estimate`], path mode's: a block nested in `d` loops runs
 //!   `10^d` times per call; a block's weight is split evenly among its
 //!   out-edges. Loops are the natural loops of the depth-first backedges
@@ -15,9 +16,10 @@
 //!   target of a backedge (a loop runs 10 times per entry, so a block nested
 //!   in `d` loops runs up to `10^d` times per call; a loop entered away from
 //!   that block, irreducible, gets no factor there). Counters then go on
-//!   the edges a branch makes rare, where the loop-depth estimate saw every
-//!   block of a loop alike (SQLite in block mode: 1.228 → 1.116 of the plain
-//!   run's instructions; in path mode it cost more, 1.283 → 1.320).
+//!   the edges a branch makes rare, where the loop-depth estimate sees every
+//!   block of a loop alike, and block and edge mode run fewer instructions.
+//!   Path mode keeps the loop-depth estimate, under which its probes run
+//!   fewer instructions than under this one.
 //!
 //! Measured counts, when a profile is given, replace either.
 

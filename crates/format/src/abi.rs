@@ -1,4 +1,4 @@
-//! The numbers both sides of the runtime ABI spell (`docs/CONTRACTS.md` §2):
+//! The numbers both sides of the runtime ABI spell (`docs/formats.md` §2):
 //! `pathprof-llvm` writes them into the descriptors it emits, `pathprof-rt`
 //! checks and reads them, and the mode numbers are also what a profile
 //! section records ([`crate::RawProfile::mode`]). Defined here, the one crate
@@ -54,13 +54,12 @@ pub const HASH_STATE_WORDS: usize = 8;
 /// a key of 0, which no entry has, and the inline code needs no test for an
 /// empty slot. A power of two. The runtime never dumps them (it reads one
 /// on a miss): counts live in the entries. 16384 (128 KB per hashing
-/// function and thread, backed only where touched): with 1024, conflicts
-/// among the few hundred hot paths of SQLite's VDBE missed 3 % of its path
-/// ends (callgrind, 8,000 rows), with 4096 only first executions did; xz's
-/// `lzma_decode` runs 5374 distinct paths (bench/xz, callgrind at scale 2),
-/// and 15 % of its 1.44M path ends missed with 4096 slots, 5 % with 16384
-/// (the program's instructions 364.4M → 352.8M; 348.8M with 65536 slots,
-/// for four times the memory; SQLite unchanged).
+/// function and thread, backed only where touched): a function such as
+/// xz's `lzma_decode` runs thousands of distinct paths, and with fewer
+/// slots their conflicts make a large share of its path ends miss (with
+/// 1024, even the few hundred hot paths of SQLite's VDBE conflict), while
+/// four times as many slots save little for four times the memory
+/// (measured with `bench/callgrind.py`; see `docs/benchmarks.md`).
 pub const HASH_CACHE_SLOTS: usize = 16384;
 
 /// The words of a hash-table function's global: the `PpHashState`, the
@@ -76,11 +75,11 @@ pub const FIBONACCI_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 /// inline cache's index. A 32-bit multiply takes no 64-bit constant (a
 /// `movabs` or a register held across the function), and a multiplier
 /// below 2^31 is one x86's cost model calls free as an immediate, so LLVM's
-/// constant hoisting leaves it in the `imul` (2^32 / φ, 0x9e3779b9, was
-/// hoisted into a register and set again before each of the 313 jumps to
-/// the VDBE's dispatch). SQLite's VDBE, callgrind at scale 2: 229.2M with
-/// the 64-bit hash, 222.1M with 0x9e3779b9, 216.5M with this one (plain
-/// 170.1M); misses as with the 64-bit hash.
+/// constant hoisting leaves it in the `imul` (2^32 / φ, 0x9e3779b9, is
+/// above it: LLVM hoists it into a register and, in SQLite's VDBE, sets it
+/// again before each jump to the dispatch). It misses as rarely as the
+/// 64-bit hash and runs fewer instructions than either (measured with
+/// `bench/callgrind.py`; see `docs/benchmarks.md`).
 pub const FIBONACCI_MULTIPLIER_32: u32 = 0x61c8_8647;
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! The name a person reads for a function's linkage name: Rust names through
 //! `rustc-demangle` (legacy `_ZN…17h<hash>E` and v0 `_R…`, shown without the
 //! hash), Itanium C++ names (`_Z…`) through the C++ runtime's
-//! `__cxa_demangle` (which LLVM links anyway). The `cpp_demangle` crate was
-//! tried and left: on the 43,151 C++ function names of libLLVM and libstdc++,
-//! 7.3% came out differently, some with wrong parameter lists (template
-//! constructors, gimli-rs/cpp_demangle#129; `T&&...` packs; empty packs).
+//! `__cxa_demangle` (which LLVM links anyway) rather than the `cpp_demangle`
+//! crate, which spells some names differently from the C++ runtime, a few
+//! with wrong parameter lists (template constructors,
+//! gimli-rs/cpp_demangle#129; `T&&...` packs; empty packs).
 
 use std::fmt::Write;
 
@@ -90,9 +90,9 @@ mod tests {
         }
     }
 
-    /// Pairs as libstdc++'s `__cxa_demangle` prints them (the demangler used
-    /// before), from clang 22 objects: the e2e programs' names and templates,
-    /// operators, std:: types, lambdas, constructors and destructors.
+    /// Pairs as libstdc++'s `__cxa_demangle` prints them, from clang 22
+    /// objects: the e2e programs' names and templates, operators, std::
+    /// types, lambdas, constructors and destructors.
     #[test]
     fn cpp_names() {
         check(&[

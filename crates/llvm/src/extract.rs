@@ -1,5 +1,5 @@
 //! Extraction: what the planners and the map file need from each profiled
-//! function (CONTRACTS.md §4): names, source position, the [`Cfg`] and one
+//! function (docs/formats.md §4): names, source position, the [`Cfg`] and one
 //! [`BlockInfo`] per block with instruction counts and source lines.
 //!
 //! Source files are interned in [`Extracted::files`] as the debug info names them

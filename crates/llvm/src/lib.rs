@@ -7,7 +7,7 @@
 //! together, as every route of `pathprof cc` uses them; [`call_sites`]
 //! counts each function's call sites for P3; [`timings`] records how long
 //! each phase took (`--time-report`).
-//! Contracts with the other crates: `docs/CONTRACTS.md` §1, §2 and §4.
+//! Contracts with the other crates: `docs/formats.md` §1, §2 and §4.
 //!
 //! ```no_run
 //! use pathprof_llvm::{extract, instrument, optimize, write_object, Context, ModuleInfo, OptLevel};

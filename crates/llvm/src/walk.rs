@@ -31,7 +31,7 @@ const NOT_PROFILED: &str = "pathprof-not-profiled";
 /// Marks the functions of Rust's standard library in `module` (those whose
 /// `DISubprogram` lies in `/rustc/<commit>/library/`: std's generic code
 /// instantiated in the program's crates, and all of std in a fat-LTO build)
-/// as not profiled: the program's own functions are counted as before (an
+/// as not profiled: the program's own functions are counted all the same (an
 /// inlined std function's code counts on its caller's blocks, as libc's
 /// would), at a fraction of the price of counting every iterator adapter.
 pub(crate) fn leave_out_rust_std(module: &Module<'_>) {
@@ -173,7 +173,7 @@ pub(crate) fn resume_call_before(term: InstructionValue<'_>) -> Option<Instructi
         .flatten()
 }
 
-/// Whether `inst` is a *counted call* (CONTRACTS.md §1): a call that might not
+/// Whether `inst` is a *counted call* (docs/formats.md §1): a call that might not
 /// return, around which early-termination probes (`ProbeSite::Call`) go.
 ///
 /// It is a `call`, or an `invoke` whose unwind destination is a `landingpad`

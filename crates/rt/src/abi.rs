@@ -1,4 +1,4 @@
-//! The C ABI shared with the instrumented code (docs/CONTRACTS.md, section 2):
+//! The C ABI shared with the instrumented code (docs/formats.md, section 2):
 //! the structs `pathprof-llvm` emits, read-only for the runtime except for the
 //! counters and the hash states, and the checks applied before trusting them.
 //! The numbers both sides spell (the ABI version, modes, path kinds, the hash

@@ -33,8 +33,8 @@
 //!   no table (the executable is not instrumented, or was linked without the
 //!   export; a static executable, where `dlsym` finds nothing), one outside
 //!   the executable, or one of another layout or fingerprint, works on its
-//!   own, as every copy used to (see the crate documentation, "Several
-//!   copies of the runtime in one process", for what it writes and loses).
+//!   own (see the crate documentation, "Several copies of the runtime in one
+//!   process", for what it writes and loses).
 //!
 //! The decision is taken once per copy, at its first registration, and is
 //! kept for the life of the copy (a library's, until `dlclose`). Library

@@ -13,7 +13,7 @@
 //!
 //! After the state in its global come a word that stays 0 (the cache's
 //! *base*) and the `HASH_CACHE_SLOTS` (16384) slots of the instrumented
-//! code's inline cache (CONTRACTS.md §2): by the id's Fibonacci hash, an
+//! code's inline cache (docs/formats.md §2): by the id's Fibonacci hash, an
 //! entry's address less the base's, which the code reads to increment the
 //! entry's count itself (an empty slot leads it to the base, whose 0 is no
 //! entry's key); `__pathprof_hash_count_cached` ([`count_cached`]) fills a
@@ -41,7 +41,7 @@
 //! the table grew. Growth is unbounded apart from memory.
 //!
 //! Uncounting (the undo of an early-termination count once its call returned,
-//! CONTRACTS.md §1 `Call` sites) takes one off the id's entry with the same
+//! docs/formats.md §1 `Call` sites) takes one off the id's entry with the same
 //! kind of compare-and-swap loop: never below zero, never from a saturated
 //! count (`u64::MAX`: the count it undoes did not add anything). It never
 //! creates an entry: an id that is not there is left alone, except that when
@@ -94,7 +94,7 @@ struct Table {
 }
 
 /// One path id's counter (`key` then `count`: the layout the inline cache
-/// reads, CONTRACTS.md §2).
+/// reads, docs/formats.md §2).
 #[repr(C)]
 pub(crate) struct Entry {
     /// `id + 1`; 0 while the entry is free.
@@ -221,8 +221,9 @@ fn grow(state: &[AtomicU64; 8], old: *mut Table) -> bool {
 /// The entry counting `key`, creating it if needed; None if out of memory.
 /// The common case, an id the newest table holds, is one probe sequence in
 /// the caller; the rest is out of line, so that a miss of the inline cache
-/// takes no frame for it (xz's `lzma_decode`, callgrind: 89 instructions a
-/// miss with all of it in one function, 63 so).
+/// takes no frame for it (the creation's register saves and stack frame
+/// would otherwise cost every miss, measured on xz's `lzma_decode` with
+/// `bench/callgrind.py`).
 #[inline]
 fn entry_for(state: &[AtomicU64; 8], key: u64) -> Option<&Entry> {
     let h = head(state);
@@ -296,7 +297,7 @@ pub(crate) fn count(state: &[AtomicU64; 8], id: u64, n: u64, update: Update) {
     count_remembered(state, cache, 0, id, n, update);
 }
 
-/// [`count`] from the instrumented code's inline cache (CONTRACTS.md §2):
+/// [`count`] from the instrumented code's inline cache (docs/formats.md §2):
 /// called when `slot`, the cache word the id hashes to, holds no entry or
 /// another id's entry. Adds `n` to the id's entry and, when [`takes_slot`],
 /// leaves the entry's address less `base` (the cache's base word's) in
@@ -325,13 +326,14 @@ pub(crate) fn count_cached(
 /// Whether `e`, just counted, takes its cache slot from the entry there: when
 /// the slot is empty or `e` has run at least as often (in this thread's
 /// table). A path run a few times then never evicts a hot one, which would
-/// miss at its next execution: xz's `lzma_decode` runs 30,619 distinct
-/// paths on the benchmark's input, the hottest 4000 of them 93 % of its
-/// path ends, so evicting on every miss cost two misses per rare path.
-/// The price: a path that turns hot after another ran more often in its
-/// slot misses until it has caught up, at most as many times as the other
-/// has run, and two hot paths sharing a slot leave only the hotter cached
-/// (with eviction on every miss, alternating, both missed every time).
+/// miss at its next execution: a function such as xz's `lzma_decode` runs
+/// tens of thousands of distinct paths, a few thousand of them nearly all
+/// of its path ends, so evicting on every miss would cost two misses per
+/// rare path. The price: a path that turns hot after another ran more often
+/// in its slot misses until it has caught up, at most as many times as the
+/// other has run, and two hot paths sharing a slot leave only the hotter
+/// cached (with eviction on every miss, alternating, both would miss every
+/// time).
 fn takes_slot(slot: &AtomicU64, base: u64, e: &Entry) -> bool {
     let resident = slot.load(Relaxed);
     if resident == 0 {
@@ -514,7 +516,7 @@ mod tests {
         (Default::default(), cache)
     }
 
-    /// What the instrumented code's inline cache does (CONTRACTS.md §2):
+    /// What the instrumented code's inline cache does (docs/formats.md §2):
     /// `cache[0]` is the base, the rest the slots; the slot's entry when its
     /// key is `id + 1`, else the runtime's miss.
     fn count_inline(state: &[AtomicU64; 8], cache: &[AtomicU64], id: u64) {

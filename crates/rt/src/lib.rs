@@ -1,6 +1,6 @@
 //! # pathprof-rt: the runtime linked into profiled programs
 //!
-//! Implements the C ABI of `docs/CONTRACTS.md` section 2:
+//! Implements the C ABI of `docs/formats.md` section 2:
 //!
 //! ```c
 //! void __pathprof_register(const struct PpModule *m);         // from a constructor
@@ -357,7 +357,7 @@ unsafe fn hash_state<'a>(state: *mut u64) -> Option<&'a [AtomicU64; 8]> {
 }
 
 /// Counts one execution of path `id` in a hash-table function whose
-/// instrumented code keeps an inline cache (CONTRACTS.md §2): `slot` is the
+/// instrumented code keeps an inline cache (docs/formats.md §2): `slot` is the
 /// cache word `id` hashes to, which held no entry or another id's. The
 /// count goes to the id's entry as with [`__pathprof_hash_count`], and the
 /// entry's address, less the address of the cache's base word (the word
@@ -402,7 +402,7 @@ unsafe fn count_cached(state: *mut u64, slot: *mut u64, id: u64, update: hash::U
     }
     // Safety: by the contract; AtomicU64 has the layout of u64.
     let slot = unsafe { &*slot.cast::<AtomicU64>() };
-    // The cache's base word follows the state (CONTRACTS.md §2).
+    // The cache's base word follows the state (docs/formats.md §2).
     let base = state.as_ptr_range().end as u64;
     hash::count_cached(state, base, slot, id, 1, update);
 }
@@ -421,7 +421,7 @@ pub unsafe extern "C" fn __pathprof_hash_count_atomic(state: *mut u64, id: u64) 
 }
 
 /// Undoes one [`__pathprof_hash_count`] of path `id` (after a call returned,
-/// CONTRACTS.md §1 `Call` sites): the count goes down by one, but never below
+/// docs/formats.md §1 `Call` sites): the count goes down by one, but never below
 /// zero and never from `u64::MAX` (saturated); an id with no count is left
 /// alone.
 ///

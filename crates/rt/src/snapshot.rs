@@ -15,7 +15,7 @@
 //! mode, facts, object path: see `dump`) always stays.
 //!
 //! Counts can also go *down*: an early-termination count made before a call
-//! is undone when the call returns (CONTRACTS.md §1, `Call` sites; the
+//! is undone when the call returns (docs/formats.md §1, `Call` sites; the
 //! instrumented code's `-1`, `__pathprof_hash_uncount`). When the count was
 //! written before it was undone, the file cannot take it back: a dump in the
 //! middle of the call (SIGUSR1, `__pathprof_dump()`, another thread's dump),

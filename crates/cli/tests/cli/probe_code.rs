@@ -1,4 +1,4 @@
-//! The machine code probes become (issue 12's levers that change the code
+//! The machine code probes become (the overhead levers that change the code
 //! around probes): `pathprof cc -O2 -c` of a function with many counted
 //! branches, disassembled with llvm-objdump. That the counts these probes
 //! make stay exact is what [`crate::e2e`] checks, by hand, in every mode

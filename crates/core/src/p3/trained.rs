@@ -4,8 +4,8 @@
 //! selection strategy of profitable procedures and threshold").
 //!
 //! Probe counts say nothing of where a run spends its probes: on the suite
-//! one function often takes most of them (Lua's `luaV_execute` 62 %, zlib's
-//! `longest_match` 93 %, SQLite's `sqlite3VdbeExec` 35 %), and the paper's
+//! one function often takes a large share of them (Lua's `luaV_execute`,
+//! zlib's `longest_match`, SQLite's `sqlite3VdbeExec`), and the paper's
 //! rules leave it whole whenever it has two call sites, so its copy is the
 //! slowest by far. With the path counts of a training run:
 //! - a task's and a role's cost is what its probes would execute on the

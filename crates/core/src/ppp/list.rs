@@ -1,5 +1,5 @@
 //! The interesting-path list: the file that tells `--mode=ppp` which paths to
-//! number compactly (issue 10). `pathprof interesting` writes it from a
+//! number compactly (Vaswani et al. 2007). `pathprof interesting` writes it from a
 //! training profile; a person or another tool may write or edit it too.
 //!
 //! # Format, version 1

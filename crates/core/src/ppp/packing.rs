@@ -25,11 +25,12 @@
 //! a sum outside it) holds a key whose low bits are not its own, so no path
 //! matches it. The PPP part goes low because its increments are small: a
 //! chord's combined constant stays a 32-bit immediate where the Ball-Larus
-//! increment is small too (with the PPP part high every PPP increment made a
-//! 64-bit constant, and LLVM hoisted their materialisation into SQLite's
-//! dispatch loop). A function whose ranges do not fit one word, or whose
-//! window would be more than [`WINDOW_SLACK`] times its interval (and more
-//! than [`WINDOW_FLOOR`] entries), keeps two registers.
+//! increment is small too (with the PPP part high every PPP increment would
+//! be a 64-bit constant, whose materialisation LLVM hoists into registers
+//! held across a loop, crowding a dispatch loop such as SQLite's). A
+//! function whose ranges do not fit one word, or whose window would be more
+//! than [`WINDOW_SLACK`] times its interval (and more than [`WINDOW_FLOOR`]
+//! entries), keeps two registers.
 
 use super::classify::HOLE;
 use super::numbering::PppNumbering;

@@ -1,4 +1,4 @@
-//! The runtime ABI (CONTRACTS.md §2): per-function counter globals, the
+//! The runtime ABI (docs/formats.md §2): per-function counter globals, the
 //! `PpFunction` table, the `PpModule` descriptor, the constructor that hands
 //! it to `__pathprof_register` from `llvm.global_ctors`, and the destructor
 //! that hands it to `__pathprof_fini` from `llvm.global_dtors`.

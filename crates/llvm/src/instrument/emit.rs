@@ -13,8 +13,9 @@
 //!   increments the id's table entry when the cache slot the id hashes to
 //!   holds it (two loads and a compare), else calls the runtime's cold
 //!   `__pathprof_hash_count_cached(state, slot, id)` (`_atomic` with atomic
-//!   updates), which counts and leaves the entry in the slot. On SQLite's
-//!   VDBE only first executions miss; a call per path end cost 80 instructions.
+//!   updates), which counts and leaves the entry in the slot. The hit stays
+//!   inline because after a path's first execution its id is in the slot,
+//!   while a runtime call at every path end costs about 80 instructions.
 //!   An array path end inside a loop of a function that calls none counts
 //!   at a *repeat site* ([`repeats_path_ends`]): `paths[last + c]` when `r
 //!   == last`, else `paths[r + c]` and `last = r`, through the internal
@@ -54,12 +55,13 @@
 //!   min]`) and compute Ball-Larus id `b = key >> bits` for a residual path
 //!   only.
 //!   An add of a constant beyond 32 bits takes it through an empty `asm`:
-//!   LLVM otherwise hoists such constants out of a loop and, in SQLite's
-//!   VDBE, reloaded eight of them from the stack at every dispatch.
+//!   LLVM otherwise hoists such constants out of a loop into registers,
+//!   which a large loop (SQLite's VDBE) spills and then reloads from the
+//!   stack at every round.
 //! - An increment is `store (load p) + 1, p` (x86: one `addq $1, mem`; a
 //!   64-bit counter takes 58 years to wrap at 10^10 increments a second, so
-//!   it does not saturate: `llvm.uadd.sat` cost a load, a compare and a
-//!   select per probe, half of edge mode's instructions on bzip2), or
+//!   it does not saturate: `llvm.uadd.sat` would add a load, a compare and
+//!   a select to every probe), or
 //!   `atomicrmw add p, 1 monotonic` with atomic updates.
 //!
 //! A `Call(b, k)` probe goes around the k-th counted call of block b
@@ -141,7 +143,7 @@ pub(crate) struct Emitter<'ctx> {
 
 pub(super) const POSITIONED: &str = "the builder is positioned";
 
-/// The runtime's hash-table entry points the emitted code calls (CONTRACTS.md
+/// The runtime's hash-table entry points the emitted code calls (docs/formats.md
 /// §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HashFn {
@@ -449,7 +451,7 @@ impl<'ctx> Emitter<'ctx> {
     fn element(&self, array: PointerValue<'ctx>, index: IntValue<'ctx>) -> PointerValue<'ctx> {
         // Safety: `array` is an array of `len` i64s and `index` is a slot
         // number checked against `num_slots`, or a path id the planner
-        // guarantees is below the array's length (CONTRACTS.md §1). Not
+        // guarantees is below the array's length (docs/formats.md §1). Not
         // `inbounds`: a thread's copy is no object LLVM knows of.
         unsafe {
             self.builder
@@ -463,8 +465,10 @@ impl<'ctx> Emitter<'ctx> {
 /// ([`Site::pinned_bases`]): when it counts at two places or more (with one,
 /// the base costs its `lea` on entry instead of at the probe, and a run
 /// that passes no probe pays it for nothing) and is not one of the largest
-/// ([`LARGE_FUNCTION_BLOCKS`]: the register held cost 2-5 % more
-/// instructions than the `lea`s it saved there, callgrind).
+/// ([`LARGE_FUNCTION_BLOCKS`]: their registers are scarce, and one held
+/// from the entry pushes other values to the stack, which costs more
+/// instructions than the `lea`s it saves; measured with
+/// `bench/callgrind.py`, see `docs/benchmarks.md`).
 fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
     body.blocks.len() <= LARGE_FUNCTION_BLOCKS && placement.counts() >= 2
 }
@@ -477,19 +481,16 @@ fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
 /// forwards a store to the next load of the same address with no latency
 /// (memory renaming) only when the address has a register, so a loop
 /// incrementing one counter at an absolute address waits about five cycles
-/// a round for the last round's store (`bench/renaming.c`: a loop of `incq
-/// %fs:k` alone, 0.8-1.7 ns a round; with the register, 0.23 ns). Median CPU
-/// time, ratio to plain, before → after (paired runs; README, Benchmarks):
-/// Lua block 1.04 → 1.01, edge 1.02 → 0.98; bzip2 block 1.06 → 1.03, edge
-/// 1.07 → 1.03; zlib block 1.03 → 1.02, edge 1.04 → 1.01; SQLite block 1.15
-/// → 1.14, edge 1.12 → 1.12; although instructions rose 1-3 % (the zero's
-/// register, held from the entry; made at each probe instead, it was not
-/// hoisted out of zlib's `longest_match` and cost 7 % more instructions
-/// there). Leaving out the largest functions' direct callees too (as the
-/// alias scope does) lost Lua's gain (block 1.04, edge 1.00), as their
-/// loops are Lua's table lookups. Path arrays are indexed by the path
-/// register already (a zero there too cost path mode time: bzip2 1.04 →
-/// 1.05).
+/// a round for the last round's store, and with the register about one
+/// (`bench/renaming.c`, see `bench/README.md`). The zero's register is held
+/// from the entry: made at each probe, LLVM does not hoist it out of every
+/// loop (zlib's `longest_match`), and each probe pays for it again. So the
+/// function runs a few more instructions and, where a loop waits on its
+/// counter, less time (measured with `bench/overhead.py`, see
+/// `docs/benchmarks.md`). Unlike the alias scope, this keeps the largest
+/// functions' direct callees in: their loops are hot ones, such as Lua's
+/// table lookups. Path arrays get no zero: they are indexed by the path
+/// register already, and a zero would only take a register.
 fn renames_slots(
     body: &Body<'_>,
     cfg: &Cfg,
@@ -515,26 +516,23 @@ fn renames_slots(
 /// A path end is `incq array(,%id,8)`, one instruction for every path. AMD
 /// Zen forwards a store to the next load of the same instruction and
 /// address at once (memory renaming, see [`renames_slots`]); when a loop's
-/// path changes, the increment's next load predicted its value from the
-/// last store, of another counter, and the CPU starts over from it
-/// (`bench/renaming.c`: 1.5-2.2 ns a round with the id changing one round
-/// in eight, 0.25-0.55 ns with it fixed). So an end inside a loop compares
-/// the path register with its value at the last end counted there: a
-/// repeated path is counted by an increment indexed by that register, which
-/// changes only when the path does; another path by a second increment,
-/// which also makes it the last (0.4-0.75 ns a round in the same loop).
-/// Every count is made in memory when its path ends, as before.
+/// path changes, the increment's next load predicts its value from the
+/// last store, of another counter, and the CPU starts over from it, several
+/// times a round's cost (`bench/renaming.c`, see `bench/README.md`). So an
+/// end inside a loop compares the path register with its value at the last
+/// end counted there: a repeated path is counted by an increment indexed by
+/// that register, which changes only when the path does; another path by a
+/// second increment, which also makes it the last. Every count is still
+/// made in memory when its path ends.
 ///
-/// Paired CPU time, path mode, ratio to plain, before → after: zlib 1.10 →
-/// 1.03 (`longest_match`'s chain loop, which waited on its path end: with
-/// that end's increment left out it ran 1.01), the rest of the suite
-/// unchanged. In every function of the alias scope instead, bzip2 went
-/// 1.04 → 1.06 and 1.04 → 1.08 (its block sort, which calls, keeps its
-/// loops' values in registers; the compare and the two registers pushed
-/// them to the stack, and its loops repeat one path nine rounds in ten and
-/// were forwarded already); out of the scope too, SQLite ran 21M more
-/// instructions at scale 2 (4 %) and 6 % more time, through what its VDBE
-/// inlines.
+/// It pays in a tight loop that waits on its path end, such as zlib's
+/// `longest_match` chain loop. The conditions keep it out of the rest: a
+/// function that calls keeps its loops' values in callee-saved registers,
+/// which the compare and the repeat site's two registers push to the stack
+/// (bzip2's block sort, whose loops mostly repeat one path and are
+/// forwarded already); and in the largest functions and what they inline
+/// (SQLite's VDBE) the compares cost more than the forwarding saves
+/// (measured with `bench/overhead.py`, see `docs/benchmarks.md`).
 fn repeats_path_ends(
     body: &Body<'_>,
     cfg: &Cfg,
@@ -1109,7 +1107,7 @@ impl<'ctx> Site<'_, 'ctx> {
     }
 
     /// `void __pathprof_hash_count_inline(ptr state, i64 id)`: counts path
-    /// `id` of a hash-table function through its inline cache (CONTRACTS.md
+    /// `id` of a hash-table function through its inline cache (docs/formats.md
     /// §2), defined on first use with a builder of its own:
     ///
     /// ```text
@@ -1177,9 +1175,10 @@ impl<'ctx> Site<'_, 'ctx> {
         // built from `state + offset` with a constant on top, so that the
         // code addresses them from the state's register (`0x40(%s,%o)`,
         // `0x48(%s,%o)`) rather than keeping `&state[8]` in a register of
-        // its own (SQLite's VDBE reloaded it from the stack at every end).
+        // its own (which a large function such as SQLite's VDBE spills and
+        // reloads from the stack at every end).
         // Safety: the slot holds 0 or an entry's address less the base's
-        // (CONTRACTS.md §2); not `inbounds`, the entry is in another object.
+        // (docs/formats.md §2); not `inbounds`, the entry is in another object.
         let moved = unsafe {
             b.build_gep(
                 context.i8_type(),
@@ -1296,9 +1295,8 @@ impl<'ctx> Site<'_, 'ctx> {
         // address with a register even where `last` is a constant (which
         // LLVM substitutes here from the compare), so that the CPU forwards
         // the count; one instruction either way, `c` in its displacement
-        // (`last` through an empty `asm` instead took a register copy a
-        // round: zlib's `longest_match` 4 % more instructions and 2 % more
-        // time).
+        // (`last` through an empty `asm` instead would cost a register copy
+        // every round).
         b.position_at_end(repeat);
         // Safety: `zero` is 0 (an opaque one), so this is `array` itself.
         let shifted = unsafe { b.build_gep(context.i8_type(), array, &[zero], "pp.repeat.base") }

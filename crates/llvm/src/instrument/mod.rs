@@ -1,5 +1,5 @@
-//! Instrumentation: transcribes [`FunctionPlan`]s into IR (CONTRACTS.md §1) and
-//! registers the counters with the runtime (CONTRACTS.md §2).
+//! Instrumentation: transcribes [`FunctionPlan`]s into IR (docs/formats.md §1) and
+//! registers the counters with the runtime (docs/formats.md §2).
 //!
 //! Stages, in order:
 //! 1. [`crate::walk`] re-reads every function's CFG (the same walk as extraction)

@@ -1,5 +1,5 @@
 //! Placement: decides, from the CFG alone, where each probe's ops end up in IR,
-//! before anything is edited (CONTRACTS.md §1).
+//! before anything is edited (docs/formats.md §1).
 //!
 //! Terms: the *start* of a block is after its phis and exception pad, its *end* is
 //! just before its terminator. An `Edge(e)` probe goes

@@ -20,20 +20,18 @@
 //! volatile ([`super::emit`]), so that each stays one increment of memory.
 //!
 //! Not the largest functions ([`super::LARGE_FUNCTION_BLOCKS`]) or the
-//! functions LLVM may inline into them: there the program's values held in
-//! registers across probes cost spills (callgrind, scale 2: SQLite's
-//! `sqlite3VdbeExec` 12.4M instructions more in block mode scoped, 5.5M
-//! with only its callees scoped), where elsewhere they save (block mode:
-//! bzip2 1.160 → 1.113 of the plain run's instructions, zlib 1.254 →
-//! 1.181, SQLite 1.114 → 1.107). In block and edge mode those are their
-//! direct callees (SQLite's block mode ran 0.4 % more instructions with
-//! every function they reach left out). In path mode they are every
-//! function they reach through direct calls: with only their direct
-//! callees left out, path mode cost SQLite 1.1 % (1.244 → 1.258 of plain);
-//! with all of them, 0.3 % (1.248; PPP 1.229 → 1.233), where bzip2 gains
-//! 2.8 % (1.141 → 1.109) and zlib 4.7 % (1.325 → 1.263), and Lua, whose
-//! `luaV_execute` reaches most of it, stays at 1.071
-//! (`bench/results-scope-callgrind.md`).
+//! functions LLVM may inline into them: a function that large has more
+//! values live than registers, so the program's values kept in registers
+//! across probes push others to the stack and the spills cost more
+//! instructions than the reloads saved (SQLite's `sqlite3VdbeExec`), where
+//! in smaller functions the scope saves instructions. In block and edge
+//! mode those are their direct callees; leaving out every function they
+//! reach would give up more elsewhere than it saves there. In path mode,
+//! whose probes hold the path register besides, they are every function
+//! they reach through direct calls, as what is inlined from deeper still
+//! adds to the large function's spills; the other programs keep their
+//! gain (Lua, whose `luaV_execute` reaches most of it, neither gains nor
+//! loses). Measured with `bench/callgrind.py`; see `docs/benchmarks.md`.
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,5 +1,5 @@
 //! Undoing a `Call` probe's count around an `invoke` (a call that terminates its
-//! block, CONTRACTS.md §1): the call comes back along its normal edge or by
+//! block, docs/formats.md §1): the call comes back along its normal edge or by
 //! unwinding into its landing pad, and the count must be undone on both; only
 //! when the callee never comes back (`exit`) does it survive.
 //!

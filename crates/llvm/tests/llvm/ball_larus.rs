@@ -19,7 +19,7 @@ pub fn block_plan(cfg: &Cfg) -> FunctionPlan {
     FunctionPlan::from_ops(cfg.num_blocks() as u32, PathStorage::None, ops)
 }
 
-/// Whether an `Edge(e)` probe can be placed (CONTRACTS.md §1).
+/// Whether an `Edge(e)` probe can be placed (docs/formats.md §1).
 pub fn placeable(cfg: &Cfg, e: EdgeId) -> bool {
     let edge = cfg.edge(e);
     cfg.succs(edge.from).len() == 1 || cfg.preds(edge.to).len() == 1 || edge.splittable

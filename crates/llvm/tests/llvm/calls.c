@@ -1,4 +1,4 @@
-/* Counted calls (calls that might not return, CONTRACTS.md §1) for the
+/* Counted calls (calls that might not return, docs/formats.md §1) for the
  * extraction tests. Each function's comment says which calls count. */
 #include <setjmp.h>
 #include <stdio.h>

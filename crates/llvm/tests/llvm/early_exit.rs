@@ -167,7 +167,7 @@ fn run_sites(variant: Variant, paths: Paths, atomic: bool) {
 
     // leaf() exits on its third call: main and work are each in one call. leaf's
     // `exit(0); unreachable` is no counted call: its block's end code runs before
-    // the call (CONTRACTS.md, BlockEnd), so leaf balances.
+    // the call (docs/formats.md, BlockEnd), so leaf balances.
     let run = program.run(&["exit"]);
     assert_eq!(run.stdout, "work 0\nwork 1\n");
     let in_flight = [("main", "sum += work(i)"), ("work", "leaf();")];

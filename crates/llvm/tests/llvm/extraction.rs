@@ -309,7 +309,7 @@ fn counted_calls_of_c_code() {
     assert_eq!(calls(function(&ex, "branch")), [0]);
 }
 
-/// Every clause of the counted-call predicate (CONTRACTS.md §1), on hand-written IR.
+/// Every clause of the counted-call predicate (docs/formats.md §1), on hand-written IR.
 #[test]
 fn counted_call_predicate() {
     let ir = r#"

@@ -46,7 +46,7 @@ _Static_assert(sizeof(struct PpModule) == 64, "PpModule is 64 bytes");
 
 static const struct PpModule *modules[MAX_MODULES];
 static int num_modules;
-/* An entry as the real runtime lays it out for the inline cache (CONTRACTS.md
+/* An entry as the real runtime lays it out for the inline cache (docs/formats.md
  * §2): the key (id + 1) first, the count second. */
 static struct {
   uint64_t key;

@@ -1,4 +1,4 @@
-/* The runtime ABI (docs/CONTRACTS.md section 2), declared by hand, and a tiny
+/* The runtime ABI (docs/formats.md section 2), declared by hand, and a tiny
  * fake "instrumented module": what pathprof-llvm would emit, written in C.
  *
  * Function 0: 3 slots, array paths (4 ids).   Function 5: 1 slot, hash paths.
