@@ -11,6 +11,8 @@ mod commands;
 mod driver;
 mod p3;
 mod private_runtime;
+#[cfg(test)]
+mod reference;
 mod report;
 mod toolchain;
 
