@@ -713,6 +713,10 @@ fn misuse_is_refused_and_build_systems_get_the_copies() {
 /// compressed output is the path build's, and the merged profile is its
 /// profile, path for path, and verifies against an edge profile.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn third_party_bzip2_copies_merge_into_the_path_mode_profile() {
     let bz = crate::third_party::bzip2();
     let (args, input) = &bz.runs[0];

@@ -382,6 +382,10 @@ fn lua_checked() -> &'static Checked {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn lua_interpreter() {
     let counts = &lua_checked().path;
     assert!(
@@ -481,6 +485,10 @@ fn bzip2_checked() -> &'static Checked {
 /// trained on the workload at scale 1 and run at scale 2: the interpreter
 /// loop and the collector take paths at scale 2 the training never took.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn lua_ppp_trained_on_a_smaller_run_counts_the_workload_exactly() {
     let lua = lua();
     let mut train = lua.runs.clone();
@@ -496,6 +504,10 @@ fn lua_ppp_trained_on_a_smaller_run_counts_the_workload_exactly() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn bzip2_compressor() {
     let counts = &bzip2_checked().path;
     // sendMTFValues (about 3e32 paths) is counted as itself, inlined or not.
@@ -692,6 +704,10 @@ fn ppp_trained_on_another_input(
 /// exactly; on A every path is interesting, on B exactly the paths A never ran
 /// are residual; its profile of B verifies against an edge profile of B.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn bzip2_ppp_trained_on_one_text_counts_another_exactly() {
     let bz = bzip2();
     let a = text(200_000);
@@ -824,6 +840,10 @@ fn sqlite_checked() -> &'static Checked {
 /// trained on its workload at 200 rows and run at 3000, where the B-tree
 /// splits and sorts take paths the training never did.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn sqlite_ppp_trained_on_a_smaller_run_counts_the_workload_exactly() {
     let sqlite = sqlite();
     let train = Program {
@@ -840,6 +860,10 @@ fn sqlite_ppp_trained_on_a_smaller_run_counts_the_workload_exactly() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn sqlite_database() {
     let counts = &sqlite_checked().path;
     assert!(of(counts, "sqlite3VdbeExec").0[0] > 0, "the VDBE ran");
@@ -1081,6 +1105,10 @@ fn libuv_checked() -> &'static Checked {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn libuv_test_runner() {
     let checked = libuv_checked();
     let tests = LIBUV_TESTS
@@ -1336,6 +1364,10 @@ fn entry_counts_equal_gcov(p: &Program, checked: fn() -> &'static Checked, wrong
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn lua_entry_counts_equal_gcov() {
     let src = crate_dir("lua-src").join("lua-5.4.9");
     entry_counts_equal_gcov(
@@ -1350,11 +1382,19 @@ fn lua_entry_counts_equal_gcov() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn bzip2_entry_counts_equal_gcov() {
     entry_counts_equal_gcov(bzip2(), bzip2_checked, &[]);
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn sqlite_entry_counts_equal_gcov() {
     entry_counts_equal_gcov(sqlite(), sqlite_checked, &[]);
 }
@@ -1364,6 +1404,10 @@ fn sqlite_entry_counts_equal_gcov() {
 /// which reopens the signal lock pipe in the child: gcov misses what it calls
 /// there.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn libuv_entry_counts_equal_gcov() {
     let in_fork = |function, calls| GcovWrong::InFork { function, calls };
     entry_counts_equal_gcov(
@@ -1389,6 +1433,10 @@ fn libuv_entry_counts_equal_gcov() {
 /// `ranlib` into `libbz2.a` of bitcode objects, and a link with `-L. -lbz2`, as
 /// any build system does it.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn bzip2_builds_with_its_own_makefile() {
     let src = crate_dir("bzip2-sys").join("bzip2-1.0.8");
     let dir = tempfile::tempdir().unwrap();
@@ -1480,6 +1528,10 @@ fn instrumented_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn xz_make_check_profiles_into_one_file() {
     let tmp = tempfile::tempdir().unwrap();
     let src = copy_sources("lzma-sys", "xz-5.2", tmp.path());
@@ -1532,6 +1584,10 @@ fn xz_make_check_profiles_into_one_file() {
 ///   the list knows by one shape), so B's residual paths are the paths A's
 ///   list left out.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn xz_ppp_through_its_own_build_counts_path_modes_paths() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -1686,6 +1742,10 @@ fn jq_sources(dir: &Path) -> PathBuf {
 /// edge counts derived from the suite's path profile equal the edge
 /// profile of the same tests.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn jq_make_check_path_profile_verifies_against_edge_mode() {
     let tmp = tempfile::tempdir().unwrap();
     let src = jq_sources(tmp.path());
@@ -1729,6 +1789,10 @@ fn jq_make_check_path_profile_verifies_against_edge_mode() {
 /// what the path build prints, and the copies' merged profile holds exactly
 /// the path build's path counts, function by function.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn jq_as_two_p3_copies_merges_into_its_path_profile() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -1839,6 +1903,10 @@ fn profiles_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn harfbuzz_meson_test_profiles_into_one_file() {
     let tmp = tempfile::tempdir().unwrap();
     let src = copy_sources("harfbuzz-sys", "harfbuzz", tmp.path());
@@ -1995,6 +2063,10 @@ impl Drop for HttpServer {
 /// one profile, and libcurl's API functions are entered exactly as often as
 /// the tool's code says.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn curl_cmake_build_profiles_into_one_file() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
@@ -2234,6 +2306,10 @@ fn markdown(bytes: usize) -> Vec<u8> {
 /// exact and `pathprof verify` passes against the edge profile of the same
 /// runs.
 #[test]
+#[cfg_attr(
+    not(feature = "third-party"),
+    ignore = "third-party tier: cargo test --features third-party"
+)]
 fn pulldown_cmark_through_pathprof_cargo_install() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
