@@ -306,6 +306,10 @@ pub enum Command {
         /// How many paths to show.
         #[arg(long, default_value_t = 10)]
         top: usize,
+        /// How to rank them: by the work a path does (executions times its
+        /// instructions, Ball and Larus' weighted measure), or by executions.
+        #[arg(long, value_enum, default_value = "work")]
+        sort: PathSort,
         #[command(flatten)]
         source: SourceArgs,
     },
@@ -406,13 +410,17 @@ pub enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// List the builds a profile file holds, one line each: build id, mode,
-    /// processes (and fork children among them) and threads that wrote it,
-    /// functions with counts, the total of all its counters (before resumes),
-    /// and the executables and libraries it was loaded from.
+    /// List what a profile file holds, one line per program or library (the
+    /// builds of its translation units added up): builds, mode, processes
+    /// (and fork children among them) and threads that wrote it, functions
+    /// with counts, the total of all its counters (before resumes), and the
+    /// executables and libraries it was loaded from.
     Info {
         #[arg(value_name = "PROFILE", required = true)]
         profiles: Vec<PathBuf>,
+        /// One line per build (section) instead, with its build id.
+        #[arg(long)]
+        builds: bool,
         #[arg(long, value_enum, default_value = "text")]
         format: ReportFormat,
     },
@@ -556,6 +564,15 @@ pub enum SortKey {
     Size,
     Unexecuted,
     Name,
+}
+
+/// How `pathprof paths` ranks paths.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathSort {
+    /// Executions times instructions per execution, most first.
+    Work,
+    /// Executions, most first.
+    Count,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

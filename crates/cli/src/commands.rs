@@ -10,7 +10,9 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-fn print(text: &str) -> Result<ExitCode> {
+/// Writes `text` to standard output; a broken pipe (`pathprof ... | head`)
+/// comes back as an error that `main` ends on quietly.
+pub(crate) fn print(text: &str) -> Result<ExitCode> {
     std::io::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -81,6 +83,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             inputs,
             function,
             top,
+            sort,
             source,
         } => {
             let loaded = load(&inputs.map, &inputs.profiles)?;
@@ -88,6 +91,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 &loaded,
                 function.as_deref(),
                 top,
+                sort,
                 &SourceRoot(source.source_root),
             )?)
         }
@@ -170,7 +174,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .with_context(|| format!("cannot write {}", output.display()))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Info { profiles, format } => {
+        Command::Info {
+            profiles,
+            builds,
+            format,
+        } => {
             let files = profiles
                 .into_iter()
                 .map(|p| {
@@ -180,9 +188,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .collect::<Result<Vec<_>>>()?;
             match format {
                 ReportFormat::Json => {
-                    print(&(serde_json::to_string_pretty(&report::info::json(&files))? + "\n"))
+                    let info = pathprof_report::info::info(&files);
+                    print(&(serde_json::to_string_pretty(&info)? + "\n"))
                 }
-                ReportFormat::Text => print(&report::info::text(&files)),
+                ReportFormat::Text => print(&report::info::text(&files, builds)),
             }
         }
         Command::Export {
@@ -236,10 +245,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print(&report::ppp::stats(&map_file))
         }
         Command::P3 { command } => p3(command),
-        Command::RtPath => {
-            println!("{}", crate::toolchain::runtime()?.display());
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::RtPath => print(&format!("{}\n", crate::toolchain::runtime()?.display())),
     }
 }
 

@@ -16,7 +16,7 @@
 use crate::hash::Fnv64;
 use crate::map::{MapFile, MapFunction};
 use crate::profile::{mode_number, ProfileError};
-use pathprof_format::RawProfile;
+use pathprof_format::{RawFunction, RawProfile};
 use std::collections::HashMap;
 
 /// Fragments combined with the sections of a profile.
@@ -135,7 +135,7 @@ pub fn combine(
             .iter()
             .map(|f| {
                 let key = (
-                    f.name.clone(),
+                    crate::map::without_rename_suffixes(&f.name).to_string(),
                     f.hash,
                     f.layout.identity(),
                     fragment.file_name(f.file).map(str::to_string),
@@ -178,8 +178,11 @@ pub fn combine(
             };
             f.index = to;
         }
-        // Names are unique within a module, so no two records meet.
         part.functions.sort_by_key(|f| f.index);
+        // Copies of one source function that LLVM renamed in one module (a
+        // whole-program link's `f` and `f.3`) are one function: each copy's
+        // records go into a part of their own, which the merge adds.
+        let copies = split_copies(&mut part);
         if let Some(i) = fragment.functions.iter().position(|f| f.name == "main") {
             let function = renumber[i];
             // Programs built from one `main` (another file's macros
@@ -199,6 +202,10 @@ pub fn combine(
         }
         part.build_id = map.build_id;
         raw_parts.push(part);
+        raw_parts.extend(copies.into_iter().map(|mut copy| {
+            copy.build_id = map.build_id;
+            copy
+        }));
         matched.push(section);
     }
     let facts = facts_of(&main_sections, &matched);
@@ -228,6 +235,34 @@ pub fn combine(
         objects,
         entry_doubts,
     })
+}
+
+/// Takes out of `part` (its records sorted by function) every record of a
+/// function that already has one, into parts of their own, each holding a
+/// function at most once.
+fn split_copies(part: &mut RawProfile) -> Vec<RawProfile> {
+    let mut copies = Vec::new();
+    let mut rest = std::mem::take(&mut part.functions);
+    let mut kept: Vec<RawFunction> = Vec::new();
+    while !rest.is_empty() {
+        let mut again = Vec::new();
+        for f in rest {
+            if kept.last().is_some_and(|k| k.index == f.index) {
+                again.push(f);
+            } else {
+                kept.push(f);
+            }
+        }
+        if copies.is_empty() && part.functions.is_empty() {
+            part.functions = std::mem::take(&mut kept);
+        } else {
+            let mut copy = part.clone();
+            copy.functions = std::mem::take(&mut kept);
+            copies.push(copy);
+        }
+        rest = again;
+    }
+    copies
 }
 
 /// The process facts of combined sections (see [`Combined::raw`]): those of
@@ -273,4 +308,73 @@ fn combined_id(fragments: &[MapFile]) -> u64 {
         h.write_u64(id);
     }
     h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+    use crate::{Cfg, Mode};
+    use pathprof_format::RawFunction;
+
+    /// A block-mode function `name` of one diamond, counting every block.
+    fn diamond(name: &str) -> MapFunction {
+        let cfg = Cfg::from_edge_list(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]).unwrap();
+        MapFunction {
+            name: name.into(),
+            display_name: None,
+            file: Some(0),
+            line: Some(3),
+            hash: cfg.shape_hash(),
+            blocks: vec![Default::default(); 4],
+            layout: Layout::Block {
+                slot_of_block: (0..4).map(Some).collect(),
+                calls_slot: None,
+            },
+            cfg,
+            entry_calls: Vec::new(),
+            entries_by_callers: false,
+        }
+    }
+
+    /// LLVM renames the copies of a header's `static inline` function that a
+    /// whole-program link brings together (`get`, `get.3`); they are one
+    /// source function, as the copies in separately built objects are.
+    #[test]
+    fn renamed_copies_in_one_module_are_one_function() {
+        let functions = vec![diamond("get"), diamond("get.3"), diamond("get.12")];
+        let map = MapFile {
+            mode: Mode::Block,
+            build_id: MapFile::compute_build_id(Mode::Block, &[], &functions),
+            files: vec!["mem.h".into()],
+            file_digests: vec![None],
+            functions,
+            atomic: false,
+            per_thread: true,
+            p3: None,
+        };
+        let record = |index: u32, slots: Vec<u64>| RawFunction {
+            index,
+            hash: map.functions[0].hash,
+            slots,
+            ..Default::default()
+        };
+        let section = RawProfile {
+            build_id: map.build_id,
+            mode: mode_number(Mode::Block),
+            processes: 1,
+            functions: vec![
+                record(0, vec![1, 1, 0, 1]),
+                record(1, vec![2, 0, 2, 2]),
+                record(2, vec![4, 4, 0, 4]),
+            ],
+            ..Default::default()
+        };
+        let combined = combine(&[map], &[section], "m", "p").unwrap();
+        assert_eq!(combined.map.functions.len(), 1);
+        assert_eq!(combined.map.functions[0].shown_name(), "get");
+        assert_eq!(combined.raw.functions.len(), 1);
+        assert_eq!(combined.raw.functions[0].slots, vec![7, 5, 2, 7]);
+        assert_eq!(combined.raw.processes, 1);
+    }
 }

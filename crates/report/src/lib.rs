@@ -8,7 +8,9 @@
 //! - [`summary`]: per-function, per-file and program totals and coverage.
 //! - [`lookup`]: functions by name, with suggestions for a typo.
 //! - [`names`]: the names a person reads, qualified where one source
-//!   function was built in two shapes.
+//!   function was built in two shapes or one name is in two places.
+//! - [`info`]: what profile files hold, per build and per program
+//!   (`pathprof info`), without a map.
 //! - [`json`]: the JSON report's types (`pathprof report --format json`).
 //! - [`predict`]: paths predicted from the edge profile versus measured
 //!   (`pathprof predict`, Ball & Larus 1996 Table 2).
@@ -20,6 +22,7 @@
 pub mod diff;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
+pub mod info;
 pub mod json;
 pub mod lines;
 pub mod load;

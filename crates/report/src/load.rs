@@ -7,6 +7,7 @@
 use anyhow::{bail, Context as _, Result};
 use pathprof_core::combine::{combine, Combined, Main};
 use pathprof_core::derive::{FlowNode, FunctionCounts};
+use pathprof_core::layout::{FlowEdge, Layout};
 use pathprof_core::map::{read_fragments, MapFile};
 use pathprof_core::profile::{interpret, read_file, ProfileError};
 use pathprof_format::ProfileFile;
@@ -21,7 +22,7 @@ pub struct Loaded {
     pub facts: Facts,
     /// Each function's name where its shown name alone is ambiguous
     /// ([`crate::names::qualified`]; empty: none is).
-    pub(crate) qualified_names: Vec<Option<String>>,
+    pub(crate) qualified_names: Vec<Option<crate::names::Qualified>>,
     /// Each function's executables and libraries: those whose profile
     /// sections hold its counts (`pathprof_core::combine::Combined::objects`;
     /// empty where no run of its build was loaded).
@@ -201,7 +202,7 @@ impl Loaded {
     /// source function was built in two shapes, [`crate::names`]).
     pub fn name(&self, i: usize) -> &str {
         match self.qualified_names.get(i) {
-            Some(Some(name)) => name,
+            Some(Some(q)) => &q.name,
             _ => self.map.functions[i].shown_name(),
         }
     }
@@ -211,7 +212,7 @@ impl Loaded {
     /// report's `objects`); empty elsewhere.
     pub(crate) fn ambiguous_objects(&self, i: usize) -> Vec<String> {
         match self.qualified_names.get(i) {
-            Some(Some(_)) => self.objects.get(i).cloned().unwrap_or_default(),
+            Some(Some(q)) if q.one_of_builds => self.objects.get(i).cloned().unwrap_or_default(),
             _ => Vec::new(),
         }
     }
@@ -224,6 +225,26 @@ impl Loaded {
             .filter(|(_, c)| !c.imbalance.is_balanced())
             .map(|(i, c)| (i, c.imbalance.total()))
             .collect()
+    }
+
+    /// Whether function `i` counts edges as if every call returned (edge
+    /// mode without --early-exit: no call's exit is counted) and makes calls
+    /// that might not return, so that its counts fall short where one did
+    /// not.
+    fn may_have_left_through_a_call(&self, i: usize) -> bool {
+        let f = &self.map.functions[i];
+        let Layout::Edge {
+            counted,
+            net_call_exits: false,
+            ..
+        } = &f.layout
+        else {
+            return false;
+        };
+        let counts_call_exits = counted
+            .iter()
+            .any(|e| matches!(e, FlowEdge::Exit(b) if !f.cfg.is_exit(*b)));
+        !counts_call_exits && f.cfg.blocks().any(|b| f.cfg.calls(b) > 0)
     }
 
     /// What the counts say about themselves, one line each (for stderr).
@@ -303,6 +324,29 @@ impl Loaded {
                  the number shown. `pathprof verify` names them.",
                 doubted.len(),
                 listed(&doubted)
+            ));
+        }
+        // In an edge-mode build without --early-exit, a call that never
+        // returns leaves its function's flow short: name that cause first.
+        let (calls_left, unbalanced): (Vec<_>, Vec<_>) = unbalanced
+            .into_iter()
+            .partition(|&(i, _)| self.may_have_left_through_a_call(i));
+        if !calls_left.is_empty() {
+            let (s, each) = if calls_left.len() == 1 {
+                ("", "it makes")
+            } else {
+                ("s", "each makes")
+            };
+            notes.push(format!(
+                "pathprof: warning: counts do not balance in {} edge-mode function{s} ({}): \
+                 {each} calls, and a call that never returned (exit(), or a longjmp out \
+                 of a callee, such as a library's error handler) leaves executions that \
+                 entered a block without leaving it, which edge mode without --early-exit \
+                 does not count. Rebuild with --early-exit for exact counts; the reports show \
+                 the counts as recorded (a count that would be negative is 0). \
+                 `pathprof verify` names the blocks.",
+                calls_left.len(),
+                listed(&calls_left)
             ));
         }
         if !unbalanced.is_empty() {

@@ -56,7 +56,7 @@ pathprof's flags, before the cargo command (also from the environment):
 pub fn run(raw_args: &[String]) -> Result<ExitCode> {
     let (flags, cargo_args) = split_flags(raw_args);
     if cargo_args.is_empty() || flags.iter().any(|f| f == "--help") {
-        print!("{}", usage());
+        crate::commands::print(&usage())?;
         return Ok(if cargo_args.is_empty() && flags.is_empty() {
             ExitCode::FAILURE
         } else {

@@ -50,7 +50,7 @@ clang's own options follow.
 /// Runs the driver on the arguments after `cc` / `c++`.
 pub fn run(cxx: bool, raw_args: &[String]) -> Result<ExitCode> {
     if raw_args.iter().any(|a| a == "--help" || a == "-help") {
-        println!("{}", usage());
+        crate::commands::print(&format!("{}\n", usage()))?;
         std::io::Write::flush(&mut std::io::stdout())?;
     }
     run_invocation(cxx, args::parse(raw_args)?)
@@ -72,6 +72,7 @@ fn run_invocation(cxx: bool, inv: Invocation) -> Result<ExitCode> {
         timings::enable();
     }
     let code = match inv.action {
+        _ if is_build_probe(&inv) => return exec(&clang, &inv.args),
         Action::PassThrough => return exec(&clang, &inv.args),
         Action::Compile if inv.args.iter().any(|x| x == "-emit-llvm") => {
             return exec(&clang, &inv.args)
@@ -211,9 +212,9 @@ fn runtime_args(args: &[String], runtime: &Path) -> Vec<String> {
 }
 
 /// Writes the linked file's map fragments (read back from it) to `--map`'s
-/// file, or to `OUTPUT.ppmap`; not for a configure probe's `a.out` or
-/// `conftest` (the map travels in the file anyway; a `conftest` is not even
-/// read back), nor when nothing linked was instrumented. Warns when the
+/// file, or to `OUTPUT.ppmap`; not for an `a.out` (a probe's output: the
+/// map travels in the file anyway), nor when nothing linked was
+/// instrumented. Warns when the
 /// objects were instrumented otherwise than this command line's `--mode` or
 /// `--atomic` ask: those act when compiling;
 /// notes the functions of what it linked that count paths in hash tables
@@ -229,9 +230,6 @@ fn write_map(inv: &Invocation) -> Result<()> {
         _ => None,
     };
     let o = &inv.options;
-    if is_conftest(output) && path.is_none() && list.is_none() && !o.mode_given && !o.atomic {
-        return Ok(()); // nothing to write, check or note in a configure probe
-    }
     let Some(fragments) = linked_map(Path::new(output))? else {
         return Ok(());
     };
@@ -274,14 +272,14 @@ pub fn default_map_path(output: &Path) -> PathBuf {
     beside_output(output, ".ppmap")
 }
 
-/// Where the link's map goes: `--map`'s file, or `OUTPUT.ppmap`; none for a
-/// configure probe's `a.out` or `conftest` (the map travels in the file anyway).
+/// Where the link's map goes: `--map`'s file, or `OUTPUT.ppmap`; none for an
+/// `a.out`, what configure scripts link their first probe to (the map
+/// travels in the file anyway).
 fn map_path(inv: &Invocation, output: &str) -> Option<PathBuf> {
     if let Some(p) = &inv.options.map {
         return Some(p.clone());
     }
-    let probe = file_name(output) == "a.out" || is_conftest(output);
-    (!probe).then(|| default_map_path(Path::new(output)))
+    (file_name(output) != "a.out").then(|| default_map_path(Path::new(output)))
 }
 
 /// The file name of a link's `output` (empty when it has none).
@@ -292,10 +290,31 @@ fn file_name(output: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Whether `output` is a configure script's test program (`conftest`,
-/// `conftest.exe`, ...).
-fn is_conftest(output: &str) -> bool {
-    file_name(output).starts_with("conftest")
+/// Whether `inv` builds a build system's probe of the compiler: autoconf's
+/// `conftest` programs, CMake's `try_compile` and `try_run` projects
+/// (`CMakeScratch`, `CMakeTmp`, `cmTC_*`), meson's compiler checks
+/// (`meson-private`). A probe is built exactly as clang builds it, with no
+/// probes and no runtime: it tests the compiler, and its runs would write
+/// profiles into the build directory.
+fn is_build_probe(inv: &Invocation) -> bool {
+    let paths = inv.inputs.iter().map(|i| PathBuf::from(&i.path));
+    let output = inv.output.as_ref().map(|(_, o)| PathBuf::from(o));
+    // CMake and meson run the compiler in the probe's own directory.
+    let cwd = std::env::current_dir().ok();
+    let mut paths = paths.chain(output).chain(cwd);
+    paths.any(|path| {
+        let conftest = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("conftest"));
+        conftest
+            || path.components().any(|c| {
+                let c = c.as_os_str().to_string_lossy();
+                c == "CMakeScratch"
+                    || c == "CMakeTmp"
+                    || c == "meson-private"
+                    || c.starts_with("cmTC_")
+            })
+    })
 }
 
 /// Says so when `--mode` or `--atomic` on a link line differ from how the

@@ -1,47 +1,28 @@
-//! `pathprof info`: what profile files hold, without a map. One table per
-//! file, one line per section (build): its build id, mode, the processes
-//! (and fork children among them) and threads that wrote it, how many
-//! functions have counts, the total of all its counters (slot counters and
-//! path counts, before resumes are subtracted), and the executables and
-//! shared libraries the build was loaded from. Or the same as JSON.
+//! `pathprof info`: renders [`pathprof_report::info`], what profile files hold
+//! without a map: per file, one line per program or library (its builds
+//! added up), or with `--builds` one line per section (build). Or the same as
+//! JSON.
 
-use pathprof_format::{ProfileFile, RawProfile};
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use pathprof_format::ProfileFile;
+use pathprof_report::info::{info, InfoFile};
+use std::path::PathBuf;
 
-/// The name of a mode number as the profile records it.
-fn mode_name(mode: u32) -> String {
-    match pathprof_format::abi::mode_name(mode) {
-        "unknown" => format!("mode {mode}"),
-        name => name.into(),
-    }
-}
-
-/// The total of all counters of a section: every slot counter and every path
-/// count, saturating.
-pub fn total_counts(s: &RawProfile) -> u64 {
-    s.functions
-        .iter()
-        .flat_map(|f| f.slots.iter().copied().chain(f.paths.iter().map(|p| p.1)))
-        .fold(0u64, u64::saturating_add)
-}
-
-/// The object paths of a section, for the table.
-fn objects(s: &RawProfile) -> String {
-    let mut text = if s.objects.is_empty() {
+/// Objects as a table cell.
+fn objects(objects: &[String], truncated: bool) -> String {
+    let mut text = if objects.is_empty() {
         "-".to_string()
     } else {
-        s.objects.join(", ")
+        objects.join(", ")
     };
-    if s.objects_truncated {
+    if truncated {
         text.push_str(" (and more)");
     }
     text
 }
 
-/// A table's cells, right-aligned in columns of their widest cell (the last
-/// column left-aligned, unpadded).
-fn table(rows: &[Vec<String>]) -> String {
+/// A table's cells, right-aligned in columns of their widest cell (the
+/// columns `left` and the last left-aligned, the last unpadded).
+fn table(rows: &[Vec<String>], left: &[usize]) -> String {
     let columns = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -52,8 +33,7 @@ fn table(rows: &[Vec<String>]) -> String {
         for (c, cell) in r.iter().enumerate() {
             let pad = widths[c] - cell.chars().count();
             match c {
-                // Build id and mode: left-aligned.
-                0 | 1 => {
+                _ if left.contains(&c) => {
                     line.push_str(cell);
                     line.push_str(&" ".repeat(pad));
                 }
@@ -73,83 +53,98 @@ fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The text report: per file a line `FILE: N builds` and its table.
-pub fn text(files: &[(PathBuf, ProfileFile)]) -> String {
+/// The text report: per file a line `FILE: N builds in K programs and
+/// libraries` and its table, of programs or (`builds`) of builds.
+pub fn text(files: &[(PathBuf, ProfileFile)], builds: bool) -> String {
     let mut out = String::new();
-    for (i, (path, file)) in files.iter().enumerate() {
+    for (i, file) in info(files).files.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let n = file.sections.len();
-        let s = if n == 1 { "" } else { "s" };
-        out.push_str(&format!("{}: {n} build{s}\n", path.display()));
-        if n == 0 {
-            continue;
+        let (n, k) = (file.sections.len(), file.programs.len());
+        out.push_str(&format!(
+            "{}: {n} build{} in {k} {}\n",
+            file.path,
+            if n == 1 { "" } else { "s" },
+            if k == 1 {
+                "program or library"
+            } else {
+                "programs and libraries"
+            }
+        ));
+        if n > 0 {
+            out.push_str(&if builds {
+                // Build id and mode left-aligned.
+                table(&build_rows(file), &[0, 1])
+            } else {
+                table(&program_rows(file), &[1])
+            });
         }
-        let mut rows = vec![[
-            "build id",
-            "mode",
-            "processes",
-            "forked",
-            "threads",
-            "functions",
-            "counts",
-            "objects",
-        ]
-        .map(String::from)
-        .to_vec()];
-        for sec in &file.sections {
-            rows.push(vec![
-                format!("{:016x}", sec.build_id),
-                mode_name(sec.mode),
-                sec.processes.to_string(),
-                sec.forked.to_string(),
-                sec.threads.to_string(),
-                sec.functions.len().to_string(),
-                total_counts(sec).to_string(),
-                objects(sec),
-            ]);
-        }
-        out.push_str(&table(&rows));
     }
     out
 }
 
-/// The JSON report: `{"format": "pathprof-info", "version": 1, "files":
-/// [{"path", "sections": [{"build_id", "mode", "processes", "forked",
-/// "threads", "functions", "counts", "objects", "objects_truncated"}]}]}`.
-pub fn json(files: &[(PathBuf, ProfileFile)]) -> Value {
-    let file = |path: &Path, f: &ProfileFile| {
-        let sections: Vec<Value> = f
-            .sections
-            .iter()
-            .map(|s| {
-                json!({
-                    "build_id": format!("{:016x}", s.build_id),
-                    "mode": mode_name(s.mode),
-                    "processes": s.processes,
-                    "forked": s.forked,
-                    "threads": s.threads,
-                    "functions": s.functions.len(),
-                    "counts": total_counts(s),
-                    "objects": s.objects,
-                    "objects_truncated": s.objects_truncated,
-                })
-            })
-            .collect();
-        json!({"path": path.display().to_string(), "sections": sections})
-    };
-    json!({
-        "format": "pathprof-info",
-        "version": 1,
-        "files": files.iter().map(|(p, f)| file(p, f)).collect::<Vec<_>>(),
-    })
+/// Header and cells of a table of `file`'s builds.
+fn build_rows(file: &InfoFile) -> Vec<Vec<String>> {
+    let header = [
+        "build id",
+        "mode",
+        "processes",
+        "forked",
+        "threads",
+        "functions",
+        "counts",
+        "objects",
+    ];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    rows.extend(file.sections.iter().map(|s| {
+        vec![
+            s.build_id.clone(),
+            s.mode.clone(),
+            s.processes.to_string(),
+            s.forked.to_string(),
+            s.threads.to_string(),
+            s.functions.to_string(),
+            s.counts.to_string(),
+            objects(&s.objects, s.objects_truncated),
+        ]
+    }));
+    rows
+}
+
+/// Header and cells of a table of `file`'s programs and libraries.
+fn program_rows(file: &InfoFile) -> Vec<Vec<String>> {
+    let header = [
+        "builds",
+        "mode",
+        "processes",
+        "forked",
+        "threads",
+        "functions",
+        "counts",
+        "objects",
+    ];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    rows.extend(file.programs.iter().map(|p| {
+        vec![
+            p.builds.to_string(),
+            p.mode.clone(),
+            p.processes.to_string(),
+            p.forked.to_string(),
+            p.threads.to_string(),
+            p.functions.to_string(),
+            p.counts.to_string(),
+            objects(&p.objects, p.objects_truncated),
+        ]
+    }));
+    rows
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pathprof_format::RawFunction;
+    use pathprof_format::{RawFunction, RawProfile};
+    use serde_json::json;
 
     fn sample() -> Vec<(PathBuf, ProfileFile)> {
         let mut a = RawProfile::new(0x1b, 2);
@@ -163,6 +158,15 @@ mod tests {
             paths: vec![(4, 10), (9, u64::MAX)],
             ..Default::default()
         }];
+        let mut c = RawProfile::new(0x2c, 2);
+        c.processes = 1;
+        c.objects = vec!["/lib/liba.so".into()];
+        c.functions = vec![RawFunction {
+            index: 0,
+            hash: 2,
+            slots: vec![5],
+            ..Default::default()
+        }];
         let mut b = RawProfile::new(0xb0b0_0000_0000_0001, 0);
         b.threads = 12;
         b.objects = vec!["/bin/p".into(), "/bin/q".into()];
@@ -171,7 +175,7 @@ mod tests {
             (
                 PathBuf::from("all.pprof"),
                 ProfileFile {
-                    sections: vec![a, b],
+                    sections: vec![a, b, c],
                 },
             ),
             (PathBuf::from("empty.pprof"), ProfileFile::default()),
@@ -179,22 +183,33 @@ mod tests {
     }
 
     #[test]
-    fn text_table() {
+    fn text_tables() {
         let want = "\
-all.pprof: 2 builds
+all.pprof: 3 builds in 2 programs and libraries
 build id          mode   processes  forked  threads  functions                counts  objects
 000000000000001b  path           3       1        0          1  18446744073709551615  /lib/liba.so
 b0b0000000000001  block          0       0       12          0                     0  /bin/p, /bin/q (and more)
+000000000000002c  path           1       0        0          1                     5  /lib/liba.so
 
-empty.pprof: 0 builds
+empty.pprof: 0 builds in 0 programs and libraries
 ";
-        assert_eq!(text(&sample()), want);
+        assert_eq!(text(&sample(), true), want);
+        let want = "\
+all.pprof: 3 builds in 2 programs and libraries
+builds  mode   processes  forked  threads  functions                counts  objects
+     2  path           3       1        0          2  18446744073709551615  /lib/liba.so
+     1  block          0       0       12          0                     0  /bin/p, /bin/q (and more)
+
+empty.pprof: 0 builds in 0 programs and libraries
+";
+        assert_eq!(text(&sample(), false), want);
     }
 
     #[test]
     fn json_report() {
-        let v = json(&sample());
+        let v = serde_json::to_value(info(&sample())).unwrap();
         assert_eq!(v["format"], "pathprof-info");
+        assert_eq!(v["version"], 1);
         let s = &v["files"][0]["sections"];
         assert_eq!(s[0]["build_id"], "000000000000001b");
         assert_eq!(s[0]["counts"], u64::MAX);
@@ -202,6 +217,15 @@ empty.pprof: 0 builds
         assert_eq!(s[1]["mode"], "block");
         assert_eq!(s[1]["objects"], json!(["/bin/p", "/bin/q"]));
         assert_eq!(s[1]["objects_truncated"], true);
+        let p = &v["files"][0]["programs"];
+        assert_eq!(p[0]["objects"], json!(["/lib/liba.so"]));
+        assert_eq!(
+            (p[0]["builds"].clone(), p[0]["functions"].clone()),
+            (json!(2), json!(2))
+        );
+        assert_eq!(p[0]["processes"], 3);
+        assert_eq!(p[1]["threads"], 12);
         assert_eq!(v["files"][1]["sections"], json!([]));
+        assert_eq!(v["files"][1]["programs"], json!([]));
     }
 }

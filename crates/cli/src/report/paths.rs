@@ -5,6 +5,7 @@
 
 use super::load::Loaded;
 use super::source::SourceRoot;
+use crate::cli::PathSort;
 use anyhow::{bail, Result};
 use pathprof_core::dag::Dag;
 use pathprof_core::layout::Layout;
@@ -29,6 +30,11 @@ impl HotPath<'_> {
     /// Instructions executed along the path once.
     pub fn instructions(&self) -> u64 {
         path_length(self.function, self.dag, &self.path.edges).1
+    }
+
+    /// The work the path did: its executions times its instructions.
+    pub fn work(&self) -> u128 {
+        self.count as u128 * self.instructions() as u128
     }
 }
 
@@ -157,23 +163,29 @@ pub fn describe_end(f: &MapFunction, end: PathEnd, starting: bool) -> Option<Str
     }
 }
 
-/// The report.
+/// The report: the `top` paths ranked by `sort`.
 pub fn report(
     loaded: &Loaded,
     function: Option<&str>,
     top: usize,
+    sort: PathSort,
     _sources: &SourceRoot,
 ) -> Result<String> {
-    let paths = hot_paths(loaded, function)?;
+    let mut paths = hot_paths(loaded, function)?;
+    let ranked = match sort {
+        PathSort::Count => "most executed first",
+        PathSort::Work => {
+            // A stable sort: equal work stays most executed first.
+            paths.sort_by_key(|p| std::cmp::Reverse(p.work()));
+            "most work (executions x instructions) first"
+        }
+    };
     let total: u128 = paths.iter().map(|p| p.count as u128).sum();
-    let weighted: u128 = paths
-        .iter()
-        .map(|p| p.count as u128 * p.instructions() as u128)
-        .sum();
+    let weighted: u128 = paths.iter().map(HotPath::work).sum();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} executions of {} distinct paths, most executed first; weighted instructions per path {:.1}",
+        "{} executions of {} distinct paths, {ranked}; weighted instructions per path {:.1}",
         total,
         paths.len(),
         if total == 0 {
@@ -184,9 +196,10 @@ pub fn report(
     );
     let _ = writeln!(
         out,
-        "{:>4} {:>12} {:>7} {:>6} {:>6}  function / path",
-        "rank", "count", "share", "blocks", "instrs"
+        "{:>4} {:>12} {:>7} {:>6} {:>6} {:>14}  function / path",
+        "rank", "count", "share", "blocks", "instrs", "work"
     );
+    let mut one_block = false;
     for (rank, p) in paths.iter().take(top).enumerate() {
         let blocks = p.path.blocks(p.dag);
         let share = if total == 0 {
@@ -196,15 +209,18 @@ pub fn report(
         };
         let _ = writeln!(
             out,
-            "{:>4} {:>12} {:>6.2}% {:>6} {:>6}  {} (path {})",
+            "{:>4} {:>12} {:>6.2}% {:>6} {:>6} {:>14}  {} (path {}){}",
             rank + 1,
             p.count,
             share,
             blocks.len(),
             p.instructions(),
+            p.work(),
             p.name,
-            p.id
+            p.id,
+            if blocks.len() == 1 { " *" } else { "" }
         );
+        one_block |= blocks.len() == 1;
         if let Some(s) = describe_end(p.function, p.path.start(p.dag), true) {
             let _ = writeln!(out, "{:>40}{s}", "");
         }
@@ -217,6 +233,14 @@ pub fn report(
         if let Some(s) = describe_end(p.function, p.path.end(p.dag), false) {
             let _ = writeln!(out, "{:>40}{s}", "");
         }
+    }
+    if one_block {
+        let _ = writeln!(
+            out,
+            "* one block: straight-line code with no branch, the whole of a function \
+             without branches (often a small helper inlined everywhere) or one turn of a \
+             one-block loop; `pathprof lines` shows its lines' counts"
+        );
     }
     Ok(out)
 }

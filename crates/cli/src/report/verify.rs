@@ -7,7 +7,7 @@
 use super::load::Loaded;
 use anyhow::{bail, Result};
 use pathprof_core::derive::FlowNode;
-use pathprof_core::map::{MapFile, MapFunction};
+use pathprof_core::map::{base_name, without_rename_suffixes, MapFile, MapFunction};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -43,11 +43,11 @@ pub fn verify<'a>(paths: &'a Loaded, edges: &'a Loaded) -> Result<Outcome> {
     // A function is its name and where it is defined (two translation units
     // may each have a `static` function of one name): the file's name without
     // its directory, since the two builds may have been made in two places.
+    // Its name without LLVM's renaming suffixes: a whole-program build may
+    // have renamed it.
     let key = |map: &'a MapFile, f: &'a MapFunction| {
-        let file = map
-            .file_name(f.file)
-            .map(|p| p.rsplit('/').next().unwrap_or(p));
-        (f.name.as_str(), file, f.line)
+        let file = map.file_name(f.file).map(base_name);
+        (without_rename_suffixes(&f.name), file, f.line)
     };
     // One source function built in two shapes (for two programs) has one
     // key: each build is compared with the other side's build of its shape.

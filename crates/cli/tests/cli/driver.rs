@@ -228,8 +228,40 @@ fn configure_probes_and_pass_through_steps_behave_like_clang() {
     assert!(runs("conftest").success());
     ok(pathprof(d, &["cc", "conftest.c"]));
     assert!(runs("a.out").success());
-    // Probes leave no maps behind (the map travels in the file anyway).
+    // Probes leave no maps and no profiles behind: they are built as clang
+    // builds them (an autotools suite's profile is the suite's alone).
     assert!(!d.join("conftest.ppmap").exists() && !d.join("a.out.ppmap").exists());
+    assert!(
+        !d.join("default.pprof").exists(),
+        "a probe's run wrote a profile"
+    );
+    // So are CMake's try_compile and meson's compiler checks, compiled and
+    // linked in two steps.
+    for dir in ["CMakeFiles/CMakeScratch/TryCompile-x", "meson-private/tmp1"] {
+        let probe = d.join(dir);
+        std::fs::create_dir_all(&probe).unwrap();
+        write(&probe, "src.c", "int main(void) { return 0; }\n");
+        ok(pathprof(&probe, &["cc", "-c", "src.c", "-o", "src.o"]));
+        ok(pathprof(&probe, &["cc", "src.o", "-o", "cmTC_1"]));
+        assert!(Command::new(probe.join("cmTC_1"))
+            .current_dir(&probe)
+            .status()
+            .unwrap()
+            .success());
+        assert!(
+            !probe.join("default.pprof").exists(),
+            "{dir}: the probe wrote a profile"
+        );
+        assert!(
+            !probe.join("cmTC_1.ppmap").exists(),
+            "{dir}: the probe has a map"
+        );
+    }
+    // A program of the user's in the same directory is instrumented.
+    write(d, "prog.c", "int main(void) { return 0; }\n");
+    ok(pathprof(d, &["cc", "prog.c", "-o", "prog"]));
+    assert!(runs("prog").success());
+    assert!(d.join("prog.ppmap").exists() && d.join("default.pprof").exists());
     let pre = ok(pathprof(d, &["cc", "-E", "-DVALUE=42", "-x", "c", "-"]));
     assert!(pre.is_empty() || !pre.contains("error"));
     let pre = pathprof(d, &["cc", "-E", "conftest.c"]);
@@ -719,5 +751,111 @@ fn compile_steps_are_clang_with_the_pass_plugin() {
         stderr.contains("pathprof plugin was loaded without its settings")
             && stderr.contains("`pathprof cc`"),
         "{stderr}"
+    );
+}
+
+/// An edge-mode build without --early-exit counts edges as if every call
+/// returned: where a longjmp out of a callee leaves counts that cannot
+/// balance, the reports' warning names that cause and --early-exit, not
+/// threads or damage; with --early-exit the counts are exact.
+#[test]
+fn edge_mode_names_a_longjmp_out_of_a_callee_as_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // `fail` longjmps back to main on 15 of work's 20 calls.
+    write(
+        d,
+        "lj.c",
+        "#include <setjmp.h>\n#include <stdio.h>\nstatic jmp_buf env;\n\
+         __attribute__((noinline)) void fail(int i) { if (i % 4 != 0) longjmp(env, 1); }\n\
+         __attribute__((noinline)) int work(int i) {\n\
+           int r = 0;\n  if (i & 1) { r = i * 3; } else { r = i - 2; }\n\
+           fail(i);\n  if (r > 7) r -= 7;\n  return r;\n}\n\
+         int main(void) {\n  volatile int sum = 0, jumps = 0;\n\
+           for (volatile int i = 0; i < 20; i++) {\n\
+             if (setjmp(env)) { jumps++; continue; }\n    sum += work(i);\n  }\n\
+           printf(\"%d %d\\n\", sum, jumps);\n  return 0;\n}\n",
+    );
+    let report = |flags: &[&str]| {
+        let mut args = vec!["cc", "--mode=edge", "-O1", "-g", "lj.c", "-o", "lj"];
+        args.extend(flags);
+        ok(pathprof(d, &args));
+        let _ = std::fs::remove_file(d.join("lj.pprof"));
+        let run = run_profiled(&d.join("lj"), &d.join("lj.pprof"));
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "16 15\n");
+        let out = pathprof(
+            d,
+            &["report", "--map", "lj", "lj.pprof", "--format", "json"],
+        );
+        assert!(out.status.success());
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let calls = function(&json, "work")["entry_count"].as_u64().unwrap();
+        (String::from_utf8_lossy(&out.stderr).into_owned(), calls)
+    };
+    let (said, _) = report(&[]);
+    assert!(
+        said.contains("counts do not balance in 1 edge-mode function (work: ")
+            && said.contains("longjmp out of a callee")
+            && said.contains("--early-exit")
+            && !said.contains("Threads sharing"),
+        "{said}"
+    );
+    let (said, calls) = report(&["--early-exit"]);
+    assert!(!said.contains("do not balance"), "{said}");
+    assert_eq!(calls, 20);
+}
+
+/// `pathprof paths` marks a path of one block and says what it is: here
+/// `twice`, which has no branch, runs most often, but main's loop does the
+/// most work and ranks first.
+#[test]
+fn paths_rank_by_work_and_say_what_a_one_block_path_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "one.c",
+        "__attribute__((noinline)) int twice(int x) { return 2 * x; }\n\
+         int main(int argc, char **argv) {\n\
+           int s = 0;\n\
+           for (int i = 0; i < 40; i++) {\n\
+             s += twice(i);\n\
+             if (s % 3 == 0) s += argc * 7 + (s >> 2) * (argc + 5) - (s & 15) * 3;\n\
+             s ^= (s << 3) + (s >> 1) + argc;\n\
+           }\n\
+           return s == 42;\n\
+         }\n",
+    );
+    ok(pathprof(
+        d,
+        &["cc", "--mode=path", "-O0", "-g", "one.c", "-o", "one"],
+    ));
+    run_profiled(&d.join("one"), &d.join("one.pprof"));
+    let text = ok(pathprof(
+        d,
+        &["paths", "--map", "one", "one.pprof", "--top", "3"],
+    ));
+    let ranked: Vec<&str> = text.lines().filter(|l| l.contains("(path ")).collect();
+    assert!(ranked[0].contains("main (path"), "{text}");
+    let twice = ranked
+        .iter()
+        .find(|l| l.contains("twice (path"))
+        .expect("twice's path");
+    assert!(
+        twice.ends_with(" *") && twice.contains("     40 "),
+        "{text}"
+    );
+    assert!(
+        text.contains("* one block: straight-line code with no branch"),
+        "{text}"
+    );
+    let by_count = ok(pathprof(
+        d,
+        &["paths", "--map", "one", "one.pprof", "--sort", "count"],
+    ));
+    let first = by_count.lines().find(|l| l.contains("(path ")).unwrap();
+    assert!(
+        first.contains("twice (path 0)") || first.contains("main"),
+        "{by_count}"
     );
 }

@@ -93,31 +93,48 @@ fn text_reports_golden() {
            1       6/7             3/6  main  (<dir>/classify.c:10)
            0       0/1             0/1  never  (<dir>/classify.c:9)",
     );
-    // Weighted instructions per path: 309 instructions over 21 path executions.
+    // Weighted instructions per path: 309 instructions over 21 path
+    // executions. Ranked by work (count x instructions): classify's path 0
+    // runs most often but does the least work of the four.
     assert_golden(
         &report(&b, "path", &["paths", "--top", "4"]),
-        "21 executions of 6 distinct paths, most executed first; weighted instructions per path 14.7
-rank        count   share blocks instrs  function / path
-   1            9  42.86%      3     15  main (path 3)
+        "21 executions of 6 distinct paths, most work (executions x instructions) first; weighted instructions per path 14.7
+rank        count   share blocks instrs           work  function / path
+   1            9  42.86%      3     15            135  main (path 3)
                                         starts after loop back/cut edge b3 (line 12) -> b1 (line 12)
                                         classify.c:12-13, 12
                                         ends with loop back/cut edge b3 (line 12) -> b1 (line 12)
-   2            4  19.05%      3     11  classify (path 0)
-                                        classify.c:3-4, 8
-   3            3  14.29%      4     15  classify (path 1)
+   2            3  14.29%      4     15             45  classify (path 1)
                                         classify.c:3, 5-6, 8
-   4            3  14.29%      4     15  classify (path 2)
+   3            3  14.29%      4     15             45  classify (path 2)
+                                        classify.c:3, 5, 7-8
+   4            4  19.05%      3     11             44  classify (path 0)
+                                        classify.c:3-4, 8",
+    );
+    assert_golden(
+        &report(&b, "path", &["paths", "--top", "4", "--sort", "count"]),
+        "21 executions of 6 distinct paths, most executed first; weighted instructions per path 14.7
+rank        count   share blocks instrs           work  function / path
+   1            9  42.86%      3     15            135  main (path 3)
+                                        starts after loop back/cut edge b3 (line 12) -> b1 (line 12)
+                                        classify.c:12-13, 12
+                                        ends with loop back/cut edge b3 (line 12) -> b1 (line 12)
+   2            4  19.05%      3     11             44  classify (path 0)
+                                        classify.c:3-4, 8
+   3            3  14.29%      4     15             45  classify (path 1)
+                                        classify.c:3, 5-6, 8
+   4            3  14.29%      4     15             45  classify (path 2)
                                         classify.c:3, 5, 7-8",
     );
     assert_golden(
         &report(
             &b,
             "path",
-            &["paths", "--function", "classify", "--top", "1"],
+            &["paths", "--function", "classify", "--top", "1", "--sort", "count"],
         ),
         "10 executions of 3 distinct paths, most executed first; weighted instructions per path 13.4
-rank        count   share blocks instrs  function / path
-   1            4  40.00%      3     11  classify (path 0)
+rank        count   share blocks instrs           work  function / path
+   1            4  40.00%      3     11             44  classify (path 0)
                                         classify.c:3-4, 8",
     );
     assert_golden(
@@ -314,7 +331,7 @@ fn info_lists_every_build_of_a_file() {
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let (_, err, ok) = pathprof_text(&["merge", &s(&p), &s(&q), &s(&p), "-o", &s(&all)]);
     assert!(ok, "{err}");
-    let (out, err, ok) = pathprof_text(&["info", &s(&all), &s(&q)]);
+    let (out, err, ok) = pathprof_text(&["info", "--builds", &s(&all), &s(&q)]);
     assert!(ok, "{err}");
     let exe = |b: &Built, mode: &str| {
         std::fs::canonicalize(b.path(&format!("classify-{mode}")))
@@ -351,16 +368,45 @@ fn info_lists_every_build_of_a_file() {
     rows.sort();
     let header = "build id mode processes forked threads functions counts objects";
     let want = vec![
-        format!("{}: 2 builds", all.display()),
+        format!("{}: 2 builds in 2 programs and libraries", all.display()),
         header.to_string(),
         rows[0].1.clone(),
         rows[1].1.clone(),
         String::new(),
-        format!("{}: 1 build", q.display()),
+        format!("{}: 1 build in 1 program or library", q.display()),
         header.to_string(),
         row(&rq, "edge", 1, 1, &exe(&edge, "edge")),
     ];
     assert_eq!(lines, want, "{out}");
+    // Without --builds: a line per program (here one build each).
+    let (grouped, err, ok) = pathprof_text(&["info", &s(&all)]);
+    assert!(ok, "{err}");
+    let grouped: Vec<String> = grouped
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let program =
+        |r: &pathprof_format::RawProfile, mode: &str, processes: u64, times: u64, exe: &str| {
+            format!(
+                "1 {mode} {processes} 0 0 {} {} {exe}",
+                r.functions.len(),
+                total(r) * times
+            )
+        };
+    let mut programs = [
+        (rp.build_id, program(&rp, "path", 2, 2, &exe(&path, "path"))),
+        (rq.build_id, program(&rq, "edge", 1, 1, &exe(&edge, "edge"))),
+    ];
+    programs.sort();
+    assert_eq!(
+        grouped,
+        [
+            format!("{}: 2 builds in 2 programs and libraries", all.display()),
+            "builds mode processes forked threads functions counts objects".to_string(),
+            programs[0].1.clone(),
+            programs[1].1.clone(),
+        ]
+    );
     // The columns line up.
     let first: Vec<&str> = out.lines().skip(1).take(3).collect();
     let at = |l: &str| l.find("objects").or_else(|| l.find('/')).unwrap();
@@ -381,6 +427,9 @@ fn info_lists_every_build_of_a_file() {
     assert_eq!(ps["counts"], total(&rp) * 2);
     assert_eq!(ps["objects"], serde_json::json!([exe(&path, "path")]));
     assert_eq!(ps["objects_truncated"], false);
+    let programs = v["files"][0]["programs"].as_array().unwrap();
+    assert_eq!(programs.len(), 2);
+    assert!(programs.iter().all(|p| p["builds"] == 1), "{json}");
 
     // A damaged file: a one-line error.
     let bad = path.path("bad.pprof");

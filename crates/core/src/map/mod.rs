@@ -173,11 +173,29 @@ pub enum MapError {
     Malformed { path: String, detail: String },
 }
 
+/// `name` without LLVM's renaming suffixes: trailing `.N` (digits) and
+/// `.llvm.N`, however many; a name that is nothing but suffixes is kept.
+pub fn without_rename_suffixes(name: &str) -> &str {
+    let mut rest = name;
+    while let Some((head, tail)) = rest.rsplit_once('.') {
+        let numeric = !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit());
+        if head.is_empty() || !(numeric || tail == "llvm") {
+            break;
+        }
+        rest = head;
+    }
+    rest
+}
+
 impl MapFunction {
     /// The name a person reads: the demangled one when the map has it, else
-    /// the linkage name.
+    /// the linkage name without the suffixes LLVM adds when it renames a
+    /// local function (`MEM_read32.243` in a whole-program link,
+    /// `f.llvm.1234` promoted across modules): the source's name.
     pub fn shown_name(&self) -> &str {
-        self.display_name.as_deref().unwrap_or(&self.name)
+        self.display_name
+            .as_deref()
+            .unwrap_or_else(|| without_rename_suffixes(&self.name))
     }
 
     /// Whether its callers' counts give its entry count, in this fragment
@@ -644,7 +662,22 @@ fn dag_edge_fits(cfg: &Cfg, dag: &Dag, e: &DagEdge) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize_path;
+    use super::{normalize_path, without_rename_suffixes};
+
+    #[test]
+    fn renaming_suffixes_are_not_the_sources_name() {
+        for (linkage, shown) in [
+            ("MEM_read32.243", "MEM_read32"),
+            ("f.llvm.8812345", "f"),
+            ("g.3.llvm.12", "g"),
+            ("plain", "plain"),
+            ("v.2x", "v.2x"),
+            (".7", ".7"),
+            ("h.", "h."),
+        ] {
+            assert_eq!(without_rename_suffixes(linkage), shown, "{linkage}");
+        }
+    }
 
     #[test]
     fn spellings_of_one_file_normalize_alike() {

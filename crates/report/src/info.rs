@@ -1,0 +1,153 @@
+//! What profile files hold, without a map (`pathprof info`): per file, each
+//! section (build) with its mode, the processes (and fork children among
+//! them) and threads that wrote it, how many functions have counts, the total
+//! of its counters and the executables and shared libraries it was loaded
+//! from; and the same grouped by program or library, as a user asks: a
+//! program of 42 translation units is one row, not 42. The serde types are the
+//! JSON form's (`"format": "pathprof-info"`, version 1).
+
+use pathprof_format::{ProfileFile, RawProfile};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Info {
+    /// Always `pathprof-info`.
+    pub format: &'static str,
+    /// Version of this form: 1.
+    pub version: u32,
+    pub files: Vec<InfoFile>,
+}
+
+/// One profile file.
+#[derive(Clone, Debug, Serialize)]
+pub struct InfoFile {
+    pub path: String,
+    /// Each section (build), in the file's order.
+    pub sections: Vec<Section>,
+    /// The sections grouped by the objects they were loaded from: one
+    /// entry per program or library (or set of them), in the order of each
+    /// group's first section.
+    pub programs: Vec<Program>,
+}
+
+/// One section: one build's counts.
+#[derive(Clone, Debug, Serialize)]
+pub struct Section {
+    /// The build id, 16 hex digits.
+    pub build_id: String,
+    pub mode: String,
+    pub processes: u64,
+    pub forked: u64,
+    pub threads: u64,
+    pub functions: usize,
+    /// Every slot counter and path count added up, saturating.
+    pub counts: u64,
+    pub objects: Vec<String>,
+    pub objects_truncated: bool,
+}
+
+/// The sections of one program or library (the same objects).
+#[derive(Clone, Debug, Serialize)]
+pub struct Program {
+    pub objects: Vec<String>,
+    pub objects_truncated: bool,
+    /// How many sections (builds: translation units, or whole programs).
+    pub builds: usize,
+    /// The sections' mode, or `mixed`.
+    pub mode: String,
+    /// The most processes, fork children and threads any of its sections
+    /// records (every process that ran the program wrote each of them).
+    pub processes: u64,
+    pub forked: u64,
+    pub threads: u64,
+    /// Functions with counts and counts, over its sections.
+    pub functions: usize,
+    pub counts: u64,
+}
+
+/// The name of a mode number as the profile records it.
+fn mode_name(mode: u32) -> String {
+    match pathprof_format::abi::mode_name(mode) {
+        "unknown" => format!("mode {mode}"),
+        name => name.into(),
+    }
+}
+
+/// The total of all counters of a section: every slot counter and every path
+/// count, saturating.
+pub fn total_counts(s: &RawProfile) -> u64 {
+    s.functions
+        .iter()
+        .flat_map(|f| f.slots.iter().copied().chain(f.paths.iter().map(|p| p.1)))
+        .fold(0u64, u64::saturating_add)
+}
+
+/// The report of `files` (each path with its decoded file).
+pub fn info(files: &[(PathBuf, ProfileFile)]) -> Info {
+    Info {
+        format: "pathprof-info",
+        version: 1,
+        files: files
+            .iter()
+            .map(|(path, file)| {
+                let sections: Vec<Section> = file.sections.iter().map(section).collect();
+                InfoFile {
+                    path: path.display().to_string(),
+                    programs: programs(&sections),
+                    sections,
+                }
+            })
+            .collect(),
+    }
+}
+
+fn section(s: &RawProfile) -> Section {
+    Section {
+        build_id: format!("{:016x}", s.build_id),
+        mode: mode_name(s.mode),
+        processes: s.processes,
+        forked: s.forked,
+        threads: s.threads,
+        functions: s.functions.len(),
+        counts: total_counts(s),
+        objects: s.objects.clone(),
+        objects_truncated: s.objects_truncated,
+    }
+}
+
+/// `sections` grouped by their objects.
+fn programs(sections: &[Section]) -> Vec<Program> {
+    let mut order: Vec<Program> = Vec::new();
+    let mut index: BTreeMap<(&[String], bool), usize> = BTreeMap::new();
+    for s in sections {
+        let key = (s.objects.as_slice(), s.objects_truncated);
+        let i = *index.entry(key).or_insert_with(|| {
+            order.push(Program {
+                objects: s.objects.clone(),
+                objects_truncated: s.objects_truncated,
+                builds: 0,
+                mode: s.mode.clone(),
+                processes: 0,
+                forked: 0,
+                threads: 0,
+                functions: 0,
+                counts: 0,
+            });
+            order.len() - 1
+        });
+        let p = &mut order[i];
+        p.builds += 1;
+        if p.mode != s.mode {
+            p.mode = "mixed".into();
+        }
+        p.processes = p.processes.max(s.processes);
+        p.forked = p.forked.max(s.forked);
+        p.threads = p.threads.max(s.threads);
+        p.functions += s.functions;
+        p.counts = p.counts.saturating_add(s.counts);
+    }
+    order
+}
