@@ -61,8 +61,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let map_path = options
                 .map
                 .unwrap_or_else(|| crate::driver::default_map_path(&output));
-            map_file
-                .write(&map_path)
+            pathprof_io::map::write(&map_file, &map_path)
                 .with_context(|| format!("cannot write the map file {}", map_path.display()))?;
             if options.time_report {
                 eprint!("{}", timings::take().table(started.elapsed()));
@@ -132,9 +131,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let paths = load(&map, &[path_profile])?;
             let edges = load(&edge_map, &[edge_profile])?;
-            let outcome = report::verify::verify(&paths, &edges)?;
-            print(&outcome.text)?;
-            Ok(if outcome.matched {
+            let verification = pathprof_report::verify::verify(&paths, &edges)?;
+            print(&report::verify::text(&verification))?;
+            Ok(if verification.matched() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -182,7 +181,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let files = profiles
                 .into_iter()
                 .map(|p| {
-                    let file = pathprof_core::profile::read_file(&p)?;
+                    let file = pathprof_io::profile::read_file(&p)?;
                     Ok((p, file))
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -229,7 +228,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let selection = pathprof_core::ppp::Selection::new(min_count, top_share)?;
             let loaded = load(&inputs.map, &inputs.profiles)?;
-            let list = report::ppp::interesting(&loaded, &selection)?;
+            let list = pathprof_report::ppp::interesting(&loaded, &selection)?;
             write_or_print(output.as_deref(), &list.to_json())
         }
         Command::Residual {
@@ -274,7 +273,7 @@ fn p3(command: P3Command) -> Result<ExitCode> {
         } => {
             let loaded = load(&[map], &[profile])?;
             let copies: Vec<usize> = copies.into_iter().map(|k| k as usize).collect();
-            let stats = report::p3::stats(&loaded, &copies)?;
+            let stats = pathprof_report::p3::stats(&loaded, &copies)?;
             match format {
                 ReportFormat::Json => print(&(serde_json::to_string_pretty(&stats)? + "\n")),
                 ReportFormat::Text => print(&report::p3::text(&stats)),

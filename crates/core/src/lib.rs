@@ -20,7 +20,6 @@ pub mod combine;
 pub mod dag;
 pub mod derive;
 pub mod edge;
-pub mod elf;
 pub mod flow;
 pub mod hash;
 pub mod ids;

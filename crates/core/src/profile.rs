@@ -4,8 +4,7 @@
 
 use crate::derive::{derive_with_resumes, DeriveError, FunctionCounts, Resumes};
 use crate::map::MapFile;
-use pathprof_format::{abi, FormatError, ProfileFile, RawProfile};
-use std::path::Path;
+use pathprof_format::{abi, FormatError, RawProfile};
 
 /// Why a profile could not be read against a map.
 #[derive(Debug, thiserror::Error)]
@@ -74,30 +73,6 @@ fn advice(found: &[u64]) -> &'static str {
     } else {
         "use the .ppmap written when that program was built"
     }
-}
-
-/// Reads and decodes a raw profile file of any number of builds.
-pub fn read_file(path: &Path) -> Result<ProfileFile, ProfileError> {
-    read_with(path, ProfileFile::decode)
-}
-
-/// Reads `path` and decodes it with `decode`, naming the file in errors.
-fn read_with<T>(
-    path: &Path,
-    decode: impl FnOnce(&[u8]) -> Result<T, FormatError>,
-) -> Result<T, ProfileError> {
-    let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| ProfileError::Io {
-        path: p.clone(),
-        error,
-    })?;
-    decode(&bytes).map_err(|error| ProfileError::Format { path: p, error })
-}
-
-/// Reads and decodes a raw profile file of one build (see [`read_file`]
-/// for files of several).
-pub fn read_raw(path: &Path) -> Result<RawProfile, ProfileError> {
-    read_with(path, RawProfile::decode)
 }
 
 /// The mode number a runtime records for a map's mode (and the instrumenter

@@ -39,12 +39,8 @@ pub struct Section {
     /// The build id, 16 hex digits.
     pub build_id: String,
     pub mode: String,
-    pub processes: u64,
-    pub forked: u64,
-    pub threads: u64,
-    pub functions: usize,
-    /// Every slot counter and path count added up, saturating.
-    pub counts: u64,
+    #[serde(flatten)]
+    pub totals: Totals,
     pub objects: Vec<String>,
     pub objects_truncated: bool,
 }
@@ -59,12 +55,20 @@ pub struct Program {
     /// The sections' mode, or `mixed`.
     pub mode: String,
     /// The most processes, fork children and threads any of its sections
-    /// records (every process that ran the program wrote each of them).
+    /// records (every process that ran the program wrote each of them);
+    /// functions with counts and counts over its sections.
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// What a section, or a program's sections, record.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Totals {
     pub processes: u64,
     pub forked: u64,
     pub threads: u64,
-    /// Functions with counts and counts, over its sections.
     pub functions: usize,
+    /// Every slot counter and path count added up, saturating.
     pub counts: u64,
 }
 
@@ -108,11 +112,13 @@ fn section(s: &RawProfile) -> Section {
     Section {
         build_id: format!("{:016x}", s.build_id),
         mode: mode_name(s.mode),
-        processes: s.processes,
-        forked: s.forked,
-        threads: s.threads,
-        functions: s.functions.len(),
-        counts: total_counts(s),
+        totals: Totals {
+            processes: s.processes,
+            forked: s.forked,
+            threads: s.threads,
+            functions: s.functions.len(),
+            counts: total_counts(s),
+        },
         objects: s.objects.clone(),
         objects_truncated: s.objects_truncated,
     }
@@ -130,11 +136,7 @@ fn programs(sections: &[Section]) -> Vec<Program> {
                 objects_truncated: s.objects_truncated,
                 builds: 0,
                 mode: s.mode.clone(),
-                processes: 0,
-                forked: 0,
-                threads: 0,
-                functions: 0,
-                counts: 0,
+                totals: Totals::default(),
             });
             order.len() - 1
         });
@@ -143,11 +145,12 @@ fn programs(sections: &[Section]) -> Vec<Program> {
         if p.mode != s.mode {
             p.mode = "mixed".into();
         }
-        p.processes = p.processes.max(s.processes);
-        p.forked = p.forked.max(s.forked);
-        p.threads = p.threads.max(s.threads);
-        p.functions += s.functions;
-        p.counts = p.counts.saturating_add(s.counts);
+        let (t, u) = (&mut p.totals, &s.totals);
+        t.processes = t.processes.max(u.processes);
+        t.forked = t.forked.max(u.forked);
+        t.threads = t.threads.max(u.threads);
+        t.functions += u.functions;
+        t.counts = t.counts.saturating_add(u.counts);
     }
     order
 }

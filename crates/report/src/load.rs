@@ -8,9 +8,11 @@ use anyhow::{bail, Context as _, Result};
 use pathprof_core::combine::{combine, Combined, Main};
 use pathprof_core::derive::{FlowNode, FunctionCounts};
 use pathprof_core::layout::{FlowEdge, Layout};
-use pathprof_core::map::{read_fragments, MapFile};
-use pathprof_core::profile::{interpret, read_file, ProfileError};
+use pathprof_core::map::MapFile;
+use pathprof_core::profile::{interpret, ProfileError};
 use pathprof_format::ProfileFile;
+use pathprof_io::map::read_fragments;
+use pathprof_io::profile::read_file;
 use std::path::PathBuf;
 
 /// A map with the counts of its profile(s).

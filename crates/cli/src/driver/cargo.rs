@@ -319,7 +319,7 @@ fn place_map(binary: &Path, meta: &std::fs::Metadata) -> Result<()> {
         return Ok(());
     };
     let map = super::default_map_path(binary);
-    pathprof_core::map::write_fragments(&map, &fragments)
+    pathprof_io::map::write_fragments(&map, &fragments)
         .with_context(|| format!("cannot write the map file {}", map.display()))?;
     if let Some(linked) = deps_original(binary, meta) {
         place_copies(&linked, binary)?;

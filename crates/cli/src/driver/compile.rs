@@ -119,7 +119,7 @@ fn draw_dags_of(object: &Path, o: &crate::cli::InstrumentOptions) -> Result<()> 
     if o.dot_dir.is_none() {
         return Ok(());
     }
-    let fragments = pathprof_core::map::read_fragments(object)
+    let fragments = pathprof_io::map::read_fragments(object)
         .with_context(|| format!("reading the map fragment of {}", object.display()))?;
     fragments
         .iter()

@@ -245,14 +245,14 @@ fn write_map(inv: &Invocation) -> Result<()> {
     let Some(path) = path else {
         return Ok(());
     };
-    pathprof_core::map::write_fragments(&path, &fragments)
+    pathprof_io::map::write_fragments(&path, &fragments)
         .with_context(|| format!("cannot write the map file {}", path.display()))
 }
 
 /// The map fragments a linked file carries; `None` when nothing linked into
 /// it was instrumented.
 fn linked_map(file: &Path) -> Result<Option<Vec<MapFile>>> {
-    match pathprof_core::map::read_fragments(file) {
+    match pathprof_io::map::read_fragments(file) {
         Ok(f) => Ok(Some(f)),
         Err(pathprof_core::map::MapError::NoMapSection { .. }) => Ok(None),
         Err(e) => Err(e).with_context(|| format!("reading back the map of {}", file.display())),

@@ -25,9 +25,10 @@ use crate::driver::copy_name;
 use anyhow::{anyhow, bail, Context as _, Result};
 use copies::Outcome;
 use launch::Launcher;
-use pathprof_core::map::{read_fragments, MapFile};
+use pathprof_core::map::MapFile;
 use pathprof_core::p3::{MapProgram, Strategy};
 use pathprof_format::RawProfile;
+use pathprof_io::map::read_fragments;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
@@ -276,7 +277,7 @@ fn read_partial(copy: usize, path: &Path, build_id: u64) -> Result<RawProfile, S
             path.display()
         ));
     }
-    let file = pathprof_core::profile::read_file(path).map_err(|e| e.to_string())?;
+    let file = pathprof_io::profile::read_file(path).map_err(|e| e.to_string())?;
     let section = file.section(build_id).cloned().ok_or_else(|| {
         format!(
             "copy {copy}'s profile {} holds no counts of copy {copy} (build ids {:x?}): was it \

@@ -1,69 +1,20 @@
-//! `pathprof dot` and `pathprof instrument --dot-dir`: a function's graph for
-//! Graphviz, like the `-dot-pathdag` option of the LLVM path-profiling notes
-//! (files named `pathdag.<function>.dot`).
-//!
-//! Path mode draws the Ball-Larus DAG (1996, sections 3 and 4): the blocks
-//! (`bN` with their source line) between a virtual ENTRY and EXIT; every DAG edge
-//! labelled with its `Val` (Figure 5) and, for chords of the spanning tree, its
-//! increment `Inc` (section 3.3), the planner's own
-//! ([`pathprof_core::planner::planned_increments`]); dummy edges (section 4:
-//! ENTRY→loop head, loop bottom→EXIT, and the cuts around unsplittable edges)
-//! dashed; backedges, cuts, self loops and unsplittable edges, which are not in
-//! the DAG, as dotted CFG edges. With a profile, every executed edge is labelled
-//! with how many path executions crossed it and the edges of the hottest paths
-//! are drawn heavier, their width scaled by that count.
-//!
-//! Block and edge mode maps (and functions that fell back to block counting)
-//! draw the CFG with its block counts and, when known, edge counts; its
-//! backedges (dotted) are the DAG's ([`pathprof_core::dag::backedges`]).
-//!
-//! Graphviz takes minutes on functions of thousands of blocks: with a profile,
-//! [`Options::hot`] draws only the blocks and edges of the hottest paths (of
-//! the most executed blocks in a CFG view) and says in the graph's label what
-//! was left out; a graph of more than [`Options::node_limit`] nodes comes with
-//! a warning that suggests it.
+//! `pathprof dot` and `pathprof instrument --dot-dir`, as DOT text: writes
+//! [`pathprof_report::dot`]'s graph of a function (the Ball-Larus DAG, or the
+//! CFG) for Graphviz, in files named `pathdag.<function>.dot` as the LLVM
+//! path-profiling notes' `-dot-pathdag` does.
 
 use super::load::Loaded;
-use super::percent;
-use anyhow::{bail, Context as _, Result};
-use pathprof_core::dag::{backedges, Dag, DagEdgeKind, EdgeClass};
-use pathprof_core::derive::FunctionCounts;
-use pathprof_core::ids::{BlockId, EdgeId};
-use pathprof_core::layout::Layout;
-use pathprof_core::map::{MapFile, MapFunction};
-use pathprof_core::planner::planned_increments;
-use pathprof_report::lookup::find_functions;
+use anyhow::{Context as _, Result};
+use pathprof_core::map::MapFile;
+use pathprof_report::dot::{draw, function_graph, Attribute, End, Graph, Style};
+pub use pathprof_report::dot::{Options, NODE_LIMIT};
 use std::fmt::Write as _;
 
-/// How many of the hottest paths are drawn heavier.
-const TOP_PATHS: usize = 3;
 const HOT_COLOR: &str = "#c0392b";
+const OUTSIDE_COLOR: &str = "#777777";
 
-/// Graphs with more nodes than this come with a warning: Graphviz's layout
-/// grows much faster than the graph (minutes for xz's `lzma_decode`).
-pub const NODE_LIMIT: usize = 200;
-
-/// What `pathprof dot` draws.
-#[derive(Clone, Copy, Debug)]
-pub struct Options {
-    /// Only the blocks and edges of this many of the hottest paths (in a CFG
-    /// view, of the most executed blocks); needs a profile.
-    pub hot: Option<usize>,
-    /// Warn when the graph has more nodes (blocks, ENTRY and EXIT) than this.
-    pub node_limit: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            hot: None,
-            node_limit: NODE_LIMIT,
-        }
-    }
-}
-
-/// A function's graph.
-pub struct Graph {
+/// A function's graph as DOT.
+pub struct Rendered {
     /// The DOT text.
     pub text: String,
     /// For stderr, when the graph has more than [`Options::node_limit`] nodes.
@@ -77,33 +28,12 @@ pub fn render(
     function: &str,
     profile: Option<&Loaded>,
     options: &Options,
-) -> Result<Graph> {
-    let index = find_functions(map, function, "the map")?[0];
-    if let Some(l) = profile {
-        if l.map.build_id != map.build_id {
-            bail!("the profile is of another build than the map");
-        }
-    } else if options.hot.is_some() {
-        bail!("--hot draws the hottest paths of a profile: name it with --profile");
-    }
-    let counts = profile.map(|l| &l.counts[index]);
-    let (text, nodes) = render_function(map, index, counts, options.hot);
-    let warning = (nodes > options.node_limit).then(|| {
-        let hot = "draws only the blocks and edges of the N hottest paths";
-        let advice = match (options.hot, profile) {
-            (Some(_), _) => "a smaller --hot N draws fewer".to_string(),
-            (None, Some(_)) => format!("--hot N {hot}"),
-            (None, None) => format!("--profile PROFILE --hot N {hot}"),
-        };
-        let f = &map.functions[index];
-        format!(
-            "pathprof: warning: the graph of {} has {nodes} nodes (more than {}); \
-             Graphviz may take minutes to lay it out; {advice}",
-            f.shown_name(),
-            options.node_limit
-        )
-    });
-    Ok(Graph { text, warning })
+) -> Result<Rendered> {
+    let drawing = draw(map, function, profile, options)?;
+    Ok(Rendered {
+        text: text(&drawing.graph),
+        warning: drawing.warning,
+    })
 }
 
 /// Writes `pathdag.<function>.dot` into `dir` for every function of `map`.
@@ -118,7 +48,7 @@ pub fn write_all(map: &MapFile, dir: &std::path::Path) -> Result<()> {
             used.insert(name.clone());
         }
         let path = dir.join(name);
-        std::fs::write(&path, render_function(map, i, None, None).0)
+        std::fs::write(&path, text(&function_graph(map, i, None, None)))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
@@ -144,25 +74,6 @@ fn file_safe(name: &str) -> String {
     )
 }
 
-/// One node per drawn block, labelled with its position (and count).
-fn block_nodes(
-    out: &mut String,
-    map: &MapFile,
-    f: &MapFunction,
-    counts: Option<&FunctionCounts>,
-    drawn: &[bool],
-) {
-    for b in f.cfg.blocks().filter(|&b| drawn[b.index()]) {
-        let n = counts.map(|c| c.blocks[b.index()]);
-        let _ = writeln!(
-            out,
-            "  b{} [label={}];",
-            b.0,
-            quote(&block_label(map, f, b, n))
-        );
-    }
-}
-
 /// A DOT string literal.
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -179,359 +90,70 @@ fn quote(s: &str) -> String {
     out
 }
 
-fn block_label(map: &MapFile, f: &MapFunction, b: BlockId, count: Option<u64>) -> String {
-    let mut label = b.to_string();
-    let info = &f.blocks[b.index()];
-    let file = info
-        .lines
-        .iter()
-        .find(|s| Some(s.line) == info.line)
-        .map(|s| s.file)
-        .or(f.file);
-    if let Some(line) = info.line {
-        let name = map
-            .file_name(file)
-            .map_or("?".to_string(), super::paths::short_name);
-        let _ = write!(label, "\n{name}:{line}");
-    }
-    if let Some(n) = count {
-        let _ = write!(label, "\n×{n}");
-    }
-    label
-}
-
-fn header(out: &mut String, map: &MapFile, f: &MapFunction, what: &str) {
-    let name = f.shown_name();
-    let at = match (map.file_name(f.file), f.line) {
-        (Some(file), Some(line)) => format!(" ({}:{line})", super::paths::short_name(file)),
-        _ => String::new(),
-    };
-    let by_callers = if f.counted_by_callers() {
-        "\nno probe counts its entries: its callers' call sites do"
-    } else {
-        ""
-    };
-    let _ = writeln!(out, "digraph {} {{", quote(&format!("pathdag.{}", f.name)));
+/// The DOT text of `g`.
+pub fn text(g: &Graph) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph {} {{", quote(&g.name));
     let _ = writeln!(
         out,
         "  graph [label={}, labelloc=t, fontname=\"Helvetica\", fontsize=12];",
-        quote(&format!("{name}{at}\n{what}{by_callers}"))
+        quote(&g.title)
     );
     let _ = writeln!(
         out,
         "  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];"
     );
     let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=9];");
-    let _ = writeln!(
-        out,
-        "  ENTRY [shape=ellipse, style=filled, fillcolor=\"#e8e8e8\"];"
-    );
-    let _ = writeln!(
-        out,
-        "  EXIT [shape=ellipse, style=filled, fillcolor=\"#e8e8e8\"];"
-    );
-}
-
-/// `penwidth` for an edge run `n` times when the busiest ran `max` times.
-fn width(n: u64, max: u64) -> f64 {
-    if max == 0 {
-        1.0
-    } else {
-        1.0 + 5.0 * n as f64 / max as f64
-    }
-}
-
-/// The DOT text of function `index` and how many nodes it has; `hot` needs
-/// `counts`.
-fn render_function(
-    map: &MapFile,
-    index: usize,
-    counts: Option<&FunctionCounts>,
-    hot: Option<usize>,
-) -> (String, usize) {
-    let f = &map.functions[index];
-    let hot = hot.filter(|_| counts.is_some());
-    match &f.layout {
-        Layout::Path {
-            dag, self_loops, ..
-        } => render_dag(map, f, dag, self_loops, counts, hot),
-        _ => render_cfg(map, f, counts, hot),
-    }
-}
-
-/// How many of `drawn` are true.
-fn count(drawn: &[bool]) -> usize {
-    drawn.iter().filter(|&&d| d).count()
-}
-
-fn node_name(dag: &Dag, v: pathprof_core::NodeId) -> String {
-    if v == dag.entry() {
-        "ENTRY".into()
-    } else if v == dag.exit() {
-        "EXIT".into()
-    } else {
-        format!("b{}", v.0)
-    }
-}
-
-fn render_dag(
-    map: &MapFile,
-    f: &MapFunction,
-    dag: &Dag,
-    self_loops: &[EdgeId],
-    counts: Option<&FunctionCounts>,
-    keep: Option<usize>,
-) -> (String, usize) {
-    let cfg = &f.cfg;
-    let incs = planned_increments(cfg, dag);
-    // A one-path function whose callers count its entries has no probe.
-    let probed = !f.counted_by_callers();
-    // Per DAG edge: path executions crossing it; whether a top path uses it;
-    // whether it is drawn (on one of the `keep` hottest paths, or all).
-    let mut crossed = vec![0u64; dag.edges().len()];
-    let mut hot = vec![false; dag.edges().len()];
-    let mut drawn_edges = vec![keep.is_none(); dag.edges().len()];
-    let mut kept_note = String::new();
-    if let Some(c) = counts {
-        for p in &c.paths {
-            for &e in &p.path.edges {
-                crossed[e.index()] = crossed[e.index()].saturating_add(p.count);
-            }
-        }
-        let mut order: Vec<_> = c.paths.iter().filter(|p| p.count > 0).collect();
-        order.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
-        for p in order.iter().take(TOP_PATHS) {
-            for &e in &p.path.edges {
-                hot[e.index()] = true;
-            }
-        }
-        if let Some(n) = keep {
-            let kept = &order[..n.min(order.len())];
-            for p in kept {
-                for &e in &p.path.edges {
-                    drawn_edges[e.index()] = true;
-                }
-            }
-            let executions = |ps: &[&pathprof_core::derive::PathCount]| -> u128 {
-                ps.iter().map(|p| p.count as u128).sum()
-            };
-            kept_note = format!(
-                "\n--hot {n}: the {} hottest of {} executed paths ({} of executions)",
-                kept.len(),
-                order.len(),
-                percent(executions(kept), executions(&order))
-            );
-        }
-    }
-    // Blocks: reachable ones, or those of the drawn edges.
-    let mut drawn = vec![false; cfg.num_blocks()];
-    for b in cfg.blocks() {
-        drawn[b.index()] = keep.is_none() && cfg.is_reachable(b);
-    }
-    for id in dag.edge_ids().filter(|id| drawn_edges[id.index()]) {
-        let e = dag.edge(id);
-        for b in [dag.block(e.from), dag.block(e.to)].into_iter().flatten() {
-            drawn[b.index()] = true;
-        }
-    }
-    if keep.is_some() {
-        let reachable = cfg.blocks().filter(|&b| cfg.is_reachable(b)).count();
-        let _ = write!(
-            kept_note,
-            ": {} of {reachable} blocks, {} of {} DAG edges; the rest left out",
-            count(&drawn),
-            count(&drawn_edges),
-            dag.edges().len()
+    for end in ["ENTRY", "EXIT"] {
+        let _ = writeln!(
+            out,
+            "  {end} [shape=ellipse, style=filled, fillcolor=\"#e8e8e8\"];"
         );
     }
-    let max = crossed.iter().copied().max().unwrap_or(0);
-    let mut out = String::new();
-    let what = format!(
-        "Ball-Larus path DAG, {} potential paths: Val on every edge{}\ndashed: dummy edges; dotted: CFG edges outside the DAG{}{kept_note}",
-        dag.num_paths(),
-        if probed { ", Inc on chords" } else { "" },
-        if counts.is_some() {
-            format!("\ncounts: path executions (blocks: ×runs); red: the {TOP_PATHS} hottest paths, width by count")
-        } else {
-            String::new()
-        }
-    );
-    header(&mut out, map, f, &what);
-    block_nodes(&mut out, map, f, counts, &drawn);
-    for id in dag.edge_ids().filter(|id| drawn_edges[id.index()]) {
-        let e = dag.edge(id);
-        let mut label = format!("Val {}", dag.val(id));
-        if probed && incs.is_chord(id) {
-            let _ = write!(label, "\nInc {}", incs.inc[id.index()]);
-        }
-        let mut attrs: Vec<String> = Vec::new();
-        match e.kind {
-            DagEdgeKind::BackEntry(ce) | DagEdgeKind::BackExit(ce) => {
-                let c = cfg.edge(ce);
-                let why = match dag.classes()[ce.index()] {
-                    EdgeClass::Cut => "cut",
-                    EdgeClass::Sibling => "beside unsplittable",
-                    _ => "backedge",
-                };
-                let _ = write!(label, "\n({why} {}→{})", c.from, c.to);
-                attrs.push("style=dashed".into());
-            }
-            DagEdgeKind::UnsplitEntry(_) | DagEdgeKind::UnsplitExit(_) => {
-                label.push_str("\n(unsplittable)");
-                attrs.push("style=dashed".into());
-            }
-            DagEdgeKind::CallExit(_, k) => {
-                let _ = write!(label, "\n(inside call #{k})");
-                attrs.push("style=dashed".into());
-            }
-            _ => {}
-        }
-        if counts.is_some() && crossed[id.index()] > 0 {
-            let _ = write!(label, "\n{}×", crossed[id.index()]);
-            if hot[id.index()] {
-                attrs.push(format!("penwidth={:.2}", width(crossed[id.index()], max)));
-                attrs.push(format!("color=\"{HOT_COLOR}\""));
-                attrs.push(format!("fontcolor=\"{HOT_COLOR}\""));
-            }
-        }
-        attrs.insert(0, format!("label={}", quote(&label)));
+    for (b, label) in &g.blocks {
+        let _ = writeln!(out, "  b{b} [label={}];", quote(label));
+    }
+    for e in &g.edges {
+        let attributes: Vec<String> = e.attributes.iter().map(attribute).collect();
         let _ = writeln!(
             out,
             "  {} -> {} [{}];",
-            node_name(dag, e.from),
-            node_name(dag, e.to),
-            attrs.join(", ")
-        );
-    }
-    // CFG edges that are not DAG edges, between drawn blocks.
-    for ce in cfg.edge_ids() {
-        let c = cfg.edge(ce);
-        if !(drawn[c.from.index()] && drawn[c.to.index()]) {
-            continue;
-        }
-        let what = match dag.classes()[ce.index()] {
-            EdgeClass::Back => "backedge".to_string(),
-            EdgeClass::Cut => "cut".to_string(),
-            EdgeClass::SelfLoop => {
-                let k = self_loops.iter().position(|&s| s == ce).unwrap_or(0);
-                format!("self loop, slot {k}")
-            }
-            EdgeClass::Unsplit => "unsplittable".to_string(),
-            EdgeClass::Sibling => "beside unsplittable".to_string(),
-            EdgeClass::Forward | EdgeClass::Unreachable => continue,
-            // Classes added later (resume edges) are named as they are.
-            #[allow(unreachable_patterns)]
-            other => format!("{other:?}").to_lowercase(),
-        };
-        let mut label = what;
-        if let Some(n) = counts.and_then(|c| c.edges.as_ref()).map(|e| e[ce.index()]) {
-            let _ = write!(label, "\n{n}×");
-        }
-        let _ = writeln!(
-            out,
-            "  b{} -> b{} [label={}, style=dotted, constraint=false, color=\"#777777\", fontcolor=\"#777777\"];",
-            c.from.0,
-            c.to.0,
-            quote(&label)
+            end(e.from),
+            end(e.to),
+            attributes.join(", ")
         );
     }
     out.push_str("}\n");
-    (out, count(&drawn) + 2)
+    out
 }
 
-fn render_cfg(
-    map: &MapFile,
-    f: &MapFunction,
-    counts: Option<&FunctionCounts>,
-    keep: Option<usize>,
-) -> (String, usize) {
-    let cfg = &f.cfg;
-    let back = backedges(cfg);
-    // Blocks: reachable ones, or the `keep` most executed.
-    let mut drawn: Vec<bool> = cfg.blocks().map(|b| cfg.is_reachable(b)).collect();
-    let mut kept_note = String::new();
-    if let (Some(n), Some(c)) = (keep, counts) {
-        let reachable = count(&drawn);
-        let mut order: Vec<BlockId> = cfg
-            .blocks()
-            .filter(|&b| drawn[b.index()] && c.blocks[b.index()] > 0)
-            .collect();
-        order.sort_by(|a, b| c.blocks[b.index()].cmp(&c.blocks[a.index()]).then(a.cmp(b)));
-        drawn = vec![false; cfg.num_blocks()];
-        for b in order.iter().take(n) {
-            drawn[b.index()] = true;
-        }
-        kept_note = format!(
-            "\n--hot {n}: the {} most executed of {reachable} blocks (no paths in this view) \
-             and the edges between them; the rest left out",
-            count(&drawn)
-        );
+fn end(e: End) -> String {
+    match e {
+        End::Entry => "ENTRY".into(),
+        End::Exit => "EXIT".into(),
+        End::Block(b) => format!("b{b}"),
     }
-    let edge_counts = counts.and_then(|c| c.edges.as_ref());
-    let max = edge_counts
-        .and_then(|e| e.iter().copied().max())
-        .unwrap_or(0)
-        .max(counts.map_or(0, |c| c.entry));
-    let mut out = String::new();
-    let kind = match &f.layout {
-        Layout::Block { .. } => "block counts",
-        Layout::Edge {
-            net_call_exits: true,
-            ..
-        } => "block counts, from edge counts",
-        _ => "edge counts",
-    };
-    header(
-        &mut out,
-        map,
-        f,
-        &format!("control-flow graph ({kind}); dotted: backedges{kept_note}"),
-    );
-    block_nodes(&mut out, map, f, counts, &drawn);
-    if drawn[cfg.entry().index()] {
-        let entry_label = counts.map_or(String::new(), |c| format!("{}×", c.entry));
-        let _ = writeln!(
-            out,
-            "  ENTRY -> b{} [label={}];",
-            cfg.entry().0,
-            quote(&entry_label)
-        );
-    }
-    for ce in cfg.edge_ids() {
-        let c = cfg.edge(ce);
-        if !(drawn[c.from.index()] && drawn[c.to.index()]) {
-            continue;
+}
+
+fn attribute(a: &Attribute) -> String {
+    match a {
+        Attribute::Label(label) => format!("label={}", quote(label)),
+        Attribute::Style(Style::Dashed) => "style=dashed".into(),
+        Attribute::Style(Style::Dotted) => "style=dotted".into(),
+        Attribute::Width(w) => format!("penwidth={w:.2}"),
+        Attribute::Hot => format!("color=\"{HOT_COLOR}\", fontcolor=\"{HOT_COLOR}\""),
+        Attribute::Outside => {
+            format!("constraint=false, color=\"{OUTSIDE_COLOR}\", fontcolor=\"{OUTSIDE_COLOR}\"")
         }
-        let mut attrs = Vec::new();
-        if let Some(n) = edge_counts.map(|e| e[ce.index()]) {
-            attrs.push(format!("label={}", quote(&format!("{n}×"))));
-            if n > 0 {
-                attrs.push(format!("penwidth={:.2}", width(n, max)));
-            }
-        }
-        if back[ce.index()] {
-            attrs.push("style=dotted".into());
-            attrs.push("constraint=false".into());
-        }
-        let _ = writeln!(
-            out,
-            "  b{} -> b{} [{}];",
-            c.from.0,
-            c.to.0,
-            attrs.join(", ")
-        );
+        Attribute::Unconstrained => "constraint=false".into(),
     }
-    for b in cfg.blocks().filter(|&b| drawn[b.index()] && cfg.is_exit(b)) {
-        let label = counts.map_or(String::new(), |c| format!("{}×", c.blocks[b.index()]));
-        let _ = writeln!(out, "  b{} -> EXIT [label={}];", b.0, quote(&label));
-    }
-    out.push_str("}\n");
-    (out, count(&drawn) + 2)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pathprof_core::layout::Layout;
+    use pathprof_core::BlockId;
     use pathprof_report::fixtures::loaded;
 
     /// [`render`]'s text with `options`.

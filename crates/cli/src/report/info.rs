@@ -4,7 +4,7 @@
 //! JSON.
 
 use pathprof_format::ProfileFile;
-use pathprof_report::info::{info, InfoFile};
+use pathprof_report::info::{info, InfoFile, Totals};
 use std::path::PathBuf;
 
 /// Objects as a table cell.
@@ -86,36 +86,30 @@ pub fn text(files: &[(PathBuf, ProfileFile)], builds: bool) -> String {
 
 /// Header and cells of a table of `file`'s builds.
 fn build_rows(file: &InfoFile) -> Vec<Vec<String>> {
-    let header = [
-        "build id",
-        "mode",
-        "processes",
-        "forked",
-        "threads",
-        "functions",
-        "counts",
-        "objects",
-    ];
-    let mut rows = vec![header.map(String::from).to_vec()];
-    rows.extend(file.sections.iter().map(|s| {
-        vec![
-            s.build_id.clone(),
-            s.mode.clone(),
-            s.processes.to_string(),
-            s.forked.to_string(),
-            s.threads.to_string(),
-            s.functions.to_string(),
-            s.counts.to_string(),
-            objects(&s.objects, s.objects_truncated),
-        ]
-    }));
-    rows
+    let rows = file.sections.iter().map(|s| {
+        let objects = objects(&s.objects, s.objects_truncated);
+        (s.build_id.clone(), &s.mode, &s.totals, objects)
+    });
+    table_rows("build id", rows)
 }
 
 /// Header and cells of a table of `file`'s programs and libraries.
 fn program_rows(file: &InfoFile) -> Vec<Vec<String>> {
+    let rows = file.programs.iter().map(|p| {
+        let objects = objects(&p.objects, p.objects_truncated);
+        (p.builds.to_string(), &p.mode, &p.totals, objects)
+    });
+    table_rows("builds", rows)
+}
+
+/// The header (`first` naming the first column) and the cells of rows of
+/// a first cell, a mode, totals and objects.
+fn table_rows<'a>(
+    first: &str,
+    rows: impl Iterator<Item = (String, &'a String, &'a Totals, String)>,
+) -> Vec<Vec<String>> {
     let header = [
-        "builds",
+        first,
         "mode",
         "processes",
         "forked",
@@ -124,20 +118,20 @@ fn program_rows(file: &InfoFile) -> Vec<Vec<String>> {
         "counts",
         "objects",
     ];
-    let mut rows = vec![header.map(String::from).to_vec()];
-    rows.extend(file.programs.iter().map(|p| {
+    let mut out = vec![header.map(String::from).to_vec()];
+    out.extend(rows.map(|(first, mode, t, objects)| {
         vec![
-            p.builds.to_string(),
-            p.mode.clone(),
-            p.processes.to_string(),
-            p.forked.to_string(),
-            p.threads.to_string(),
-            p.functions.to_string(),
-            p.counts.to_string(),
-            objects(&p.objects, p.objects_truncated),
+            first,
+            mode.clone(),
+            t.processes.to_string(),
+            t.forked.to_string(),
+            t.threads.to_string(),
+            t.functions.to_string(),
+            t.counts.to_string(),
+            objects,
         ]
     }));
-    rows
+    out
 }
 
 #[cfg(test)]

@@ -19,13 +19,5 @@ pub mod source;
 pub mod summary;
 pub mod verify;
 
+pub(crate) use pathprof_report::percent;
 pub use pathprof_report::{lines, load};
-
-/// `a` as a percentage of `b` with one decimal, `-` when `b` is 0.
-pub(crate) fn percent(a: u128, b: u128) -> String {
-    if b == 0 {
-        "-".to_string()
-    } else {
-        format!("{:.1}%", 100.0 * a as f64 / b as f64)
-    }
-}

@@ -121,12 +121,7 @@ pub fn source_ranges(map: &MapFile, f: &MapFunction, dag: &Dag, path: &Path) -> 
     out
 }
 
-/// The last component of a path.
-pub fn short_name(path: &str) -> String {
-    std::path::Path::new(path)
-        .file_name()
-        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned())
-}
+pub use pathprof_report::short_name;
 
 /// How a path began or ended, in words.
 pub fn describe_end(f: &MapFunction, end: PathEnd, starting: bool) -> Option<String> {

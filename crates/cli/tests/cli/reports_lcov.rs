@@ -294,7 +294,7 @@ fn build_header_program(mode: &str) -> Fixture {
 /// The source files the fragments of a map name, each once.
 fn map_files(map: &Path) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
-    for fragment in pathprof_core::map::read_fragments(map).unwrap() {
+    for fragment in pathprof_io::map::read_fragments(map).unwrap() {
         for name in fragment.files {
             if !files.contains(&name) {
                 files.push(name);

@@ -260,7 +260,7 @@ fn build_time_code_is_not_instrumented_and_maps_lie_beside_binaries() {
     for (mode, _) in MODES {
         let target = p.root.join(format!("t-{mode}/release"));
         let map = target.join("rust-prog.ppmap");
-        let names: Vec<String> = pathprof_core::map::read_fragments(&map)
+        let names: Vec<String> = pathprof_io::map::read_fragments(&map)
             .unwrap()
             .iter()
             .flat_map(|m| &m.functions)

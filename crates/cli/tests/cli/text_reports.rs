@@ -711,7 +711,7 @@ fn processes_and_threads_are_reported() {
     assert!(old.per_thread);
     old.per_thread = false;
     let shared = b.path("shared.ppmap");
-    old.write(&shared).unwrap();
+    pathprof_io::map::write(&old, &shared).unwrap();
     let report = json_report(&shared, &facts);
     assert_eq!(report["exact"], false);
     let (_, err, ok) = pathprof_text(&[

@@ -20,7 +20,8 @@
 //! in the ELF section `.pathprof.map` (see `pathprof-llvm`'s `embed_map`),
 //! which linkers concatenate, so an executable or shared library holds the
 //! fragments of exactly the objects linked into it. A `.ppmap` file is the
-//! same concatenation. [`read_fragments`] reads either.
+//! same concatenation; `pathprof-io` reads either (and this module the
+//! bytes).
 //!
 //! Reading never panics and never allocates more than the file's size
 //! justifies: the body is parsed into the schema (plain data, as large as the
@@ -37,7 +38,6 @@ use crate::hash::{fnv64, Fnv64};
 use crate::ids::{BlockId, EdgeId};
 use crate::layout::{FlowEdge, Layout};
 use crate::plan::Mode;
-use std::path::Path;
 
 pub mod schema;
 
@@ -422,11 +422,6 @@ impl MapFile {
         Ok(())
     }
 
-    /// Writes the map to `path`.
-    pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        std::fs::write(path, self.to_bytes())
-    }
-
     /// Whether this is a PPP build's map (`--mode=ppp`): some function has
     /// interesting paths.
     pub fn is_ppp(&self) -> bool {
@@ -440,36 +435,6 @@ impl MapFile {
         file.and_then(|f| self.files.get(f as usize))
             .map(String::as_str)
     }
-}
-
-/// Reads the fragments of `path`: a `.ppmap` file, or an executable, shared
-/// library or object file built by `pathprof cc` (its `.pathprof.map` section).
-pub fn read_fragments(path: &Path) -> Result<Vec<MapFile>, MapError> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| MapError::Io {
-        path: shown.clone(),
-        error,
-    })?;
-    if !crate::elf::is_elf(&bytes) {
-        return MapFile::fragments_from_bytes(&bytes, &shown);
-    }
-    match crate::elf::section(&bytes, MAP_SECTION) {
-        Ok(Some(section)) => MapFile::fragments_from_bytes(&section, &shown),
-        Ok(None) => Err(MapError::NoMapSection { path: shown }),
-        Err(detail) => Err(MapError::Malformed {
-            path: shown,
-            detail,
-        }),
-    }
-}
-
-/// Writes fragments as one `.ppmap` file.
-pub fn write_fragments(path: &Path, fragments: &[MapFile]) -> std::io::Result<()> {
-    let mut bytes = Vec::new();
-    for f in fragments {
-        bytes.extend_from_slice(&f.to_bytes());
-    }
-    std::fs::write(path, bytes)
 }
 
 /// The lexical normal form of a source file name, so that one file has one name
