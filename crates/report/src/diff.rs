@@ -177,7 +177,7 @@ pub fn analyze(a: &Loaded, b: &Loaded) -> Result<Diff> {
     Ok(out)
 }
 
-#[cfg(all(test, feature = "fixtures"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::diamond_chain as with_runs;

@@ -70,7 +70,7 @@ pub fn last_line(lines: &BTreeMap<u32, LineCount>, text: &[String]) -> u32 {
         .max(text.len() as u32)
 }
 
-#[cfg(all(test, feature = "fixtures"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::two_copies;

@@ -74,7 +74,7 @@ pub fn find_functions(
     })
 }
 
-#[cfg(all(test, feature = "fixtures"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::loaded;

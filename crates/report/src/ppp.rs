@@ -116,36 +116,38 @@ impl Unknown<'_> {
     /// source files are a project's other programs and libraries, said only
     /// with `verbose`. Never fatal.
     pub fn warnings(&self, list_path: &Path, verbose: bool) -> Vec<String> {
-        let unknown = self;
-        let mut out = Vec::new();
         let list_path = list_path.display();
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        if unknown.none_known {
-            out.push(format!(
-            "pathprof: warning: {list_path}: none of the functions it lists is in this program: the list was made for another program, or its training ran none of this one's code; ignored"
-        ));
-            return out;
+        if self.none_known {
+            return vec![format!(
+                "pathprof: warning: {list_path}: none of the functions it lists is in this \
+                 program: the list was made for another program, or its training ran none of \
+                 this one's code; ignored"
+            )];
         }
-        if !unknown.here.is_empty() {
+        let mut out = Vec::new();
+        if !self.here.is_empty() {
             const SHOWN: usize = 5;
-            let here = &unknown.here;
+            let here = &self.here;
             let mut names = here[..here.len().min(SHOWN)].join(", ");
             if here.len() > SHOWN {
                 let _ = write!(names, " and {} more", here.len() - SHOWN);
             }
             out.push(format!(
-            "pathprof: warning: {list_path}: {} of source files this program compiles {} not in it \
-             (renamed or removed since the list was made, or compiled out here by other macros), ignored: {names}",
-            plural(here.len(), "function", "functions"),
-            if here.len() == 1 { "is" } else { "are" },
-        ));
+                "pathprof: warning: {list_path}: {} of source files this program compiles {} not \
+                 in it (renamed or removed since the list was made, or compiled out here by \
+                 other macros), ignored: {names}",
+                plural(here.len(), "function", "functions"),
+                if here.len() == 1 { "is" } else { "are" },
+            ));
         }
-        if verbose && unknown.elsewhere > 0 {
+        if verbose && self.elsewhere > 0 {
             out.push(format!(
-            "pathprof: {list_path}: {} of source files this program does not compile (other programs or libraries of the list's), ignored",
-            plural(unknown.elsewhere, "function", "functions")
-        ));
+                "pathprof: {list_path}: {} of source files this program does not compile (other \
+                 programs or libraries of the list's), ignored",
+                plural(self.elsewhere, "function", "functions")
+            ));
         }
         out
     }

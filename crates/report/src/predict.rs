@@ -80,7 +80,7 @@ pub fn analyze(loaded: &Loaded) -> Result<Prediction> {
     Ok(out)
 }
 
-#[cfg(all(test, feature = "fixtures"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::{self, loaded};

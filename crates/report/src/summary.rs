@@ -345,7 +345,7 @@ fn function_summary(loaded: &Loaded, per_line: &FileLines, i: usize) -> Function
     }
 }
 
-#[cfg(all(test, feature = "fixtures"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::two_copies;

@@ -859,3 +859,37 @@ fn paths_rank_by_work_and_say_what_a_one_block_path_is() {
         "{by_count}"
     );
 }
+
+/// Output into a pipe nobody reads any more (`pathprof cc --help | head`)
+/// ends quietly, as clang's and every report's does: no panic, status 0.
+#[test]
+fn a_closed_pipe_ends_help_and_reports_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "p.c", "int main(void) { return 0; }\n");
+    ok(pathprof(d, &["cc", "--mode=path", "p.c", "-o", "p"]));
+    run_profiled(&d.join("p"), &d.join("p.pprof"));
+    for args in [
+        &["cc", "--help"][..],
+        &["cargo", "--help"],
+        &["rt-path"],
+        &["report", "--map", "p", "p.pprof"],
+        &["info", "p.pprof"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(crate::support::command::PATHPROF)
+            .args(args)
+            .current_dir(d)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stderr.is_empty(),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+    }
+}
