@@ -16,67 +16,16 @@
 //! own account says by how much its entry count may be off (an imbalance at
 //! [`FlowNode::Callers`]), never hiding it.
 //!
-//! This module owns the call-site record ([`CallSite`], a map function's
-//! `entry_calls`), the check that a map's records are usable (in range, no
-//! function waiting on itself), the order that derives callers first, and
-//! the entry count the sites give.
+//! This module owns the entry count the sites give and which functions lie
+//! on call cycles; the call-site record itself ([`CallSite`], a map
+//! function's `entry_calls`), its check and the order that derives callers
+//! first are the map's ([`crate::map::call_sites`], re-exported here), and
+//! writing the entry counts out as counts of the functions' own is
+//! [`crate::materialize`]'s.
 
 use crate::derive::{FlowNode, FunctionCounts, Unbalanced};
-use crate::ids::BlockId;
-use crate::layout::{FlowEdge, Layout};
-use crate::map::{MapFile, MapFunction};
-use crate::profile::ProfileError;
-use pathprof_format::{RawFunction, RawProfile};
-
-/// A call of a function whose entry count its callers give: function
-/// `function` of the same map fragment calls it from block `block`, before
-/// any call there that might not return (once per record: a block calling
-/// it twice is recorded twice).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CallSite {
-    pub function: u32,
-    pub block: BlockId,
-}
-
-/// Why a map's call-site records cannot be used.
-pub fn check(functions: &[MapFunction]) -> Result<(), String> {
-    for (i, f) in functions.iter().enumerate() {
-        if !f.entry_calls.is_empty() && !f.layout.takes_entry_from_callers() {
-            return Err(format!(
-                "function #{i} ({:?}) has call sites for its entry count, but its layout counts it",
-                f.name
-            ));
-        }
-        if let (
-            Layout::Edge {
-                entry_replaces: Some(_),
-                ..
-            },
-            [],
-        ) = (&f.layout, &f.entry_calls[..])
-        {
-            return Err(format!(
-                "function #{i} ({:?}) has a chord its entry count replaces, but no call sites",
-                f.name
-            ));
-        }
-        for site in &f.entry_calls {
-            let caller = functions.get(site.function as usize);
-            if caller.is_none_or(|c| site.block.index() >= c.cfg.num_blocks()) {
-                return Err(format!(
-                    "function #{i} ({:?}) has a call site (function #{}, block {}) not in the map",
-                    f.name, site.function, site.block
-                ));
-            }
-        }
-    }
-    if ordered_by_call_sites(functions).len() != functions.len() {
-        return Err(
-            "functions whose entry counts wait on each other's (a cycle of call sites)".into(),
-        );
-    }
-    Ok(())
-}
+pub use crate::map::call_sites::check;
+pub use crate::map::{callers_first, CallSite};
 
 /// Which of `n` functions lie on a cycle of calls, `callers[i]` being the
 /// functions that call function `i` (a self call is a cycle): those whose
@@ -141,50 +90,6 @@ pub fn on_call_cycles(callers: &[Vec<usize>]) -> Vec<bool> {
     cyclic
 }
 
-/// The functions' indices in an order that puts every function after the
-/// callers its entry count comes from. Functions on a cycle of call sites
-/// (which [`check`] refuses in a map read from a file) come last, in index
-/// order, their entry counts missing what callers after them counted.
-pub fn callers_first(functions: &[MapFunction]) -> Vec<usize> {
-    let mut order = ordered_by_call_sites(functions);
-    if order.len() < functions.len() {
-        let mut placed = vec![false; functions.len()];
-        for &i in &order {
-            placed[i] = true;
-        }
-        order.extend((0..functions.len()).filter(|&i| !placed[i]));
-    }
-    order
-}
-
-/// Kahn's algorithm over the call sites: every function whose callers can
-/// be derived before it, in such an order.
-fn ordered_by_call_sites(functions: &[MapFunction]) -> Vec<usize> {
-    let n = functions.len();
-    let mut waiting = vec![0usize; n];
-    let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, f) in functions.iter().enumerate() {
-        for site in &f.entry_calls {
-            if let Some(list) = callees.get_mut(site.function as usize) {
-                list.push(i);
-                waiting[i] += 1;
-            }
-        }
-    }
-    let mut order: Vec<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
-    let mut next = 0;
-    while let Some(&i) = order.get(next) {
-        next += 1;
-        for &callee in &callees[i] {
-            waiting[callee] -= 1;
-            if waiting[callee] == 0 {
-                order.push(callee);
-            }
-        }
-    }
-    order
-}
-
 /// The entry count `sites` give from their callers' counts (`None`: not
 /// derived, counts 0), saturating, and where the callers' counts do not
 /// balance or lost executions, the account of how far it may be off: the
@@ -218,157 +123,19 @@ pub fn entry_count(
     (entry, node)
 }
 
-/// A fragment with every entry count its callers give written out as a
-/// count of the function's own (see [`materialize`]).
-#[derive(Debug)]
-pub struct Materialized {
-    pub map: MapFile,
-    pub section: Option<RawProfile>,
-    /// Per function (its index in the fragment) whose entry count may be
-    /// too high, the account ([`FlowNode::Callers`]).
-    pub doubts: Vec<(usize, Unbalanced)>,
-}
-
-/// `fragment` and its profile `section`, with each function whose callers
-/// give its entry count counting it itself: an edge layout becomes the
-/// layout of the plan that counts its entries (the chord the entry count
-/// replaced counted again, with its derived count), which every module
-/// that counted the function has; a one-path layout gets its path count.
-/// Each such function keeps [`MapFunction::entries_by_callers`], so that
-/// what draws its probes does not draw the plan's. Combining fragments
-/// ([`crate::combine`]) adds up the counts of one function compiled into
-/// several modules, which its callers' sites in each module could not give
-/// once renumbered. `None` when no function needs it.
-pub fn materialize(
-    fragment: &MapFile,
-    section: Option<&RawProfile>,
-    map_name: &str,
-    profile_name: &str,
-) -> Result<Option<Materialized>, ProfileError> {
-    if fragment.functions.iter().all(|f| f.entry_calls.is_empty()) {
-        return Ok(None);
-    }
-    let counts = section
-        .map(|s| crate::profile::interpret(fragment, map_name, s, profile_name))
-        .transpose()?;
-    let mut map = fragment.clone();
-    let mut section = section.cloned();
-    let mut doubts = Vec::new();
-    for (i, f) in map.functions.iter_mut().enumerate() {
-        if f.entry_calls.is_empty() {
-            continue;
-        }
-        f.entry_calls.clear();
-        f.entries_by_callers = true;
-        let derived = counts.as_ref().map(|c| &c[i]);
-        let entry = derived.map_or(0, |c| c.entry);
-        let doubt = derived.and_then(|c| {
-            c.imbalance
-                .nodes
-                .iter()
-                .find(|n| n.node == FlowNode::Callers)
-        });
-        doubts.extend(doubt.map(|&n| (i, n)));
-        let record = section.as_mut().map(|s| record_of(s, i, f.hash));
-        match &mut f.layout {
-            Layout::Edge {
-                counted,
-                entry_replaces,
-                ..
-            } => {
-                // Back to the plan that counts the entry: its chord where
-                // the flow order puts it, with its derived count.
-                let Some(chord) = entry_replaces.take() else {
-                    continue;
-                };
-                let rank = |fe: FlowEdge| flow_rank(&f.cfg, fe);
-                let at = counted.partition_point(|&fe| rank(fe) < rank(chord));
-                counted.insert(at, chord);
-                if let Some(r) = record {
-                    let count = derived.map_or(0, |c| flow_count(c, chord));
-                    r.slots.resize(counted.len() - 1, 0);
-                    r.slots.insert(at, count);
-                    for (k, _) in &mut r.slot_resumes {
-                        if *k >= at as u64 {
-                            *k += 1;
-                        }
-                    }
-                }
-            }
-            Layout::Path { .. } => {
-                if let Some(r) = record {
-                    r.paths = if entry > 0 {
-                        vec![(0, entry)]
-                    } else {
-                        Vec::new()
-                    };
-                }
-            }
-            Layout::Block { .. } => {}
-        }
-    }
-    if let Some(s) = &mut section {
-        s.functions.sort_by_key(|f| f.index);
-    }
-    Ok(Some(Materialized {
-        map,
-        section,
-        doubts,
-    }))
-}
-
-/// Where `fe` comes in the flow graph's edge order (entry, CFG edges, exits:
-/// [`crate::edge::flow_edges`]), the order of a layout's counted edges.
-fn flow_rank(cfg: &crate::cfg::Cfg, fe: FlowEdge) -> usize {
-    match fe {
-        FlowEdge::Entry => 0,
-        FlowEdge::Cfg(e) => 1 + e.index(),
-        FlowEdge::Exit(b) => 1 + cfg.edges().len() + b.index(),
-    }
-}
-
-/// The derived count of flow edge `fe`.
-fn flow_count(counts: &FunctionCounts, fe: FlowEdge) -> u64 {
-    let at = |v: &Option<Vec<u64>>, i: usize| v.as_ref().and_then(|v| v.get(i)).copied();
-    match fe {
-        FlowEdge::Entry => Some(counts.entry),
-        FlowEdge::Cfg(e) => at(&counts.edges, e.index()),
-        FlowEdge::Exit(b) => at(&counts.exits, b.index()),
-    }
-    .unwrap_or(0)
-}
-
-/// Function `index`'s record in `section`, added (empty) if it has none.
-fn record_of(section: &mut RawProfile, index: usize, hash: u64) -> &mut RawFunction {
-    let at = match section
-        .functions
-        .iter()
-        .position(|f| f.index as usize == index)
-    {
-        Some(at) => at,
-        None => {
-            section.functions.push(RawFunction {
-                index: index as u32,
-                hash,
-                slots: Vec::new(),
-                paths: Vec::new(),
-                slot_resumes: Vec::new(),
-                path_resumes: Vec::new(),
-            });
-            section.functions.len() - 1
-        }
-    };
-    &mut section.functions[at]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cfg::Cfg;
     use crate::derive::Imbalance;
+    use crate::ids::BlockId;
+    use crate::layout::{FlowEdge, Layout};
     use crate::map::BlockInfo;
+    use crate::map::{MapFile, MapFunction};
+    use crate::materialize::materialize;
     use crate::plan::Mode;
     use crate::planner::{plan_function, PlanOptions};
+    use pathprof_format::{RawFunction, RawProfile};
 
     /// Whether `i` reaches itself through `callers`, by a search of its own.
     fn reaches_itself(callers: &[Vec<usize>], i: usize) -> bool {

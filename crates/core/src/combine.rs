@@ -11,7 +11,7 @@
 //! position, shape and counter layout are one function, and their counts add
 //! up, as llvm-cov adds a header's instances. A function whose callers give
 //! its entry count is first given a count of its own, in its fragment
-//! ([`crate::callers::materialize`]).
+//! ([`crate::materialize`]).
 
 use crate::hash::Fnv64;
 use crate::map::{MapFile, MapFunction};
@@ -110,7 +110,7 @@ pub fn combine(
     let materialized = fragments
         .iter()
         .zip(&found)
-        .map(|(f, &s)| crate::callers::materialize(f, s, map_name, profile_name))
+        .map(|(f, &s)| crate::materialize::materialize(f, s, map_name, profile_name))
         .collect::<Result<Vec<_>, _>>()?;
     for ((original, &section), own) in fragments.iter().zip(&found).zip(&materialized) {
         let (fragment, section) = match own {
@@ -137,7 +137,7 @@ pub fn combine(
                 let key = (
                     crate::map::without_rename_suffixes(&f.name).to_string(),
                     f.hash,
-                    f.layout.identity(),
+                    crate::map::schema::layout_identity(&f.layout),
                     fragment.file_name(f.file).map(str::to_string),
                     f.line,
                 );

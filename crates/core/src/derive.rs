@@ -8,6 +8,7 @@
 //! returned with an account of where ([`FunctionCounts::imbalance`]).
 
 use crate::cfg::Cfg;
+use crate::counts::sum_by_id;
 use crate::dag::{DagEdgeKind, EdgeClass};
 use crate::flow::{Clamp, FlowCounts, Guess, Network, Solution};
 pub use crate::flow::{FlowNode, Imbalance, Unbalanced};
@@ -101,21 +102,6 @@ pub fn derive(
     paths: &[(u64, u64)],
 ) -> Result<FunctionCounts, DeriveError> {
     derive_with_resumes(cfg, layout, slots, paths, Resumes::default(), None)
-}
-
-/// `(id, count)` pairs by increasing id, one per id (the counts of an id
-/// given twice added, saturating), without zero counts.
-pub fn sum_by_id(mut pairs: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    pairs.retain(|&(_, n)| n > 0);
-    pairs.sort_unstable();
-    pairs.dedup_by(|next, kept| {
-        let same = next.0 == kept.0;
-        if same {
-            kept.1 = kept.1.saturating_add(next.1);
-        }
-        same
-    });
-    pairs
 }
 
 /// The counters of a PPP function as path mode's: the last

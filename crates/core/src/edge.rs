@@ -79,7 +79,7 @@ pub fn flow_edges(cfg: &Cfg, call_exits: bool) -> Vec<FlowEdge> {
 /// count, see [`crate::callers`]), the entry edge is known, so one chord of
 /// the plan that counts it is not counted (none at all is left in a function
 /// of one block): the layout names it (`entry_replaces`), so that a reader
-/// can turn the counts into that plan's ([`crate::callers::materialize`]).
+/// can turn the counts into that plan's ([`crate::materialize::materialize`]).
 pub fn plan_edges(
     cfg: &Cfg,
     weights: &Weights,

@@ -118,12 +118,4 @@ impl Layout {
             } => self_loops.len() + resumes.len() + call_exits.len() + ppp_owners.len(),
         }
     }
-
-    /// A hash identifying the layout, folded into the build id: the FNV-1a of
-    /// its JSON in the map ([`crate::map::schema::Layout`]), so that build ids
-    /// stay those of the maps already written.
-    pub fn identity(&self) -> u64 {
-        let json = serde_json::to_vec(&crate::map::schema::Layout::from(self));
-        crate::hash::fnv64(&json.expect("layout serializes"))
-    }
 }

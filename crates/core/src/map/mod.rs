@@ -31,7 +31,6 @@
 //! layout must fit its function's CFG, so that no report meets a map it cannot
 //! use.
 
-use crate::callers::CallSite;
 use crate::cfg::Cfg;
 use crate::dag::{Dag, DagEdge, DagEdgeKind};
 use crate::hash::{fnv64, Fnv64};
@@ -39,7 +38,11 @@ use crate::ids::{BlockId, EdgeId};
 use crate::layout::{FlowEdge, Layout};
 use crate::plan::Mode;
 
+pub mod call_sites;
 pub mod schema;
+
+pub use crate::source_names::{base_name, normalize_path, same_file, without_rename_suffixes};
+pub use call_sites::{callers_first, CallSite};
 
 /// The map format version this code writes (it reads versions 1 and 2 too):
 /// its header and compression, and the body's JSON, [`schema`].
@@ -96,7 +99,7 @@ pub struct MapFunction {
     /// counts its entries.
     pub entry_calls: Vec<CallSite>,
     /// Whether its callers' call sites gave its entry count in a module
-    /// that compiled it, where [`crate::callers::materialize`] has since
+    /// that compiled it, where [`crate::materialize::materialize`] has since
     /// written that count out as its own and cleared `entry_calls`: no
     /// probe of its own counted its entries there. Never written to a map
     /// file (a fragment says it by `entry_calls`).
@@ -173,20 +176,6 @@ pub enum MapError {
     Malformed { path: String, detail: String },
 }
 
-/// `name` without LLVM's renaming suffixes: trailing `.N` (digits) and
-/// `.llvm.N`, however many; a name that is nothing but suffixes is kept.
-pub fn without_rename_suffixes(name: &str) -> &str {
-    let mut rest = name;
-    while let Some((head, tail)) = rest.rsplit_once('.') {
-        let numeric = !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit());
-        if head.is_empty() || !(numeric || tail == "llvm") {
-            break;
-        }
-        rest = head;
-    }
-    rest
-}
-
 impl MapFunction {
     /// The name a person reads: the demangled one when the map has it, else
     /// the linkage name without the suffixes LLVM adds when it renames a
@@ -222,7 +211,7 @@ impl MapFile {
             h.write_u64(f.file.map_or(u64::MAX, u64::from));
             h.write_u64(f.line.map_or(u64::MAX, u64::from));
             h.write_u64(f.hash);
-            h.write_u64(f.layout.identity());
+            h.write_u64(schema::layout_identity(&f.layout));
             // Maps without call sites keep the ids they always had.
             for site in &f.entry_calls {
                 h.write_u64(u64::from(site.function));
@@ -402,7 +391,7 @@ impl MapFile {
                 return Err(format!("function #{i} ({:?}) has {p}", f.name));
             }
         }
-        crate::callers::check(&self.functions)?;
+        call_sites::check(&self.functions)?;
         if let Some(p3) = &self.p3 {
             if p3.copies == 0 || p3.call_sites.len() != self.functions.len() {
                 return Err(format!(
@@ -435,52 +424,6 @@ impl MapFile {
         file.and_then(|f| self.files.get(f as usize))
             .map(String::as_str)
     }
-}
-
-/// The lexical normal form of a source file name, so that one file has one name
-/// however the debug info spelled it (`dir/./x.h`, `dir/sub/../x.h`, `dir//x.h`
-/// are all `dir/x.h`): no empty (`//`, trailing `/`) or `.` components, and a
-/// `..` removes the normal component before it. A `..` that has nothing to
-/// remove stays at the start of a relative path and disappears at the root
-/// (`/..` is `/`). Lexical only: symbolic links are not resolved, so `sub/..` is
-/// taken to mean the directory `sub` is in, as a compiler searching include
-/// paths does. An empty path stays empty; a relative path that cancels out is `.`.
-pub fn normalize_path(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if absolute => {}
-                _ => parts.push(".."),
-            },
-            _ => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    match (absolute, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) if !path.is_empty() => ".".to_string(),
-        (false, _) => joined,
-    }
-}
-
-/// The file name a source file's path ends in, after [`normalize_path`]
-/// (`src/./a.c` and `/build/src/a.c` both end in `a.c`).
-pub fn base_name(path: &str) -> String {
-    let normal = normalize_path(path);
-    normal.rsplit('/').next().unwrap_or("").to_string()
-}
-
-/// Whether two names of source files name one file, built in one place or
-/// in two: the same file name ([`base_name`]), as the same path after
-/// [`normalize_path`] also has.
-pub fn same_file(a: &str, b: &str) -> bool {
-    base_name(a) == base_name(b)
 }
 
 /// The JSON of a version 3 body: `stored` inflated to exactly `len` bytes.

@@ -296,7 +296,7 @@ fn read_function(i: usize, f: Function) -> Result<MapFunction, String> {
         entry_calls: f
             .entry_calls
             .into_iter()
-            .map(|s| crate::callers::CallSite {
+            .map(|s| super::CallSite {
                 function: s.function,
                 block: crate::ids::BlockId::new(s.block as usize),
             })
@@ -472,6 +472,14 @@ impl Serialize for plan::Mode {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         Mode::from(*self).serialize(s)
     }
+}
+
+/// A hash identifying a counter layout, folded into the build id: the
+/// FNV-1a of its JSON in the map, so that build ids stay those of the maps
+/// already written.
+pub fn layout_identity(layout: &layout::Layout) -> u64 {
+    let json = serde_json::to_vec(&Layout::from(layout));
+    crate::hash::fnv64(&json.expect("layout serializes"))
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@
 use super::program::{Function, ProgramPlan};
 use super::role::Role;
 use crate::cfg::Cfg;
-use crate::derive::{derive, sum_by_id, DeriveError, FunctionCounts, Imbalance};
+use crate::counts::sum_by_id;
+use crate::derive::{derive, DeriveError, FunctionCounts, Imbalance};
 use crate::ids::FuncId;
 use crate::layout::Layout;
 use crate::regen::regenerate;

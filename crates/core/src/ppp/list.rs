@@ -58,8 +58,8 @@
 use crate::cfg::Cfg;
 use crate::dag::Dag;
 use crate::ids::BlockId;
-use crate::map::{normalize_path, same_file};
 use crate::regen::{regenerate, RegenError};
+use crate::source_names::{normalize_path, same_file};
 use serde::{Deserialize, Deserializer};
 
 /// The `format` value of every list.

@@ -65,7 +65,7 @@ impl Selection {
 /// (compared in `f64`), so the share is covered with as few paths as possible;
 /// `x = 1` takes every executed path. Then paths below `min_count` are left out.
 pub fn select_paths(counts: &[(u64, u64)], selection: &Selection) -> Vec<(u64, u64)> {
-    let mut merged = crate::derive::sum_by_id(counts.to_vec());
+    let mut merged = crate::counts::sum_by_id(counts.to_vec());
     if let Some(share) = selection.top_share {
         let total: u128 = merged.iter().map(|&(_, c)| c as u128).sum();
         let goal = share * total as f64;
