@@ -179,10 +179,6 @@ pub fn combine(
             f.index = to;
         }
         part.functions.sort_by_key(|f| f.index);
-        // Copies of one source function that LLVM renamed in one module (a
-        // whole-program link's `f` and `f.3`) are one function: each copy's
-        // records go into a part of their own, which the merge adds.
-        let copies = split_copies(&mut part);
         if let Some(i) = fragment.functions.iter().position(|f| f.name == "main") {
             let function = renumber[i];
             // Programs built from one `main` (another file's macros
@@ -201,11 +197,12 @@ pub fn combine(
             main_sections.push(section);
         }
         part.build_id = map.build_id;
+        // Copies of one source function that LLVM renamed in one module (a
+        // whole-program link's `f` and `f.3`) are one function: each copy's
+        // records go into a part of their own, which the merge adds.
+        let copies = split_copies(&mut part);
         raw_parts.push(part);
-        raw_parts.extend(copies.into_iter().map(|mut copy| {
-            copy.build_id = map.build_id;
-            copy
-        }));
+        raw_parts.extend(copies);
         matched.push(section);
     }
     let facts = facts_of(&main_sections, &matched);
@@ -238,30 +235,31 @@ pub fn combine(
 }
 
 /// Takes out of `part` (its records sorted by function) every record of a
-/// function that already has one, into parts of their own, each holding a
-/// function at most once.
+/// function that already has one, into parts of their own (the same
+/// section but for its records), each holding a function at most once: the
+/// k-th record of a function goes into the k-th part.
 fn split_copies(part: &mut RawProfile) -> Vec<RawProfile> {
-    let mut copies = Vec::new();
-    let mut rest = std::mem::take(&mut part.functions);
-    let mut kept: Vec<RawFunction> = Vec::new();
-    while !rest.is_empty() {
-        let mut again = Vec::new();
-        for f in rest {
-            if kept.last().is_some_and(|k| k.index == f.index) {
-                again.push(f);
-            } else {
-                kept.push(f);
-            }
+    let records = std::mem::take(&mut part.functions);
+    let mut layers: Vec<Vec<RawFunction>> = Vec::new();
+    let (mut last, mut depth) = (None, 0);
+    for f in records {
+        depth = if last == Some(f.index) { depth + 1 } else { 0 };
+        last = Some(f.index);
+        if layers.len() == depth {
+            layers.push(Vec::new());
         }
-        if copies.is_empty() && part.functions.is_empty() {
-            part.functions = std::mem::take(&mut kept);
-        } else {
-            let mut copy = part.clone();
-            copy.functions = std::mem::take(&mut kept);
-            copies.push(copy);
-        }
-        rest = again;
+        layers[depth].push(f);
     }
+    let mut layers = layers.into_iter();
+    let first = layers.next().unwrap_or_default();
+    // `part` holds no records here: each copy clones only the section's facts.
+    let copies = layers
+        .map(|functions| RawProfile {
+            functions,
+            ..part.clone()
+        })
+        .collect();
+    part.functions = first;
     copies
 }
 
