@@ -138,6 +138,7 @@ impl InstrumentOptions {
             atomic: self.atomic,
             verbose: self.verbose,
             timings_file: None,
+            profile_use: None,
         }
     }
 
@@ -238,8 +239,21 @@ fn parse_copies(value: &str) -> Result<u32, String> {
 pub const MAX_COPIES: u32 = 256;
 
 /// Any path, the empty one too (as `PATHPROF_MAP=` always meant).
-fn parse_path(value: &str) -> Result<PathBuf, std::convert::Infallible> {
+pub(crate) fn parse_path(value: &str) -> Result<PathBuf, std::convert::Infallible> {
     Ok(PathBuf::from(value))
+}
+
+/// `--weight=W:FILE`: a weight of at least 1 and a file.
+fn parse_weighted(value: &str) -> Result<(u64, PathBuf), String> {
+    let (weight, file) = value
+        .split_once(':')
+        .ok_or_else(|| format!("expected W:FILE (a weight, a colon, a file), not `{value}`"))?;
+    match weight.parse::<u64>() {
+        Ok(w) if w >= 1 && !file.is_empty() => Ok((w, PathBuf::from(file))),
+        _ => Err(format!(
+            "expected a weight of at least 1 and a file in `{value}`"
+        )),
+    }
 }
 
 fn parse_number(value: &str) -> Result<u64, String> {
@@ -408,6 +422,27 @@ pub enum Command {
         #[arg(required = true)]
         profiles: Vec<PathBuf>,
         #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Index profiles for optimised builds (`pathprof cc --profile-use`):
+    /// one self-contained file of every function's counts, keyed by name
+    /// and shape, so a build needs no instrumented binary (as `llvm-profdata
+    /// merge` makes .profdata). Profiles (.pprof, summed, read with --map or
+    /// the programs their sections name) and indexes (.ppdata) merge.
+    Index {
+        /// The instrumented program, library or .ppmap that reads the
+        /// profiles (repeatable; default: the programs and libraries the
+        /// profiles name).
+        #[arg(long, value_name = "MAP")]
+        map: Vec<PathBuf>,
+        /// Profiles and indexed profiles, each with weight 1.
+        #[arg(value_name = "PROFILE")]
+        inputs: Vec<PathBuf>,
+        /// An input whose counts count W times (repeatable).
+        #[arg(long, value_name = "W:FILE", value_parser = parse_weighted)]
+        weight: Vec<(u64, PathBuf)>,
+        /// The indexed profile to write.
+        #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
     },
     /// List what a profile file holds, one line per program or library (the

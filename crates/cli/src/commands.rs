@@ -7,7 +7,7 @@ use crate::report::{self, load::load, source::SourceRoot};
 use anyhow::{Context as _, Result};
 use pathprof_llvm::timings::{self, Phase};
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Writes `text` to standard output; a broken pipe (`pathprof ... | head`)
@@ -173,6 +173,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .with_context(|| format!("cannot write {}", output.display()))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Index {
+            map,
+            inputs,
+            weight,
+            output,
+        } => {
+            index(&map, &inputs, &weight, &output)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Info {
             profiles,
             builds,
@@ -280,4 +289,53 @@ fn p3(command: P3Command) -> Result<ExitCode> {
             }
         }
     }
+}
+
+/// `pathprof index`: the raw profiles among `inputs` summed and indexed,
+/// merged with the indexed ones and the weighted inputs, written to
+/// `output` (a new file renamed into place).
+fn index(
+    maps: &[PathBuf],
+    inputs: &[PathBuf],
+    weighted: &[(u64, PathBuf)],
+    output: &Path,
+) -> Result<()> {
+    use pathprof_report::pgo;
+    if inputs.is_empty() && weighted.is_empty() {
+        anyhow::bail!("no profile given: name the .pprof (or .ppdata) files to index");
+    }
+    let (indexed, raw): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        inputs.iter().partition(|p| pgo::is_index_file(p));
+    let mut parts = Vec::new();
+    if !raw.is_empty() {
+        let raw: Vec<PathBuf> = raw.into_iter().cloned().collect();
+        parts.push((1, pgo::index_of_profiles(maps, &raw)?));
+    }
+    for p in indexed {
+        parts.push((1, pgo::read_index(p)?));
+    }
+    for (w, p) in weighted {
+        parts.push((*w, pgo::index_of(maps, p)?));
+    }
+    let refs: Vec<(u64, &pathprof_core::pgo::Index)> = parts.iter().map(|(w, i)| (*w, i)).collect();
+    let index = pathprof_core::pgo::Index::merge(&refs);
+    write_new(output, &index.to_bytes())
+}
+
+/// Writes `bytes` to a new file beside `path` and renames it over `path`.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::Builder::new()
+        .prefix(".pathprof-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    std::io::Write::write_all(&mut file, bytes)
+        .and_then(|()| file.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
 }

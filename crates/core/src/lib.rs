@@ -11,7 +11,9 @@
 //! function's interesting paths and their list file. [`p3`] holds
 //! partitioned path profiling: PSPP, the partition of paths into tasks, their
 //! distribution over K copies, the merge of the copies' profiles and the hit
-//! counts.
+//! counts. [`pgo`] holds what an optimised build takes from a profile: each
+//! function's counts indexed by name and shape, its edge counts, and the
+//! profile summary.
 
 pub mod block;
 pub mod callers;
@@ -19,6 +21,7 @@ pub mod cfg;
 pub mod combine;
 pub mod counts;
 pub mod dag;
+pub mod deflated;
 pub mod derive;
 pub mod edge;
 pub mod flow;
@@ -30,6 +33,7 @@ pub mod map;
 pub mod materialize;
 pub mod p3;
 pub mod path;
+pub mod pgo;
 pub mod placement;
 pub mod plan;
 pub mod planner;

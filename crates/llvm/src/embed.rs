@@ -1,5 +1,6 @@
 //! Carrying a map fragment in the object file: module-level assembly that puts
-//! the fragment's bytes into the non-allocated ELF section [`MAP_SECTION`].
+//! the fragment's bytes into the non-allocated ELF section [`MAP_SECTION`]
+//! (and an optimised build's profile-use note into its own section, alike).
 //!
 //! Linkers concatenate same-named sections, never garbage-collect sections
 //! that are not loaded, and `strip` keeps them, so every executable and shared
@@ -14,7 +15,12 @@ pub const MAP_SECTION: &str = ".pathprof.map";
 /// Appends `bytes` to the module's [`MAP_SECTION`] (after any module-level
 /// assembly the module already has).
 pub fn embed_map(module: &Module<'_>, bytes: &[u8]) {
-    let mut asm = format!("\t.pushsection {MAP_SECTION},\"\",@progbits\n");
+    embed_section(module, MAP_SECTION, bytes);
+}
+
+/// Appends `bytes` to the module's non-allocated ELF section `section`.
+pub fn embed_section(module: &Module<'_>, section: &str, bytes: &[u8]) {
+    let mut asm = format!("\t.pushsection {section},\"\",@progbits\n");
     // `.base64` keeps the text at 4/3 of the bytes (LLVM's assembler reads it).
     for chunk in bytes.chunks(48 * 1024) {
         asm.push_str("\t.base64 \"");

@@ -6,7 +6,8 @@
 //! [`pipeline`] strings extraction, planning, instrumentation and the map
 //! together, as every route of `pathprof cc` uses them; [`call_sites`]
 //! counts each function's call sites for P3; [`timings`] records how long
-//! each phase took (`--time-report`).
+//! each phase took (`--time-report`). [`annotate`] gives an optimised
+//! build's functions their counts from an indexed profile instead.
 //! Contracts with the other crates: `docs/formats.md` §1, §2 and §4.
 //!
 //! ```no_run
@@ -38,6 +39,7 @@ mod extract;
 mod ffi;
 mod instrument;
 pub mod pipeline;
+mod profile_use;
 mod resume;
 mod returns;
 mod structors;
@@ -49,10 +51,11 @@ pub use callgraph::call_sites;
 pub use codegen::{
     host_triple, optimize, simplify_early, write_object, OptLevel, EARLY_SIMPLIFICATION,
 };
-pub use embed::{embed_map, MAP_SECTION};
+pub use embed::{embed_map, embed_section, MAP_SECTION};
 pub use error::LlvmError;
 pub use extract::{extract, Extracted, ExtractedFunction};
 pub use instrument::{instrument, ModuleInfo};
+pub use profile_use::annotate;
 
 /// The inkwell version this crate is built with, so callers need no dependency of
 /// their own.

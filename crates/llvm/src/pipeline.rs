@@ -64,6 +64,10 @@ pub struct Settings {
     /// for `pathprof cc` to read.
     #[serde(default)]
     pub timings_file: Option<PathBuf>,
+    /// `--profile-use`: the indexed profile (`.ppdata`) to give the
+    /// functions their counts from, instead of instrumenting them.
+    #[serde(default)]
+    pub profile_use: Option<PathBuf>,
 }
 
 impl Settings {
@@ -339,6 +343,25 @@ pub fn instrument_translation_unit(module: &Module<'_>, settings: &Settings) -> 
     }
     let map = instrument_module(module, settings)?;
     embed(module, &map);
+    Ok(true)
+}
+
+/// Gives one translation unit's functions their counts from the indexed
+/// profile `index` (`pathprof cc --profile-use`) and records what it used in
+/// the object's note section; `false` when it defines no code.
+pub fn use_profile_in_translation_unit(module: &Module<'_>, index: &Path) -> Result<bool> {
+    if !module.get_functions().any(|f| f.count_basic_blocks() > 0) {
+        return Ok(false);
+    }
+    let bytes = std::fs::read(index)
+        .with_context(|| format!("cannot read the indexed profile {}", index.display()))?;
+    let index = pathprof_core::pgo::Index::from_bytes(&bytes, &index.display().to_string())?;
+    let note = crate::annotate(module, &index).context("reading the program's control flow")?;
+    crate::embed_section(
+        module,
+        pathprof_core::pgo::NOTE_SECTION,
+        note.to_line().as_bytes(),
+    );
     Ok(true)
 }
 

@@ -18,7 +18,10 @@
 //! clang started and ended.
 
 use pathprof_llvm::inkwell::llvm_sys::prelude::LLVMModuleRef;
-use pathprof_llvm::pipeline::{instrument_translation_unit, Settings, PLUGIN_SETTINGS_VARIABLE};
+use pathprof_llvm::pipeline::{
+    instrument_translation_unit, use_profile_in_translation_unit, Settings,
+    PLUGIN_SETTINGS_VARIABLE,
+};
 use pathprof_llvm::timings::{self, Phase, PluginTimings};
 use pathprof_llvm::Module;
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -78,7 +81,11 @@ pub unsafe extern "C" fn pathprof_plugin_instrument(
     // Borrowed from clang: never disposed of here.
     let module = ManuallyDrop::new(unsafe { Module::new(module) });
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let changed = instrument_translation_unit(&module, &settings()?);
+        let settings = settings()?;
+        let changed = match &settings.profile_use {
+            Some(index) => use_profile_in_translation_unit(&module, index),
+            None => instrument_translation_unit(&module, &settings),
+        };
         lap(None); // the pass's phases are timed inside it
         changed
     }));

@@ -24,6 +24,8 @@
 //! - [`diff`]: the paths of two profiles of one build compared
 //!   (`pathprof diff`, Table 3).
 //!
+//! - [`pgo`]: a profile indexed for an optimised build (`pathprof index`,
+//!   `pathprof cc --profile-use`).
 //! - [`verify`]: a path profile's derived edge counts against an edge
 //!   profile, and where counts do not balance (`pathprof verify`).
 //!
@@ -40,6 +42,7 @@ pub mod load;
 pub mod lookup;
 pub mod names;
 pub mod p3;
+pub mod pgo;
 pub mod ppp;
 pub mod predict;
 pub mod summary;

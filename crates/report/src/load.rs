@@ -155,7 +155,7 @@ fn read_maps(maps: &[PathBuf]) -> Result<Vec<MapFile>> {
 }
 
 /// File names for messages, comma-separated.
-fn names(paths: &[PathBuf]) -> String {
+pub(crate) fn names(paths: &[PathBuf]) -> String {
     paths
         .iter()
         .map(|p| p.display().to_string())

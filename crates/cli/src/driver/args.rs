@@ -1,11 +1,11 @@
 //! Reading a clang command line: pathprof's own flags out, the rest classified
 //! (inputs, output, what the invocation does) without changing it.
 
-use crate::cli::{parse_switch, InstrumentOptions};
+use crate::cli::{parse_path, parse_switch, InstrumentOptions};
 use clap::error::{ContextKind, ContextValue};
 use clap::parser::ValueSource;
 use clap::{ArgAction, Args, FromArgMatches as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// pathprof's own options for `pathprof cc`: `pathprof instrument`'s
 /// ([`InstrumentOptions`], one definition for both) plus `--whole-program`,
@@ -20,6 +20,16 @@ pub struct Options {
     #[arg(long, env = "PATHPROF_WHOLE_PROGRAM", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
     pub whole_program: bool,
+    /// Build optimised with a profile's counts instead of instrumenting:
+    /// FILE is a profile an instrumented build wrote (.pprof) or an indexed
+    /// profile (`pathprof index`, .ppdata). No probes, no runtime.
+    #[arg(long, value_name = "FILE", env = "PATHPROF_PROFILE_USE", value_parser = parse_path)]
+    pub profile_use: Option<PathBuf>,
+    /// With --profile-use=PROFILE.pprof: the instrumented program, library
+    /// or .ppmap that reads it (repeatable; default: the programs and
+    /// libraries the profile names).
+    #[arg(long, value_name = "FILE", action = ArgAction::Append, value_parser = parse_path)]
+    pub profile_map: Vec<PathBuf>,
     /// Whether `--mode` (or `PATHPROF_MODE`) was given, not defaulted (set by
     /// [`parse`]).
     #[arg(skip)]

@@ -80,13 +80,17 @@ fn compile_source(
     inv: &Invocation,
 ) -> Result<ExitCode> {
     let plugin = toolchain::plugin()?;
+    let profile_use = super::pgo::index_path();
     let mut args: Vec<String> = base
         .iter()
-        .filter(|a| !a.starts_with("-flto")) // the object must be native
+        // An instrumented object must be native; an optimised one may be
+        // bitcode for the user's LTO link.
+        .filter(|a| profile_use.is_some() || !a.starts_with("-flto"))
         .cloned()
         .collect();
     args.push(format!("-fpass-plugin={}", plugin.display()));
     let mut settings = inv.options.instrument.settings();
+    settings.profile_use = profile_use.map(Path::to_path_buf);
     let timings_file = timings::enabled()
         .then(|| tempfile::Builder::new().prefix("pathprof-time-").tempfile())
         .transpose()?;
@@ -108,10 +112,22 @@ fn compile_source(
             .and_then(|json| serde_json::from_slice(&json).ok());
         timings::record(|t| t.add_clang_run(spawned, wall, plugin.as_ref()));
     }
-    if code == ExitCode::SUCCESS {
+    if code == ExitCode::SUCCESS && profile_use.is_none() {
         draw_dags_of(object, &inv.options.instrument)?;
     }
     Ok(code)
+}
+
+/// `pathprof cc --profile-use -S`: clang's own command line with the pass
+/// plugin, which gives the functions their counts before the assembly or
+/// IR text is written.
+pub(super) fn assembly_with_profile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
+    let mut args = inv.args.clone();
+    args.push(format!("-fpass-plugin={}", toolchain::plugin()?.display()));
+    let mut settings = inv.options.instrument.settings();
+    settings.profile_use = super::pgo::index_path().map(Path::to_path_buf);
+    let settings = serde_json::to_string(&settings)?;
+    exec_with(clang, &args, &[(PLUGIN_SETTINGS_VARIABLE, &settings)])
 }
 
 /// `--dot-dir` at compile time: the DAGs of the map fragment `object` carries.

@@ -12,6 +12,7 @@ pub mod cargo;
 mod compile;
 pub mod hashed;
 mod p3;
+mod pgo;
 mod whole;
 
 pub use p3::copy_name;
@@ -73,6 +74,11 @@ fn run_invocation(cxx: bool, inv: Invocation) -> Result<ExitCode> {
     }
     let code = match inv.action {
         _ if is_build_probe(&inv) => return exec(&clang, &inv.args),
+        _ if inv.options.profile_use.is_some()
+            && (inv.action != Action::PassThrough || pgo::is_assembly_output(&inv)) =>
+        {
+            return use_profile(&clang, &inv)
+        }
         Action::PassThrough => return exec(&clang, &inv.args),
         Action::Compile if inv.args.iter().any(|x| x == "-emit-llvm") => {
             return exec(&clang, &inv.args)
@@ -87,6 +93,34 @@ fn run_invocation(cxx: bool, inv: Invocation) -> Result<ExitCode> {
     };
     if inv.options.time_report {
         eprint!("{}", timings::take().table(started.elapsed()));
+    }
+    Ok(code)
+}
+
+/// `--profile-use`: an optimised build, compiled with the profile's counts
+/// and linked without the runtime (bitcode inputs of an LTO link carry
+/// their counts already).
+fn use_profile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
+    let profile = inv.options.profile_use.as_deref().expect("--profile-use");
+    let prepared = pgo::prepare(inv, profile)?;
+    match inv.action {
+        Action::Compile => return compile::compile(clang, inv),
+        Action::PassThrough => return compile::assembly_with_profile(clang, inv),
+        Action::Link => {}
+    }
+    if whole::has_bitcode_inputs(inv) {
+        return exec(clang, &inv.args);
+    }
+    let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
+    let args = compile_sources_for_link(clang, inv, work.path())?;
+    let args = match args {
+        Ok(args) => args,
+        Err(code) => return Ok(code),
+    };
+    pgo::check_before_link(inv, &prepared, &args)?;
+    let code = timings::time(Phase::Link, || exec(clang, &args))?;
+    if code == ExitCode::SUCCESS {
+        pgo::report_link(inv, &prepared);
     }
     Ok(code)
 }
@@ -121,22 +155,35 @@ fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         return whole::link(clang, inv);
     }
     let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
+    match compile_sources_for_link(clang, inv, work.path())? {
+        Ok(args) => finish_link(clang, inv, args),
+        Err(code) => Ok(code),
+    }
+}
+
+/// A link line's sources compiled to objects in `work`: the link's
+/// arguments with the objects in their place, or the exit status of the
+/// compile that failed.
+fn compile_sources_for_link(
+    clang: &Path,
+    inv: &Invocation,
+    work: &Path,
+) -> Result<Result<Vec<String>, ExitCode>> {
     let base = compile_flags(inv);
     let mut args = inv.args.clone();
     for (n, input) in inv.inputs.iter().enumerate() {
         if input.kind == InputKind::Linker {
             continue;
         }
-        let object = work.path().join(format!("{n}.o"));
+        let object = work.join(format!("{n}.o"));
         let code = compile::compile_input(clang, &base, input, &object, inv)?;
         if code != ExitCode::SUCCESS {
-            return Ok(code);
+            return Ok(Err(code));
         }
         args[input.index] = object.display().to_string();
     }
     // `-x c` before a source would make clang read the object as C.
-    let args = without_flags(&args, &["-x"], &[]);
-    finish_link(clang, inv, args)
+    Ok(Ok(without_flags(&args, &["-x"], &[])))
 }
 
 /// Runs the final link (`args` plus the runtime) and, when it succeeds,

@@ -6,6 +6,8 @@
 //! - [`e2e`]: the programs of `tests/programs/` in every mode, counts by hand;
 //! - [`p3`]: partitioned path profiling: K copies built, run in parallel and
 //!   merged into path mode's profile (bzip2 too: a `third_party` test);
+//! - [`pgo`]: optimised builds from profiles (`--profile-use`, `pathprof
+//!   index`), every branch's weights by hand;
 //! - [`probe_code`]: the machine code of probes (one instruction each);
 //! - [`projects`]: the projects of `tests/projects/`, built step by step;
 //! - [`rust`]: Rust programs built with `pathprof cargo`
@@ -23,6 +25,7 @@ mod support;
 mod driver;
 mod e2e;
 mod p3;
+mod pgo;
 mod probe_code;
 mod projects;
 mod reports_dot;

@@ -47,10 +47,6 @@ pub use call_sites::{callers_first, CallSite};
 /// The map format version this code writes (it reads versions 1 and 2 too):
 /// its header and compression, and the body's JSON, [`schema`].
 pub const MAP_VERSION: u32 = 3;
-/// DEFLATE's largest expansion (about 1032 to 1): a fragment declaring a JSON
-/// length beyond this many times its stored length is damaged, and is refused
-/// before anything is allocated for it.
-const MAX_EXPANSION: usize = 1100;
 /// The ELF section that holds the fragments of a linked file.
 pub const MAP_SECTION: &str = ".pathprof.map";
 const MAP_MAGIC: &str = "pathprof-map";
@@ -224,16 +220,7 @@ impl MapFile {
     /// The fragment's bytes: header line and compressed JSON body.
     pub fn to_bytes(&self) -> Vec<u8> {
         let json = serde_json::to_vec(&schema::Fragment::from(self)).expect("map serializes");
-        let body = miniz_oxide::deflate::compress_to_vec(&json, 1);
-        let mut out = format!(
-            "{MAP_MAGIC} {MAP_VERSION} {:016x} {} {}\n",
-            fnv64(&body),
-            body.len(),
-            json.len()
-        )
-        .into_bytes();
-        out.extend_from_slice(&body);
-        out
+        crate::deflated::encode(MAP_MAGIC, MAP_VERSION, &json)
     }
 
     /// Parses one fragment's bytes (nothing may follow it); `path` is only used
@@ -313,9 +300,11 @@ impl MapFile {
         let body = match json_len {
             None => stored,
             Some(len) => {
-                inflated = inflate(stored, len).map_err(|detail| MapError::Malformed {
-                    path: path_s(),
-                    detail,
+                inflated = crate::deflated::inflate(stored, len).map_err(|detail| {
+                    MapError::Malformed {
+                        path: path_s(),
+                        detail,
+                    }
                 })?;
                 &inflated[..]
             }
@@ -424,25 +413,6 @@ impl MapFile {
         file.and_then(|f| self.files.get(f as usize))
             .map(String::as_str)
     }
-}
-
-/// The JSON of a version 3 body: `stored` inflated to exactly `len` bytes.
-fn inflate(stored: &[u8], len: usize) -> Result<Vec<u8>, String> {
-    if len > stored.len().saturating_mul(MAX_EXPANSION) {
-        return Err(format!(
-            "its header declares {len} bytes of map from {} compressed bytes",
-            stored.len()
-        ));
-    }
-    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(stored, len)
-        .map_err(|e| format!("its compressed body does not inflate ({:?})", e.status))?;
-    if json.len() != len {
-        return Err(format!(
-            "its body inflates to {} bytes, not the {len} its header declares",
-            json.len()
-        ));
-    }
-    Ok(json)
 }
 
 /// Whether `layout` fits `cfg`: as many entries as blocks, counters, edges and

@@ -1,0 +1,167 @@
+//! `pathprof cc --profile-use=FILE`: an optimised build that takes its
+//! counts from a profile of an instrumented build. The profile is indexed
+//! once per invocation (or given indexed, `pathprof index`); each compile
+//! step runs clang with pathprof's pass plugin, which gives every function
+//! of the translation unit its counts at the point where instrumentation
+//! counted them (`pathprof_llvm::annotate`) and records what it used in the
+//! object's note section; the link is the user's own, with no runtime, and
+//! says in one note what the linked objects' notes add up to.
+
+use super::args::Invocation;
+use super::output_of;
+use anyhow::{bail, Context as _, Result};
+use pathprof_core::pgo::{Index, UseNote, NOTE_SECTION};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The indexed profile this invocation's compile steps read.
+static INDEX: OnceLock<PathBuf> = OnceLock::new();
+
+/// What keeps an index made for this invocation alive until it ends.
+pub(super) struct Prepared {
+    _made: Option<tempfile::NamedTempFile>,
+    /// The index as read, for the link's note.
+    index: Index,
+}
+
+/// Indexes the profile `--profile-use` names (a raw profile is read with
+/// `--profile-map`'s maps, or those its sections name) for the compile
+/// steps of this invocation.
+pub(super) fn prepare(inv: &Invocation, profile: &Path) -> Result<Prepared> {
+    let maps = &inv.options.profile_map;
+    let (path, made, index) = if pathprof_report::pgo::is_index_file(profile) {
+        let index = pathprof_report::pgo::read_index(profile)?;
+        (profile.to_path_buf(), None, index)
+    } else {
+        let index = pathprof_report::pgo::index_of_profiles(maps, &[profile.to_path_buf()])
+            .with_context(|| format!("--profile-use={}", profile.display()))?;
+        let mut file = tempfile::Builder::new()
+            .prefix("pathprof-index-")
+            .suffix(".ppdata")
+            .tempfile()?;
+        std::io::Write::write_all(&mut file, &index.to_bytes())?;
+        (file.path().to_path_buf(), Some(file), index)
+    };
+    if index.functions.is_empty() {
+        bail!(
+            "--profile-use={}: the profile has counts of no function; run the instrumented \
+             program (its profile is written when it ends), then build again",
+            profile.display()
+        );
+    }
+    INDEX.get_or_init(|| path);
+    Ok(Prepared { _made: made, index })
+}
+
+/// The indexed profile [`prepare`] made ready (`None` without
+/// `--profile-use`).
+pub(super) fn index_path() -> Option<&'static Path> {
+    INDEX.get().map(PathBuf::as_path)
+}
+
+/// Whether `inv` asks for assembly or IR text of its sources (`-S`, with
+/// or without `-emit-llvm`), which `--profile-use` compiles with the
+/// profile's counts (as clang's `-fprofile-use` does); every other
+/// pass-through (`-E`, `-M`...) stays clang's own.
+pub(super) fn is_assembly_output(inv: &Invocation) -> bool {
+    let has = |flag: &str| inv.args.iter().any(|a| a == flag);
+    has("-S") && !["-E", "-M", "-MM", "-fsyntax-only"].into_iter().any(has)
+}
+
+/// Before a link with `--profile-use`: refuses when the output is a
+/// program the profile ran but none of the functions of the objects and
+/// archives on the link line (`args`) is in the profile: a profile of
+/// another program of that name, which would leave a build without counts
+/// (and, linked over the instrumented program, the profile without its map).
+pub(super) fn check_before_link(
+    inv: &Invocation,
+    prepared: &Prepared,
+    args: &[String],
+) -> Result<()> {
+    let mut note = UseNote::default();
+    for arg in args.iter().filter(|a| !a.starts_with('-')) {
+        let Ok(bytes) = std::fs::read(arg) else {
+            continue;
+        };
+        let members: Vec<&[u8]> = match super::archive::members(&bytes) {
+            Ok(members) => members.iter().map(|m| m.data).collect(),
+            Err(_) => vec![&bytes[..]],
+        };
+        for data in members {
+            if let Ok(Some(section)) = pathprof_io::elf::section(data, NOTE_SECTION) {
+                note.add(&UseNote::sum_of(&section));
+            }
+        }
+    }
+    let output = output_of(inv);
+    let name = file_name(output);
+    if note.matched == 0 && note.functions > 0 && prepared.index.programs.contains(&name) {
+        bail!(
+            "{} is not a profile of this build of {name}: none of the {} functions of its \
+             objects is in it (the profile's {name} is another program, or all of it changed); \
+             run this build's instrumented {name} and use its profile",
+            profile_name(inv),
+            note.functions
+        );
+    }
+    Ok(())
+}
+
+/// After a link with `--profile-use`: one note of what the objects linked
+/// into the output used (functions changed since the profile; branches
+/// block-mode counts leave undetermined; no function in the profile).
+pub(super) fn report_link(inv: &Invocation, prepared: &Prepared) {
+    let output = output_of(inv);
+    let Ok(bytes) = std::fs::read(output) else {
+        return;
+    };
+    let Ok(Some(section)) = pathprof_io::elf::section(&bytes, NOTE_SECTION) else {
+        return; // nothing compiled with the profile in it
+    };
+    let note = UseNote::sum_of(&section);
+    let profile = profile_name(inv);
+    if note.matched == 0 && note.functions > 0 {
+        eprintln!(
+            "pathprof: note: {output}: none of its {} functions is in the profile {profile} (of \
+             {}); built without counts",
+            note.functions,
+            prepared.index.programs.join(", ")
+        );
+        return;
+    }
+    if !note.changed.is_empty() {
+        const SHOWN: usize = 10;
+        let mut names = note.changed[..note.changed.len().min(SHOWN)].join(", ");
+        if note.changed.len() > SHOWN {
+            names.push_str(&format!(" and {} more", note.changed.len() - SHOWN));
+        }
+        eprintln!(
+            "pathprof: note: {output}: {} function{} changed since the profile: {names}; built \
+             without counts there: rebuild the profile",
+            note.changed.len(),
+            if note.changed.len() == 1 { "" } else { "s" }
+        );
+    }
+    if note.undetermined > 0 {
+        eprintln!(
+            "pathprof: note: {output}: the profile's block counts leave {} branches of profiled \
+             functions undetermined, built without weights (an edge or path mode profile gives \
+             every branch)",
+            note.undetermined
+        );
+    }
+}
+
+fn profile_name(inv: &Invocation) -> String {
+    inv.options
+        .profile_use
+        .as_ref()
+        .map_or_else(String::new, |p| p.display().to_string())
+}
+
+fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

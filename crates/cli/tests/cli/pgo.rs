@@ -1,0 +1,371 @@
+//! Profile use (`pathprof cc --profile-use`, `pathprof index`): every
+//! branch's weights in the optimised build's IR against counts derived by
+//! hand, the same from every mode's profile; optimised programs that print
+//! what plain ones print and carry no probes; functions changed since the
+//! profile named and left without counts; another program's profile
+//! refused; damaged profiles and indexes refused with their reason.
+
+use crate::support::build::{data, CLANG};
+use crate::support::command::{ok, pathprof};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// A directory holding `tests/programs/pgo.c`.
+fn program() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("programs/pgo.c"), dir.path().join("pgo.c")).unwrap();
+    dir
+}
+
+/// Builds `pgo.c` in `mode` at `opt` as `exe` and runs it with `arg`,
+/// writing `exe.pprof`; returns what it printed.
+fn train(dir: &Path, mode: &str, opt: &str, exe: &str, arg: &str) -> String {
+    ok(pathprof(
+        dir,
+        &["cc", &format!("--mode={mode}"), opt, "pgo.c", "-o", exe],
+    ));
+    let out = Command::new(dir.join(exe))
+        .arg(arg)
+        .current_dir(dir)
+        .env("PATHPROF_FILE", dir.join(format!("{exe}.pprof")))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Each defined function's `function_entry_count` and the weights of its
+/// branches (sorted), read from IR text.
+type Weights = BTreeMap<String, (Option<u64>, Vec<Vec<u64>>)>;
+
+fn weights_in(ir: &str) -> Weights {
+    let mut nodes: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for line in ir.lines() {
+        if let Some((id, rest)) = line.split_once(" = !{!\"") {
+            let numbers = rest
+                .split(", ")
+                .skip(1)
+                .filter_map(|f| f.trim_end_matches('}').rsplit(' ').next()?.parse().ok())
+                .collect();
+            nodes.insert(id, numbers);
+        }
+    }
+    let prof = |line: &str| -> Option<Vec<u64>> {
+        let id = line.split("!prof ").nth(1)?.split([',', ' ']).next()?;
+        nodes.get(id).cloned()
+    };
+    let mut out = Weights::new();
+    let mut current: Option<String> = None;
+    for line in ir.lines() {
+        if line.starts_with("define ") {
+            let name = line.split('@').nth(1).unwrap().split('(').next().unwrap();
+            let entry = prof(line).map(|v| v[0]);
+            out.insert(name.to_string(), (entry, Vec::new()));
+            current = Some(name.to_string());
+        } else if line == "}" {
+            current = None;
+        } else if let (Some(f), Some(w)) = (&current, prof(line)) {
+            out.get_mut(f).unwrap().1.push(w);
+        }
+    }
+    for (_, branches) in out.values_mut() {
+        branches.sort();
+    }
+    out
+}
+
+/// `pathprof cc --profile-use=PROFILE OPT -S -emit-llvm pgo.c`'s weights.
+fn annotated(dir: &Path, profile: &str, opt: &str) -> Weights {
+    ok(pathprof(
+        dir,
+        &[
+            "cc",
+            &format!("--profile-use={profile}"),
+            opt,
+            "-S",
+            "-emit-llvm",
+            "pgo.c",
+            "-o",
+            "pgo.ll",
+        ],
+    ));
+    let ir = std::fs::read_to_string(dir.join("pgo.ll")).unwrap();
+    assert!(
+        ir.contains("!\"ProfileSummary\""),
+        "no profile summary:\n{ir}"
+    );
+    weights_in(&ir)
+}
+
+/// What `pgo 12` gives every branch at -O0 (clamp inlined into both of its
+/// call sites with its own counts: 6 of 15 calls above 100).
+fn by_hand() -> Weights {
+    let f = |entry: u64, branches: &[&[u64]]| {
+        let mut b: Vec<Vec<u64>> = branches.iter().map(|w| w.to_vec()).collect();
+        b.sort();
+        (Some(entry), b)
+    };
+    Weights::from([
+        // argc > 1, the loop (12 turns, 1 exit), clamp twice, i % 4 == 0.
+        (
+            "main".to_string(),
+            f(1, &[&[1, 0], &[12, 1], &[6, 9], &[6, 9], &[3, 9]]),
+        ),
+        // The default (x & 3 == 3) first, then cases 0, 1, 2.
+        ("kind".to_string(), f(12, &[&[3, 3, 3, 3]])),
+        ("fib".to_string(), f(465, &[&[233, 232]])),
+    ])
+}
+
+#[test]
+fn every_branch_gets_its_counts_from_every_mode() {
+    let dir = program();
+    let d = dir.path();
+    for mode in ["path", "edge", "block"] {
+        let exe = format!("pgo-{mode}");
+        assert_eq!(train(d, mode, "-O0", &exe, "12"), "912 144\n");
+        let profile = format!("{exe}.pprof");
+        assert_eq!(annotated(d, &profile, "-O0"), by_hand(), "{mode} mode");
+    }
+}
+
+#[test]
+fn indexes_merge_with_weights() {
+    let dir = program();
+    let d = dir.path();
+    train(d, "edge", "-O0", "pgo", "12");
+    ok(pathprof(d, &["index", "pgo.pprof", "-o", "one.ppdata"]));
+    ok(pathprof(
+        d,
+        &[
+            "index",
+            "one.ppdata",
+            "--weight=3:pgo.pprof",
+            "-o",
+            "four.ppdata",
+        ],
+    ));
+    // The index serves alone: without the instrumented program.
+    std::fs::remove_file(d.join("pgo")).unwrap();
+    assert_eq!(annotated(d, "one.ppdata", "-O0"), by_hand());
+    let four = annotated(d, "four.ppdata", "-O0");
+    let times_four: Weights = by_hand()
+        .into_iter()
+        .map(|(f, (entry, branches))| {
+            let b = branches
+                .into_iter()
+                .map(|w| w.iter().map(|c| c * 4).collect())
+                .collect();
+            (f, (entry.map(|e| e * 4), b))
+        })
+        .collect();
+    assert_eq!(four, times_four);
+}
+
+#[test]
+fn an_optimised_build_prints_what_plain_prints_and_carries_no_probes() {
+    let dir = program();
+    let d = dir.path();
+    train(d, "path", "-O2", "pgo", "20");
+    let plain = Command::new(CLANG)
+        .current_dir(d)
+        .args(["-O2", "pgo.c", "-o", "plain"])
+        .status()
+        .unwrap();
+    assert!(plain.success());
+    let link = pathprof(
+        d,
+        &[
+            "cc",
+            "--profile-use=pgo.pprof",
+            "-O2",
+            "pgo.c",
+            "-o",
+            "fast",
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&link.stderr), "", "a quiet build");
+    ok(link);
+    // Separate compile and link steps, from an index.
+    ok(pathprof(d, &["index", "pgo.pprof", "-o", "pgo.ppdata"]));
+    ok(pathprof(
+        d,
+        &[
+            "cc",
+            "--profile-use=pgo.ppdata",
+            "-O2",
+            "-c",
+            "pgo.c",
+            "-o",
+            "pgo.o",
+        ],
+    ));
+    ok(pathprof(
+        d,
+        &["cc", "--profile-use=pgo.ppdata", "pgo.o", "-o", "fast2"],
+    ));
+    let run = |exe: &str| {
+        let out = Command::new(d.join(exe)).arg("25").output().unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    assert_eq!(run("fast"), run("plain"));
+    assert_eq!(run("fast2"), run("plain"));
+    for exe in ["fast", "fast2"] {
+        let nm = Command::new("nm").arg(d.join(exe)).output().unwrap();
+        let symbols = String::from_utf8_lossy(&nm.stdout);
+        assert!(
+            !symbols.contains("__pathprof"),
+            "{exe} has pathprof's symbols:\n{symbols}"
+        );
+    }
+    // At -O2 the counts reach the optimiser: main ran once.
+    let o2 = annotated(d, "pgo.pprof", "-O2");
+    assert_eq!(o2["main"].0, Some(1), "{o2:?}");
+}
+
+#[test]
+fn a_function_changed_since_the_profile_gets_no_counts_and_is_named() {
+    let dir = program();
+    let d = dir.path();
+    train(d, "edge", "-O0", "pgo", "12");
+    let source = std::fs::read_to_string(d.join("pgo.c")).unwrap();
+    let edited = source.replace(
+        "  case 2:\n    return 30;",
+        "  case 2:\n    return 30;\n  case 7:\n    return 70;",
+    );
+    assert_ne!(edited, source);
+    std::fs::write(d.join("pgo.c"), edited).unwrap();
+    let link = pathprof(
+        d,
+        &[
+            "cc",
+            "--profile-use=pgo.pprof",
+            "-O0",
+            "pgo.c",
+            "-o",
+            "edited",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&link.stderr).into_owned();
+    ok(link);
+    assert!(
+        stderr.contains("edited: 1 function changed since the profile: kind;")
+            && stderr.contains("rebuild the profile"),
+        "{stderr}"
+    );
+    let w = annotated(d, "pgo.pprof", "-O0");
+    assert_eq!(w["kind"], (None, vec![]), "no counts from another shape");
+    assert_eq!(w["fib"], by_hand()["fib"]);
+}
+
+#[test]
+fn another_programs_profile_is_refused_before_anything_is_linked() {
+    let dir = program();
+    let d = dir.path();
+    train(d, "edge", "-O0", "pgo", "12");
+    std::fs::write(d.join("other.c"), "int main(void) { return 0; }\n").unwrap();
+    let before = std::fs::read(d.join("pgo")).unwrap();
+    let out = pathprof(
+        d,
+        &[
+            "cc",
+            "--profile-use=pgo.pprof",
+            "-O2",
+            "other.c",
+            "-o",
+            "pgo",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("pgo.pprof is not a profile of this build of pgo")
+            && stderr.contains("use its profile"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(d.join("pgo")).unwrap(),
+        before,
+        "the instrumented program is kept"
+    );
+    // A program the profile never ran (a helper a build makes) builds, with a note.
+    let helper = pathprof(
+        d,
+        &[
+            "cc",
+            "--profile-use=pgo.pprof",
+            "-O2",
+            "other.c",
+            "-o",
+            "helper",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&helper.stderr).into_owned();
+    ok(helper);
+    assert!(
+        stderr.contains("helper: none of its 1 functions is in the profile"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn damaged_profiles_and_indexes_are_refused_with_their_reason() {
+    let dir = program();
+    let d = dir.path();
+    train(d, "edge", "-O0", "pgo", "12");
+    ok(pathprof(d, &["index", "pgo.pprof", "-o", "pgo.ppdata"]));
+    for name in ["pgo.pprof", "pgo.ppdata"] {
+        let bytes = std::fs::read(d.join(name)).unwrap();
+        for (damage, cut) in [("cut", bytes.len() / 2), ("cut", 20)] {
+            let broken = format!("{damage}-{cut}-{name}");
+            std::fs::write(d.join(&broken), &bytes[..cut]).unwrap();
+            let out = pathprof(
+                d,
+                &[
+                    "cc",
+                    &format!("--profile-use={broken}"),
+                    "-O2",
+                    "-c",
+                    "pgo.c",
+                ],
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{broken}: {stderr}");
+            assert!(
+                stderr.contains(&broken) && stderr.lines().count() == 1,
+                "{stderr}"
+            );
+        }
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 0x40;
+        std::fs::write(d.join(format!("flipped-{name}")), flipped).unwrap();
+        let out = pathprof(
+            d,
+            &[
+                "cc",
+                &format!("--profile-use=flipped-{name}"),
+                "-O2",
+                "-c",
+                "pgo.c",
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = pathprof(
+        d,
+        &["cc", "--profile-use=absent.pprof", "-O2", "-c", "pgo.c"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(1) && stderr.contains("absent.pprof"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,143 @@
+//! Profile use: an optimised build's functions given their measured counts.
+//! At the point of clang's pipeline where instrumentation counted them
+//! (after the same early simplification, before inlining: the IR that was
+//! counted), each function is extracted exactly as instrumentation extracts
+//! it, matched in the indexed profile by linkage name, source file and CFG
+//! shape, and given what clang's IR PGO gives: `branch_weights` on every
+//! conditional branch, switch and indirect branch whose successors' counts
+//! are known and not all zero, `function_entry_count`, and the module's
+//! `ProfileSummary`, so that the inliner, block placement, hot/cold
+//! splitting and the loop passes use them. Nothing is instrumented.
+
+use crate::error::LlvmError;
+use crate::walk;
+use inkwell::module::{FlagBehavior, Module};
+use inkwell::values::{BasicMetadataValueEnum, InstructionOpcode, MetadataValue};
+use pathprof_core::pgo::{scale_to_u32, Index, Lookup, Summary, UseNote};
+
+/// Gives every function of `module` that `index` has counts for its
+/// weights and entry count, and the module the index's summary; says what
+/// it did.
+pub fn annotate(module: &Module<'_>, index: &Index) -> Result<UseNote, LlvmError> {
+    let extracted = crate::extract(module)?;
+    let bodies = walk::bodies(module);
+    let context = module.get_context();
+    let prof = context.get_kind_id("prof");
+    let mut note = UseNote::default();
+    for (body, f) in bodies.iter().zip(&extracted.functions) {
+        note.functions += 1;
+        let file = f.file.and_then(|i| extracted.files.get(i as usize));
+        let found = match index.lookup(&f.name, file.map(String::as_str), f.cfg.shape_hash()) {
+            Lookup::Found(found) if found.profile.fits(&f.cfg) => found,
+            Lookup::Missing => {
+                note.missing += 1;
+                continue;
+            }
+            Lookup::Found(_) | Lookup::Changed => {
+                note.changed
+                    .push(f.display_name.clone().unwrap_or_else(|| f.name.clone()));
+                continue;
+            }
+        };
+        note.matched += 1;
+        let profile = &found.profile;
+        let entry = node(module, "function_entry_count", &[profile.entry], 64);
+        body.function.as_global_value().set_metadata(entry, prof);
+        for b in f.cfg.blocks() {
+            if f.cfg.succs(b).len() < 2 {
+                continue;
+            }
+            let term = walk::terminator(body, b.index())?;
+            if !matches!(
+                term.get_opcode(),
+                InstructionOpcode::Br | InstructionOpcode::Switch | InstructionOpcode::IndirectBr
+            ) || crate::ffi::num_successors(term) as usize != f.cfg.succs(b).len()
+            {
+                continue;
+            }
+            let Some(counts) = profile.successor_counts(&f.cfg, b) else {
+                note.undetermined += 1;
+                continue;
+            };
+            if counts.iter().all(|&c| c == 0) {
+                continue; // never ran: no weights, as clang's PGO
+            }
+            let weights: Vec<u64> = scale_to_u32(&counts).into_iter().map(u64::from).collect();
+            let weights = node(module, "branch_weights", &weights, 32);
+            term.set_metadata(weights, prof)
+                .expect("a metadata node is a node");
+        }
+    }
+    if note.matched > 0 && module.get_flag("ProfileSummary").is_none() {
+        module.add_metadata_flag(
+            "ProfileSummary",
+            FlagBehavior::Error,
+            summary_node(module, &index.summary),
+        );
+    }
+    Ok(note)
+}
+
+/// `!{!"name", iN v0, iN v1, ...}`, `N` 32 or 64.
+fn node<'ctx>(module: &Module<'ctx>, name: &str, values: &[u64], bits: u32) -> MetadataValue<'ctx> {
+    let context = module.get_context();
+    let int = match bits {
+        32 => context.i32_type(),
+        _ => context.i64_type(),
+    };
+    let mut parts: Vec<BasicMetadataValueEnum<'ctx>> = vec![context.metadata_string(name).into()];
+    parts.extend(
+        values
+            .iter()
+            .map(|&v| BasicMetadataValueEnum::from(int.const_int(v, false))),
+    );
+    context.metadata_node(&parts)
+}
+
+/// The `ProfileSummary` node LLVM's `ProfileSummary::getMD` writes for an
+/// instrumentation profile.
+fn summary_node<'ctx>(module: &Module<'ctx>, s: &Summary) -> MetadataValue<'ctx> {
+    let context = module.get_context();
+    let (i32_type, i64_type) = (context.i32_type(), context.i64_type());
+    let string = |s: &str| -> BasicMetadataValueEnum<'ctx> { context.metadata_string(s).into() };
+    let field = |name: &str, v: u64| node(module, name, &[v], 64).into();
+    let detailed: Vec<BasicMetadataValueEnum<'ctx>> = s
+        .detailed
+        .iter()
+        .map(|e| {
+            context
+                .metadata_node(&[
+                    i32_type.const_int(u64::from(e.cutoff), false).into(),
+                    i64_type.const_int(e.min_count, false).into(),
+                    i32_type
+                        .const_int(e.num_counts.min(u64::from(u32::MAX)), false)
+                        .into(),
+                ])
+                .into()
+        })
+        .collect();
+    context.metadata_node(&[
+        context
+            .metadata_node(&[string("ProfileFormat"), string("InstrProf")])
+            .into(),
+        field("TotalCount", s.total_count),
+        field("MaxCount", s.max_count),
+        field("MaxInternalCount", s.max_internal_count),
+        field("MaxFunctionCount", s.max_function_count),
+        field("NumCounts", s.num_counts),
+        field("NumFunctions", s.num_functions),
+        field("IsPartialProfile", 0),
+        context
+            .metadata_node(&[
+                string("PartialProfileRatio"),
+                context.f64_type().const_float(0.0).into(),
+            ])
+            .into(),
+        context
+            .metadata_node(&[
+                string("DetailedSummary"),
+                context.metadata_node(&detailed).into(),
+            ])
+            .into(),
+    ])
+}

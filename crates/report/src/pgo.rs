@@ -1,0 +1,74 @@
+//! Indexed profiles from raw ones: a profile's counts, read with the maps
+//! of the builds that wrote it, as the [`Index`] an optimised build reads
+//! (`pathprof index`, `pathprof cc --profile-use`); and indexes read and
+//! merged with weights.
+
+use crate::load::{load, names, read_profiles};
+use anyhow::{bail, Context as _, Result};
+use pathprof_core::pgo::{is_index, Index};
+use std::path::{Path, PathBuf};
+
+/// The index of `profiles` (summed) read with `maps`; with no maps, with
+/// the executables and shared libraries the profiles' sections name (each
+/// carries its map), those that still exist.
+pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index> {
+    let file = read_profiles(profiles)?;
+    let objects: Vec<PathBuf> = {
+        let mut all: Vec<&String> = file.sections.iter().flat_map(|s| &s.objects).collect();
+        all.sort();
+        all.dedup();
+        all.into_iter().map(PathBuf::from).collect()
+    };
+    let maps = if maps.is_empty() {
+        let present: Vec<PathBuf> = objects.iter().filter(|o| o.is_file()).cloned().collect();
+        if present.is_empty() {
+            bail!(
+                "{} names no instrumented program or library that still exists ({}); give the \
+                 instrumented build with --profile-map (or --map for `pathprof index`)",
+                names(profiles),
+                if objects.is_empty() {
+                    "it names none".to_string()
+                } else {
+                    names(&objects)
+                }
+            );
+        }
+        present
+    } else {
+        maps.to_vec()
+    };
+    let loaded = load(&maps, profiles)?;
+    let programs = objects
+        .iter()
+        .chain(&maps)
+        .filter_map(|o| o.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".ppmap"))
+        .collect();
+    Ok(Index::of_program(&loaded.map, &loaded.counts, programs))
+}
+
+/// Whether `path` holds an indexed profile (it starts like one).
+pub fn is_index_file(path: &Path) -> bool {
+    let mut magic = [0u8; 14];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|()| is_index(&magic))
+}
+
+/// Reads the indexed profile at `path`.
+pub fn read_index(path: &Path) -> Result<Index> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read the indexed profile {}", path.display()))?;
+    Ok(Index::from_bytes(&bytes, &path.display().to_string())?)
+}
+
+/// The index of one input: an indexed profile as it is, a raw profile
+/// read with `maps` ([`index_of_profiles`]).
+pub fn index_of(maps: &[PathBuf], input: &Path) -> Result<Index> {
+    if is_index_file(input) {
+        read_index(input)
+    } else {
+        index_of_profiles(maps, &[input.to_path_buf()])
+    }
+}
