@@ -369,3 +369,52 @@ fn damaged_profiles_and_indexes_are_refused_with_their_reason() {
         "{stderr}"
     );
 }
+
+/// Builds `tests/programs/NAME` plain, in path mode (run to a profile) and
+/// with that profile, with `driver` (`cc` or `c++`) at -O2; the optimised
+/// build must print and exit as the plain one does, and count nothing.
+fn optimised_like_plain(name: &str, driver: &str, flags: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(data(&format!("programs/{name}")), d.join(name)).unwrap();
+    let clang = if driver == "c++" { format!("{CLANG}++") } else { CLANG.to_string() };
+    let plain = Command::new(&clang).current_dir(d).args(["-O2", name, "-o", "plain"]).args(flags).status();
+    assert!(plain.unwrap().success());
+    let build = |extra: &str, exe: &str| {
+        let mut args = vec![driver, extra, "-O2", name, "-o", exe];
+        args.extend(flags);
+        ok(pathprof(d, &args));
+    };
+    build("--mode=path", "trained");
+    let run = |exe: &str, profile: Option<&str>| {
+        let mut cmd = Command::new(d.join(exe));
+        cmd.current_dir(d);
+        if let Some(p) = profile {
+            cmd.env("PATHPROF_FILE", d.join(p));
+        }
+        let out = cmd.output().unwrap();
+        (out.status.code(), out.stdout)
+    };
+    let expected = run("plain", None);
+    assert_eq!(run("trained", Some("trained.pprof")), expected);
+    build("--profile-use=trained.pprof", "optimised");
+    assert_eq!(run("optimised", Some("optimised.pprof")), expected);
+    assert!(!d.join("optimised.pprof").exists(), "the optimised build counts nothing");
+    let ir = pathprof(
+        d,
+        &[driver, "--profile-use=trained.pprof", "-O2", "-S", "-emit-llvm", name, "-o", "x.ll"],
+    );
+    ok(ir);
+    let ir = std::fs::read_to_string(d.join("x.ll")).unwrap();
+    assert!(ir.contains("branch_weights") && ir.contains("function_entry_count"), "{ir}");
+}
+
+#[test]
+fn cxx_exceptions_keep_their_behaviour() {
+    optimised_like_plain("invoke.cpp", "c++", &[]);
+}
+
+#[test]
+fn threads_keep_their_behaviour() {
+    optimised_like_plain("threads.c", "cc", &["-pthread"]);
+}
