@@ -47,6 +47,12 @@ PGO_VARIANTS = ["clang-ir-pgo", "clang-fe-pgo", "pathprof-block-pgo", "pathprof-
 VARIANTS = ["plain"] + PGO_VARIANTS
 
 
+def args_for(prog, exe):
+    """overhead.py's compiler arguments, with DWARF 4 (Debian 12's valgrind
+    cannot read clang 22's DWARF 5)."""
+    return ["-gdwarf-4" if a == "-g" else a for a in compile_args(prog, exe)]
+
+
 def run_training(prog, exe, scale, out, env):
     """Runs the instrumented `exe` on the training input with `env`."""
     cmd, _ = prog["run"](exe, scale, out)
@@ -65,28 +71,48 @@ def build(variant, prog, out, pathprof, train_scale):
         return time.monotonic() - began
 
     if variant == "plain":
-        return exe, timed([CLANG] + compile_args(prog, exe))
+        return exe, timed([CLANG] + args_for(prog, exe))
     trained = str(out / f"{name}-{variant}-train")
     if variant == "clang-ir-pgo":
         raw = out / f"{name}-ir-raw"
-        subprocess.run([CLANG, f"-fprofile-generate={raw}"] + compile_args(prog, trained), check=True, cwd=out)
+        subprocess.run([CLANG, f"-fprofile-generate={raw}"] + args_for(prog, trained), check=True, cwd=out)
         run_training(prog, trained, train_scale, out, {})
         data = out / f"{name}-ir.profdata"
         subprocess.run([PROFDATA, "merge", "-o", str(data), str(raw)], check=True)
-        return exe, timed([CLANG, f"-fprofile-use={data}"] + compile_args(prog, exe))
+        return exe, timed([CLANG, f"-fprofile-use={data}"] + args_for(prog, exe))
     if variant == "clang-fe-pgo":
         raw = out / f"{name}-fe.profraw"
-        subprocess.run([CLANG, "-fprofile-instr-generate"] + compile_args(prog, trained), check=True, cwd=out)
+        subprocess.run([CLANG, "-fprofile-instr-generate"] + args_for(prog, trained), check=True, cwd=out)
         run_training(prog, trained, train_scale, out, {"LLVM_PROFILE_FILE": str(raw)})
         data = out / f"{name}-fe.profdata"
         subprocess.run([PROFDATA, "merge", "-o", str(data), str(raw)], check=True)
-        return exe, timed([CLANG, f"-fprofile-instr-use={data}"] + compile_args(prog, exe))
+        return exe, timed([CLANG, f"-fprofile-instr-use={data}"] + args_for(prog, exe))
     mode = variant.split("-")[1]
     profile = out / f"{name}-{mode}.pprof"
     profile.unlink(missing_ok=True)
-    subprocess.run([pathprof, "cc", f"--mode={mode}"] + compile_args(prog, trained), check=True, cwd=out)
+    subprocess.run([pathprof, "cc", f"--mode={mode}"] + args_for(prog, trained), check=True, cwd=out)
     run_training(prog, trained, train_scale, out, {"PATHPROF_FILE": str(profile)})
-    return exe, timed([pathprof, "cc", f"--profile-use={profile}"] + compile_args(prog, exe))
+    if mode == "path":
+        CORRELATION[name] = correlation(pathprof, trained, profile)
+    return exe, timed([pathprof, "cc", f"--profile-use={profile}"] + args_for(prog, exe))
+
+
+# Per program, from the path-mode training profile: the branch decisions
+# along its paths and how many the edge profile and the path so far
+# mispredict (`pathprof predict`).
+CORRELATION = {}
+
+
+def correlation(pathprof, exe, profile):
+    """`pathprof predict`'s branch decisions of `exe`'s path profile."""
+    text = subprocess.run([pathprof, "predict", "--map", exe, str(profile)], check=True,
+                          capture_output=True, text=True).stdout
+    found = re.search(r"branch decisions along the paths: (\d+); mispredicted from the edge profile: "
+                      r"(\d+) .*from the path so far: (\d+) ", text)
+    if not found:
+        sys.exit(f"pathprof predict printed no branch decisions:\n{text}")
+    executed, edge, path = map(int, found.groups())
+    return {"decisions": executed, "edge_mispredicted": edge, "path_mispredicted": path}
 
 
 def text_size(exe):
@@ -206,11 +232,24 @@ def main():
     lines.append("| geometric mean, build time | " + " | ".join(
         f"{geomean([r[v]['build_ratio'] for r in results.values()]):.2f}" for v in shown) + " |")
     lines.append("")
+    if CORRELATION:
+        lines += ["## What the paths could add (`pathprof predict` of the path-mode training profile)\n",
+                  "Branch decisions along the executed paths, and the share mispredicted by the edge "
+                  "profile's most frequent edge (what edge weights tell the optimiser) and by the most "
+                  "frequent way of the paths that came the same way so far (the best any duplication "
+                  "along path prefixes could tell it).\n",
+                  "| program | decisions | edge profile mispredicts | path so far mispredicts | difference |",
+                  "|---|---|---|---|---|"]
+        for name, c in CORRELATION.items():
+            e, p = c["edge_mispredicted"] / c["decisions"], c["path_mispredicted"] / c["decisions"]
+            lines.append(f"| {name} | {c['decisions']} | {100 * e:.2f}% | {100 * p:.2f}% | {100 * (e - p):.2f} points |")
+        lines.append("")
     lines += machine.markdown(machine.facts(CLANG, steal))
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     publish("\n".join(lines), args.out, {
         "command": command, "date": date, "commit": commit, "runs": args.runs,
         "scale": args.scale, "train_scale": args.train_scale, "programs": results,
+        "correlation": CORRELATION,
     })
 
 

@@ -45,10 +45,12 @@ pub fn decode<'a>(
     magic: &str,
     version: u32,
 ) -> Result<(Vec<u8>, &'a [u8]), FrameError> {
-    let nl = bytes
-        .iter()
-        .position(|&b| b == b'\n')
-        .ok_or(FrameError::NotThisKind)?;
+    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
+        return Err(match bytes.starts_with(magic.as_bytes()) {
+            true => FrameError::Malformed("it ends inside its header line (truncated?)".into()),
+            false => FrameError::NotThisKind,
+        });
+    };
     let header = std::str::from_utf8(&bytes[..nl]).map_err(|_| FrameError::NotThisKind)?;
     let mut parts = header.split(' ');
     if parts.next() != Some(magic) {
@@ -119,6 +121,10 @@ mod tests {
             decode(&framed, "pathprof-test", 2),
             Err(FrameError::Version("1".into()))
         );
+        assert!(matches!(
+            decode(&framed[..16], "pathprof-test", 1),
+            Err(FrameError::Malformed(_))
+        ));
         let truncated = &framed[..framed.len() - 1];
         assert!(matches!(
             decode(truncated, "pathprof-test", 1),

@@ -104,6 +104,34 @@ pub struct Stats {
     pub mispredicted_measured: Lengths,
     /// ...and predicted up to their first misprediction.
     pub mispredicted_predicted: Lengths,
+    /// The branches the measured paths take, executions of a DAG node with
+    /// more than one out-edge; see [`Decisions`].
+    #[serde(default)]
+    pub decisions: Decisions,
+}
+
+/// How well the branches along the measured paths are told from the edge
+/// profile and from the path so far. `edge_mispredicted`: decisions that go
+/// another way than their node's most frequent out-edge (a static
+/// prediction from edge weights, what edge-profile PGO tells the
+/// optimiser). `path_mispredicted`: decisions that go another way than the
+/// most frequent out-edge *of paths that came the same way from the path's
+/// start* (what duplicating every block along every path prefix, a
+/// superblock per prefix, could tell it at best). The difference is all a
+/// path-guided transformation could add to edge weights' predictions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decisions {
+    pub executed: u128,
+    pub edge_mispredicted: u128,
+    pub path_mispredicted: u128,
+}
+
+impl Decisions {
+    fn merge(&mut self, o: &Decisions) {
+        self.executed += o.executed;
+        self.edge_mispredicted += o.edge_mispredicted;
+        self.path_mispredicted += o.path_mispredicted;
+    }
 }
 
 impl Stats {
@@ -116,6 +144,7 @@ impl Stats {
         self.predicted.merge(&o.predicted);
         self.mispredicted_measured.merge(&o.mispredicted_measured);
         self.mispredicted_predicted.merge(&o.mispredicted_predicted);
+        self.decisions.merge(&o.decisions);
     }
 }
 
@@ -235,7 +264,49 @@ pub fn function_stats(f: &MapFunction, dag: &Dag, counts: &FunctionCounts) -> St
             s.mispredicted_predicted.add(p.count, pb, pi);
         }
     }
+    s.decisions = decisions(f, dag, counts, &dag_counts);
     s
+}
+
+/// The branch decisions of `counts`' measured paths, and how many of them
+/// the edge profile (`dag_counts`) and the path so far mispredict
+/// ([`Decisions`]).
+fn decisions(f: &MapFunction, dag: &Dag, counts: &FunctionCounts, dag_counts: &[u64]) -> Decisions {
+    use std::collections::HashMap;
+    let mut d = Decisions::default();
+    // Per path prefix ending at a decision: how often each out-edge follows.
+    let mut after_prefix: HashMap<&[DagEdgeId], HashMap<DagEdgeId, u128>> = HashMap::new();
+    for p in counts.paths.iter().filter(|p| p.count > 0) {
+        let edges = &p.path.edges;
+        for i in 1..edges.len() {
+            let at = dag.edge(edges[i]).from;
+            if dag.succs(at).len() < 2 {
+                continue;
+            }
+            let n = u128::from(p.count);
+            d.executed += n;
+            let likely = dag
+                .succs(at)
+                .iter()
+                .copied()
+                .max_by_key(|&e| (dag_counts[e.index()], tie_break(f, dag, e)))
+                .expect("a decision has out-edges");
+            if likely != edges[i] {
+                d.edge_mispredicted += n;
+            }
+            *after_prefix
+                .entry(&edges[..i])
+                .or_default()
+                .entry(edges[i])
+                .or_default() += n;
+        }
+    }
+    for followers in after_prefix.values() {
+        let all: u128 = followers.values().sum();
+        let most = followers.values().copied().max().unwrap_or(0);
+        d.path_mispredicted += all - most;
+    }
+    d
 }
 
 #[cfg(test)]
@@ -332,6 +403,43 @@ mod tests {
         assert_eq!(s.predicted.longest_blocks, 4);
         assert_eq!(s.measured.longest_instructions, 15);
         assert_eq!(path_length(&f, &dag, &c.paths[0].path.edges).0, 3);
+    }
+
+    #[test]
+    fn the_path_so_far_tells_correlated_branches_the_edge_profile_cannot() {
+        // Two diamonds, b0 -> {b1, b2} -> b3 -> {b4, b5} -> b6, whose second
+        // branch goes the way the first went: every edge ran 10 times.
+        let cfg = Cfg::from_edge_list(
+            7,
+            &[
+                (0, 1),
+                (0, 2),
+                (1, 3),
+                (2, 3),
+                (3, 4),
+                (3, 5),
+                (4, 6),
+                (5, 6),
+            ],
+        )
+        .unwrap();
+        let (f, dag, c) = function(
+            cfg,
+            DagOptions::default(),
+            &[(&[0, 1, 3, 4, 6], false, 10), (&[0, 2, 3, 5, 6], false, 10)],
+        );
+        let d = function_stats(&f, &dag, &c).decisions;
+        // Two decisions per execution. The edge profile predicts b2 and b5
+        // (ties: the later slot), wrong for 10 at b0 and 10 at b3; the path
+        // so far is as blind at b0 and never wrong at b3.
+        assert_eq!(
+            d,
+            Decisions {
+                executed: 40,
+                edge_mispredicted: 20,
+                path_mispredicted: 10
+            }
+        );
     }
 
     #[test]

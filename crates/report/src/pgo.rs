@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// The index of `profiles` (summed) read with `maps`; with no maps, with
 /// the executables and shared libraries the profiles' sections name (each
-/// carries its map), those that still exist.
+/// carries its map), those that still exist and carry it.
 pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index> {
     let file = read_profiles(profiles)?;
     let objects: Vec<PathBuf> = {
@@ -20,11 +20,18 @@ pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index
         all.into_iter().map(PathBuf::from).collect()
     };
     let maps = if maps.is_empty() {
-        let present: Vec<PathBuf> = objects.iter().filter(|o| o.is_file()).cloned().collect();
+        // Those that still carry their map: an optimised build linked over
+        // one (its sources compiled with the profile already) has none.
+        let present: Vec<PathBuf> = objects
+            .iter()
+            .filter(|o| pathprof_io::map::read_fragments(o).is_ok())
+            .cloned()
+            .collect();
         if present.is_empty() {
             bail!(
                 "{} names no instrumented program or library that still exists ({}); give the \
-                 instrumented build with --profile-map (or --map for `pathprof index`)",
+                 instrumented build with --profile-map (or --map for `pathprof index`), or index \
+                 the profile with `pathprof index` while the instrumented build is there",
                 names(profiles),
                 if objects.is_empty() {
                     "it names none".to_string()

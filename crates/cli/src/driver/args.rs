@@ -26,9 +26,10 @@ pub struct Options {
     #[arg(long, value_name = "FILE", env = "PATHPROF_PROFILE_USE", value_parser = parse_path)]
     pub profile_use: Option<PathBuf>,
     /// With --profile-use=PROFILE.pprof: the instrumented program, library
-    /// or .ppmap that reads it (repeatable; default: the programs and
-    /// libraries the profile names).
-    #[arg(long, value_name = "FILE", action = ArgAction::Append, value_parser = parse_path)]
+    /// or .ppmap that reads it (repeatable, or a colon-separated list;
+    /// default: the programs and libraries the profile names).
+    #[arg(long, value_name = "FILE", env = "PATHPROF_PROFILE_MAP", value_delimiter = ':',
+          action = ArgAction::Append, value_parser = parse_path)]
     pub profile_map: Vec<PathBuf>,
     /// Whether `--mode` (or `PATHPROF_MODE`) was given, not defaulted (set by
     /// [`parse`]).

@@ -77,7 +77,7 @@ fn run_invocation(cxx: bool, inv: Invocation) -> Result<ExitCode> {
         _ if inv.options.profile_use.is_some()
             && (inv.action != Action::PassThrough || pgo::is_assembly_output(&inv)) =>
         {
-            return use_profile(&clang, &inv)
+            use_profile(&clang, &inv)?
         }
         Action::PassThrough => return exec(&clang, &inv.args),
         Action::Compile if inv.args.iter().any(|x| x == "-emit-llvm") => {
@@ -109,7 +109,12 @@ fn use_profile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         Action::Link => {}
     }
     if whole::has_bitcode_inputs(inv) {
-        return exec(clang, &inv.args);
+        // rustc's bitcode is the counted program only once linked into one
+        // module; a C build's LTO bitcode has its counts from its compiles.
+        if inv.options.cargo_link {
+            return whole::link(clang, inv, Some(&prepared));
+        }
+        return pgo::link(clang, inv, &prepared, inv.args.clone());
     }
     let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
     let args = compile_sources_for_link(clang, inv, work.path())?;
@@ -117,12 +122,7 @@ fn use_profile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         Ok(args) => args,
         Err(code) => return Ok(code),
     };
-    pgo::check_before_link(inv, &prepared, &args)?;
-    let code = timings::time(Phase::Link, || exec(clang, &args))?;
-    if code == ExitCode::SUCCESS {
-        pgo::report_link(inv, &prepared);
-    }
-    Ok(code)
+    pgo::link(clang, inv, &prepared, args)
 }
 
 /// Runs clang with `args`, returning its exit status.
@@ -152,7 +152,7 @@ pub(super) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 /// plus the runtime.
 fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     if inv.options.whole_program_route() || whole::has_bitcode_inputs(inv) {
-        return whole::link(clang, inv);
+        return whole::link(clang, inv, None);
     }
     let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
     match compile_sources_for_link(clang, inv, work.path())? {

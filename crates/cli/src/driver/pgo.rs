@@ -11,7 +11,9 @@ use super::args::Invocation;
 use super::output_of;
 use anyhow::{bail, Context as _, Result};
 use pathprof_core::pgo::{Index, UseNote, NOTE_SECTION};
+use pathprof_llvm::timings::{self, Phase};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::OnceLock;
 
 /// The indexed profile this invocation's compile steps read.
@@ -53,6 +55,30 @@ pub(super) fn prepare(inv: &Invocation, profile: &Path) -> Result<Prepared> {
     Ok(Prepared { _made: made, index })
 }
 
+impl Prepared {
+    /// The profile, indexed.
+    pub(super) fn index(&self) -> &Index {
+        &self.index
+    }
+}
+
+/// The link step of an optimised build: `args` (objects in the place of
+/// the sources) linked as they are, with no runtime, after the check that
+/// the profile is this program's, then the note of what the objects used.
+pub(super) fn link(
+    clang: &Path,
+    inv: &Invocation,
+    prepared: &Prepared,
+    args: Vec<String>,
+) -> Result<ExitCode> {
+    check_before_link(inv, prepared, &args)?;
+    let code = timings::time(Phase::Link, || super::exec(clang, &args))?;
+    if code == ExitCode::SUCCESS {
+        report_link(inv, prepared);
+    }
+    Ok(code)
+}
+
 /// The indexed profile [`prepare`] made ready (`None` without
 /// `--profile-use`).
 pub(super) fn index_path() -> Option<&'static Path> {
@@ -73,11 +99,7 @@ pub(super) fn is_assembly_output(inv: &Invocation) -> bool {
 /// archives on the link line (`args`) is in the profile: a profile of
 /// another program of that name, which would leave a build without counts
 /// (and, linked over the instrumented program, the profile without its map).
-pub(super) fn check_before_link(
-    inv: &Invocation,
-    prepared: &Prepared,
-    args: &[String],
-) -> Result<()> {
+fn check_before_link(inv: &Invocation, prepared: &Prepared, args: &[String]) -> Result<()> {
     let mut note = UseNote::default();
     for arg in args.iter().filter(|a| !a.starts_with('-')) {
         let Ok(bytes) = std::fs::read(arg) else {
@@ -87,7 +109,12 @@ pub(super) fn check_before_link(
             Ok(members) => members.iter().map(|m| m.data).collect(),
             Err(_) => vec![&bytes[..]],
         };
-        for data in members {
+        // Relocatable objects only (ELF type 1): a shared library's notes
+        // are its own program's.
+        for data in members
+            .into_iter()
+            .filter(|d| d.get(16..18) == Some(&[1, 0]))
+        {
             if let Ok(Some(section)) = pathprof_io::elf::section(data, NOTE_SECTION) {
                 note.add(&UseNote::sum_of(&section));
             }
@@ -110,7 +137,7 @@ pub(super) fn check_before_link(
 /// After a link with `--profile-use`: one note of what the objects linked
 /// into the output used (functions changed since the profile; branches
 /// block-mode counts leave undetermined; no function in the profile).
-pub(super) fn report_link(inv: &Invocation, prepared: &Prepared) {
+fn report_link(inv: &Invocation, prepared: &Prepared) {
     let output = output_of(inv);
     let Ok(bytes) = std::fs::read(output) else {
         return;

@@ -87,8 +87,14 @@ impl Inputs {
     }
 }
 
-/// The whole-program link step.
-pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
+/// The whole-program link step; with `profile` (`--profile-use` under
+/// `pathprof cargo`), the program module is given the profile's counts
+/// instead of probes, and linked without the runtime.
+pub(super) fn link(
+    clang: &Path,
+    inv: &Invocation,
+    profile: Option<&super::pgo::Prepared>,
+) -> Result<ExitCode> {
     let work = tempfile::Builder::new().prefix("pathprof-").tempdir()?;
     let inputs = match gather(clang, inv, work.path())? {
         Ok(inputs) => inputs,
@@ -114,6 +120,14 @@ pub(super) fn link(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
         emit_object(&module, level, &object)?;
         let line = inputs.link_line(&inv.args, &object);
         return timings::time(Phase::Link, || exec(clang, &line));
+    }
+    if let Some(prepared) = profile {
+        let note = pathprof_llvm::annotate(&module, prepared.index())?;
+        let note = note.to_line();
+        pathprof_llvm::embed_section(&module, pathprof_core::pgo::NOTE_SECTION, note.as_bytes());
+        emit_object(&module, level, &object)?;
+        let line = inputs.link_line(&inv.args, &object);
+        return super::pgo::link(clang, inv, prepared, line);
     }
     if let Some(copies) = inv.options.p3_copies().map_err(anyhow::Error::msg)? {
         return super::p3::link(clang, inv, &module, level, copies, &inputs, work.path());

@@ -46,6 +46,17 @@ pub fn report(loaded: &Loaded) -> Result<String> {
         t.correct_paths,
         t.paths
     );
+    let d = &t.decisions;
+    let _ = writeln!(
+        out,
+        "branch decisions along the paths: {}; mispredicted from the edge profile: {} ({}), \
+         from the path so far: {} ({})",
+        d.executed,
+        d.edge_mispredicted,
+        percent(d.edge_mispredicted, d.executed),
+        d.path_mispredicted,
+        percent(d.path_mispredicted, d.executed)
+    );
     let _ = writeln!(
         out,
         "\n{:<44} {:>11} {:>11} {:>8} {:>8}",

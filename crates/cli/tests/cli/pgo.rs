@@ -377,8 +377,16 @@ fn optimised_like_plain(name: &str, driver: &str, flags: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::copy(data(&format!("programs/{name}")), d.join(name)).unwrap();
-    let clang = if driver == "c++" { format!("{CLANG}++") } else { CLANG.to_string() };
-    let plain = Command::new(&clang).current_dir(d).args(["-O2", name, "-o", "plain"]).args(flags).status();
+    let clang = if driver == "c++" {
+        format!("{CLANG}++")
+    } else {
+        CLANG.to_string()
+    };
+    let plain = Command::new(&clang)
+        .current_dir(d)
+        .args(["-O2", name, "-o", "plain"])
+        .args(flags)
+        .status();
     assert!(plain.unwrap().success());
     let build = |extra: &str, exe: &str| {
         let mut args = vec![driver, extra, "-O2", name, "-o", exe];
@@ -399,14 +407,29 @@ fn optimised_like_plain(name: &str, driver: &str, flags: &[&str]) {
     assert_eq!(run("trained", Some("trained.pprof")), expected);
     build("--profile-use=trained.pprof", "optimised");
     assert_eq!(run("optimised", Some("optimised.pprof")), expected);
-    assert!(!d.join("optimised.pprof").exists(), "the optimised build counts nothing");
+    assert!(
+        !d.join("optimised.pprof").exists(),
+        "the optimised build counts nothing"
+    );
     let ir = pathprof(
         d,
-        &[driver, "--profile-use=trained.pprof", "-O2", "-S", "-emit-llvm", name, "-o", "x.ll"],
+        &[
+            driver,
+            "--profile-use=trained.pprof",
+            "-O2",
+            "-S",
+            "-emit-llvm",
+            name,
+            "-o",
+            "x.ll",
+        ],
     );
     ok(ir);
     let ir = std::fs::read_to_string(d.join("x.ll")).unwrap();
-    assert!(ir.contains("branch_weights") && ir.contains("function_entry_count"), "{ir}");
+    assert!(
+        ir.contains("branch_weights") && ir.contains("function_entry_count"),
+        "{ir}"
+    );
 }
 
 #[test]

@@ -10,7 +10,8 @@
 //! uninstrumented; each binary's map lies beside it (also where `cargo
 //! install` puts it); `cargo test` profiles the tests and the doctests; a
 //! fat-LTO build (std's bitcode linked in) links with the runtime's std kept
-//! to itself.
+//! to itself; `--profile-use` builds an optimised program from a profile
+//! that prints as the plain one and counts nothing.
 
 use crate::support::build::{copy_dir, data, line_of};
 use crate::support::command::{cargo_command, ok_in, pathprof_ok, PATHPROF};
@@ -167,6 +168,37 @@ fn every_mode_prints_what_the_plain_build_prints_and_counts_by_hand() {
         ]);
         assert!(out.starts_with("verified:"), "path against {other}: {out}");
     }
+}
+
+#[test]
+fn a_profile_builds_an_optimised_program_that_prints_as_plain() {
+    let p = project();
+    let work = tempfile::tempdir().unwrap();
+    let profile = work.path().join("train.pprof");
+    run(&p.exe("t-path"), "", Some(&profile));
+    let use_flag = format!("--profile-use={}", profile.display());
+    let args = ["build", "--release", "--target-dir", "t-pgo"];
+    cargo(&p.root, Some(&[use_flag.as_str()]), &args);
+    let exe = p.exe("t-pgo");
+    for arg in ["", "exit", "panic"] {
+        let plain = run(&p.exe("plain"), arg, None);
+        let optimised = run(&exe, arg, Some(&work.path().join("none.pprof")));
+        assert_eq!(optimised.stdout, plain.stdout, "{arg}: stdout");
+        assert_eq!(optimised.status.code(), plain.status.code(), "{arg}");
+    }
+    assert!(
+        !work.path().join("none.pprof").exists(),
+        "the optimised build counts nothing"
+    );
+    let nm = Command::new("nm").arg(&exe).output().unwrap();
+    let symbols = String::from_utf8_lossy(&nm.stdout);
+    assert!(
+        !symbols.contains("__pathprof"),
+        "pathprof's runtime is linked in"
+    );
+    // What the program's module took from the profile.
+    let note = crate::third_party::profile_use_note(&exe);
+    assert!(note.matched >= 5 && note.changed.is_empty(), "{note:?}");
 }
 
 #[test]

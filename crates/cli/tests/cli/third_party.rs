@@ -19,7 +19,8 @@
 //! xz 5.2 (`lzma-sys`) is built the way its users build it: its own autotools
 //! build with default options (libtool, a shared and a static liblzma, the
 //! tools and test programs linked against the shared one), and checked by its
-//! own `make check` (see `xz_make_check_profiles_into_one_file`); HarfBuzz
+//! own `make check` (see `xz_make_check_profiles_into_one_file`, which then
+//! builds it again with `--profile-use` of the suite's profile); HarfBuzz
 //! (`harfbuzz-sys`), C++, through its own meson build of three shared
 //! libraries and its own `meson test` (see
 //! `harfbuzz_meson_test_profiles_into_one_file`); curl (`curl-sys`) through
@@ -1574,6 +1575,38 @@ fn xz_make_check_profiles_into_one_file() {
     assert!(instrumented_files(&pp).len() >= 10);
     let r = suite_report(&instrumented_files(&pp), &suite, 100);
     no_lost_paths(&r);
+
+    // Profile use through the same build, trained on the suite: the same
+    // tests pass, nothing is counted, and the library took the suite's
+    // counts (every function of it that ran, none changed).
+    let optimised = tmp.path().join("optimised");
+    let cc = format!("{PATHPROF} cc --profile-use={}", suite.display());
+    build_xz(&src, &optimised, &cc, &[]);
+    let again = tmp.path().join("again.pprof");
+    let got = make_check(
+        &optimised,
+        &[],
+        &[("PATHPROF_FILE", again.to_str().unwrap())],
+    );
+    assert_eq!(got, expected, "the same tests pass");
+    assert!(!again.exists(), "an optimised build counts nothing");
+    assert_eq!(
+        instrumented_files(&optimised),
+        Vec::<PathBuf>::new(),
+        "no maps, no probes"
+    );
+    let note = profile_use_note(&optimised.join(lib));
+    assert!(note.matched >= 100 && note.changed.is_empty(), "{note:?}");
+}
+
+/// What the objects linked into `file` took from the profile they were
+/// built with (`--profile-use`).
+pub fn profile_use_note(file: &Path) -> pathprof_core::pgo::UseNote {
+    let bytes = std::fs::read(file).unwrap();
+    let section = pathprof_io::elf::section(&bytes, pathprof_core::pgo::NOTE_SECTION)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{} was not built with --profile-use", file.display()));
+    pathprof_core::pgo::UseNote::sum_of(&section)
 }
 
 /// Preferential path profiling of a whole project through its own build: xz

@@ -152,31 +152,34 @@ impl Index {
     }
 
     /// What the index holds for the function `name` defined in `file` with
-    /// shape `hash`. Of several functions of that name and shape (static
-    /// functions of one name in several files), the one in the same file;
-    /// a function of that name in the same file (or anywhere, when none is
-    /// in that file) with another shape has changed.
+    /// shape `hash`: the counts of the function of that name in that file
+    /// (by file name, wherever it was built) and shape. Another shape there
+    /// has changed; a function of that name only in other files is another
+    /// function (a `static` one of the same name), whose counts are never
+    /// taken.
     pub fn lookup(&self, name: &str, file: Option<&str>, hash: u64) -> Lookup<'_> {
         let name = without_rename_suffixes(name);
         let Some(candidates) = self.by_name.get(name) else {
             return Lookup::Missing;
         };
-        let candidates: Vec<&IndexedFunction> =
-            candidates.iter().map(|&i| &self.functions[i]).collect();
-        let in_file = |f: &&IndexedFunction| match (file, f.file.as_deref()) {
+        let in_file = |f: &IndexedFunction| match (file, f.file.as_deref()) {
             (Some(a), Some(b)) => same_file(a, b),
             (None, None) => true,
             _ => false,
         };
-        let local: Vec<&IndexedFunction> = candidates.iter().copied().filter(in_file).collect();
-        let pool = if local.is_empty() { candidates } else { local };
+        let local: Vec<&IndexedFunction> = candidates
+            .iter()
+            .map(|&i| &self.functions[i])
+            .filter(|f| in_file(f))
+            .collect();
         let shaped: Vec<&IndexedFunction> =
-            pool.iter().copied().filter(|f| f.hash == hash).collect();
-        match shaped.as_slice() {
-            [one] => Lookup::Found(one),
-            [] => Lookup::Changed,
-            // One name and shape in several files none of which is this one:
-            // which function this is cannot be told.
+            local.iter().copied().filter(|f| f.hash == hash).collect();
+        match (shaped.as_slice(), local.is_empty()) {
+            ([one], _) => Lookup::Found(one),
+            (_, true) => Lookup::Missing,
+            ([], false) => Lookup::Changed,
+            // One name and shape in two files of one name (two directories):
+            // which one this is cannot be told.
             _ => Lookup::Missing,
         }
     }
@@ -268,8 +271,9 @@ mod tests {
         assert_eq!(i.lookup("helper", Some("a.c"), 2), Lookup::Changed);
         assert_eq!(i.lookup("main", Some("a.c"), 4), Lookup::Changed);
         assert_eq!(i.lookup("other", Some("a.c"), 1), Lookup::Missing);
-        // In a third file, the name's shape alone decides.
-        assert_eq!(entry(i.lookup("helper", Some("c.c"), 2)), Some(20));
+        // In a third file it is another function, whatever its shape.
+        assert_eq!(i.lookup("helper", Some("c.c"), 2), Lookup::Missing);
+        assert_eq!(i.lookup("main", Some("b.c"), 3), Lookup::Missing);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! section [`NOTE_SECTION`], one JSON line per translation unit: how many of
 //! its functions took counts, which changed since the profile, how many the
 //! profile never saw, and how many branches the counts left undetermined.
-//! Linkers concatenate the lines, so the link step reads every object's at
-//! once from the linked file and says it in one note.
+//! Linkers concatenate the lines: the link step reads the objects' and
+//! archives' notes before it links (to refuse another program's profile)
+//! and every linked object's at once from the linked file after, and says
+//! it in one note.
 
 use serde::{Deserialize, Serialize};
 
