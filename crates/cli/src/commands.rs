@@ -20,7 +20,8 @@ pub(crate) fn print(text: &str) -> Result<ExitCode> {
 fn write_or_print(output: Option<&Path>, text: &str) -> Result<ExitCode> {
     match output {
         Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+            pathprof_io::output::write_new(p, text.as_bytes())
+                .with_context(|| format!("cannot write {}", p.display()))?;
             Ok(ExitCode::SUCCESS)
         }
         None => print(text),
@@ -169,7 +170,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Merge { profiles, output } => {
             let file = report::load::read_profiles(&profiles)?;
-            std::fs::write(&output, file.encode())
+            pathprof_io::output::write_new(&output, &file.encode())
                 .with_context(|| format!("cannot write {}", output.display()))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -319,23 +320,6 @@ fn index(
     }
     let refs: Vec<(u64, &pathprof_core::pgo::Index)> = parts.iter().map(|(w, i)| (*w, i)).collect();
     let index = pathprof_core::pgo::Index::merge(&refs);
-    write_new(output, &index.to_bytes())
-}
-
-/// Writes `bytes` to a new file beside `path` and renames it over `path`.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut file = tempfile::Builder::new()
-        .prefix(".pathprof-")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    std::io::Write::write_all(&mut file, bytes)
-        .and_then(|()| file.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    file.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    pathprof_io::output::write_new(output, &index.to_bytes())
+        .with_context(|| format!("cannot write {}", output.display()))
 }

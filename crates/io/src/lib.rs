@@ -8,7 +8,10 @@
 //!   file built by `pathprof cc`, and written as one `.ppmap` file.
 //! - [`elf`]: one named section of an ELF file, through the `object` crate.
 //! - [`profile`]: raw profile files, of one build or of many.
+//! - [`output`]: writing a file as a new one renamed over the name, never
+//!   through a link planted there.
 
 pub mod elf;
 pub mod map;
+pub mod output;
 pub mod profile;

@@ -33,7 +33,7 @@ pub fn write_fragments(path: &Path, fragments: &[MapFile]) -> std::io::Result<()
     for f in fragments {
         bytes.extend_from_slice(&f.to_bytes());
     }
-    std::fs::write(path, bytes)
+    crate::output::write_new(path, &bytes)
 }
 
 /// Writes one map as a `.ppmap` file.

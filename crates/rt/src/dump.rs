@@ -218,6 +218,13 @@ fn write_error(l: &mut Line, e: &WriteError) {
         )),
         WriteError::Foreign(f) => l.text(format_args!("{f}")),
         WriteError::Memory => l.text(format_args!("out of memory")),
+        WriteError::Link { owner: Some(uid) } => l.text(format_args!(
+            "it is a symbolic link of user {uid} in a world-writable sticky directory, which \
+             pathprof does not follow (the kernel's protected_symlinks rule)"
+        )),
+        WriteError::Link { owner: None } => l.text(format_args!(
+            "it is a symbolic link, which pathprof does not follow there"
+        )),
     };
 }
 
@@ -457,7 +464,7 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
         return;
     }
     let delay = cfg.write_delay_us;
-    match output::write_merged(path.as_slice(), batch.file.as_slice(), delay) {
+    match output::write_merged(path.as_slice(), batch.file.as_slice(), delay, true) {
         Ok(outcome) => {
             commit(&batch);
             if cfg.verbose {
@@ -472,7 +479,7 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
                 l.emit();
             }
         }
-        Err(first @ (WriteError::Foreign(_) | WriteError::Busy)) => {
+        Err(first @ (WriteError::Foreign(_) | WriteError::Busy | WriteError::Link { .. })) => {
             let mut l = Line::new();
             l.text(format_args!("left ")).bytes(shown(&path));
             l.text(format_args!(" untouched: "));
@@ -485,7 +492,7 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
                 .emit();
                 return;
             }
-            match output::write_merged(side.as_slice(), batch.file.as_slice(), delay) {
+            match output::write_merged(side.as_slice(), batch.file.as_slice(), delay, false) {
                 Ok(_) => {
                     commit(&batch);
                     l.text(format_args!("; wrote this run's counts to "))

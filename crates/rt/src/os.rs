@@ -40,12 +40,13 @@ impl Drop for Fd {
     }
 }
 
-/// Opens (creating, mode 0666 less umask) `path`, which ends with a NUL.
+/// Opens (creating, mode 0666 less umask) `path`, which ends with a NUL;
+/// never through a symbolic link (`ELOOP` when its last component is one).
 pub(crate) fn open_rw(path: &[u8]) -> Result<Fd, c_int> {
     if path.last() != Some(&0) {
         return Err(libc::EINVAL);
     }
-    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOCTTY;
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NOFOLLOW;
     // Safety: `path` is NUL-terminated.
     retry(|| unsafe { libc::open(path.as_ptr().cast(), flags, 0o666 as libc::c_uint) }).map(Fd)
 }
@@ -129,24 +130,57 @@ pub(crate) fn readlink(path: &[u8], buf: &mut [u8]) -> Result<usize, c_int> {
     Ok(n)
 }
 
-/// Creates (or truncates) `path` for writing, mode 0666 less the umask.
-pub(crate) fn create(path: &[u8]) -> Result<Fd, c_int> {
+/// Creates `path` for writing, a file that did not exist (`EEXIST`
+/// otherwise, also for a symbolic link there, which is never followed),
+/// mode 0600.
+pub(crate) fn create_new(path: &[u8]) -> Result<Fd, c_int> {
     if path.last() != Some(&0) {
         return Err(libc::EINVAL);
     }
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC | libc::O_NOCTTY;
+    let flags = libc::O_WRONLY
+        | libc::O_CREAT
+        | libc::O_EXCL
+        | libc::O_NOFOLLOW
+        | libc::O_CLOEXEC
+        | libc::O_NOCTTY;
     // Safety: `path` is NUL-terminated.
-    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags, 0o666 as libc::c_uint) }).map(Fd)
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags, 0o600 as libc::c_uint) }).map(Fd)
 }
 
-/// Gives an open file the permission bits and, where allowed, the owner of
-/// another (failures to change the owner are ignored).
+/// Gives an open file the permission bits and, where allowed, the owner
+/// and group of another (failures to change them are ignored).
 pub(crate) fn copy_owner_and_mode(fd: &Fd, from: &Status) {
     // Safety: fchown/fchmod on our descriptor.
     unsafe {
         libc::fchown(fd.0, from.uid, from.gid);
         libc::fchmod(fd.0, from.mode);
     }
+}
+
+/// The effective user id of the process.
+pub(crate) fn euid() -> u32 {
+    // Safety: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// 64 bits no one can guess: the kernel's random numbers, or (where
+/// `getrandom` fails) the clock, the process id and an address mixed.
+pub(crate) fn random_u64() -> u64 {
+    let mut bytes = [0u8; 8];
+    // Safety: getrandom writes at most 8 bytes into our buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), 8, libc::GRND_NONBLOCK) };
+    if n == 8 {
+        return u64::from_ne_bytes(bytes);
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // Safety: clock_gettime fills our timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let mixed = (ts.tv_sec as u64).wrapping_mul(1_000_000_007) ^ ts.tv_nsec as u64;
+    let mixed = mixed ^ (u64::from(pid()) << 32) ^ (&ts as *const _ as u64);
+    pathprof_format::fnv1a64(&mixed.to_ne_bytes())
 }
 
 /// Renames `from` over `to` (both NUL-terminated), atomically replacing it.

@@ -2,16 +2,24 @@
 //! temporary file beside it, `rename` it over the profile.
 //!
 //! 1. Follow the name's symbolic links (the final component, up to 40
-//!    times), so a link to a profile keeps pointing at it.
-//! 2. `open(O_RDWR | O_CREAT)` the profile (mode 0666 less the umask) and
-//!    take an exclusive `flock` on it, polling (100 µs doubling to 10 ms) for
-//!    at most 30 s, so a stopped process cannot hang us forever. Then check
-//!    that the name still refers to the inode we locked: a writer that held
-//!    the lock may have renamed a new file over the name meanwhile, and a lock
-//!    on the replaced inode excludes nobody, so on a mismatch we open the name
-//!    again and start over. Only the holder of the lock on the inode the name
-//!    currently refers to renames over it, so the lock and the check make the
-//!    read-merge-rename sequences of all writers strictly one after another.
+//!    times), so a link to a profile keeps pointing at it, but only where
+//!    the kernel's `protected_symlinks` rule would follow it whatever the
+//!    machine's setting: the link belongs to this process's user, or its
+//!    directory is not both world-writable and sticky, or the directory's
+//!    owner owns the link too. A link someone else planted in a shared
+//!    `/tmp` is refused ([`WriteError::Link`]) and the caller writes a side
+//!    file instead. A side file's own name is never followed.
+//! 2. `open(O_RDWR | O_CREAT | O_NOFOLLOW)` the profile (mode 0666 less the
+//!    umask; never through a link, so a link put in place of the name after
+//!    step 1 is refused too) and take an exclusive `flock` on it, polling
+//!    (100 µs doubling to 10 ms) for at most 30 s, so a stopped process
+//!    cannot hang us forever. Then check that the name still refers to the
+//!    inode we locked: a writer that held the lock may have renamed a new
+//!    file over the name meanwhile, and a lock on the replaced inode excludes
+//!    nobody, so on a mismatch we open the name again and start over. Only
+//!    the holder of the lock on the inode the name currently refers to
+//!    renames over it, so the lock and the check make the read-merge-rename
+//!    sequences of all writers strictly one after another.
 //! 3. Read the whole file. Empty (just created, or left empty by a writer
 //!    killed before its rename): the new contents are our counts. A valid
 //!    profile: the new contents are the merge, section by section (our
@@ -20,24 +28,28 @@
 //!    damaged, unreadable, or a section of one of our builds in another mode
 //!    or with functions of another shape): leave it untouched and report
 //!    it; the caller writes to a side file instead.
-//! 4. Write the new contents to `<name>.tmp` in the same directory (with the
-//!    old file's permissions and, where allowed, owner), `rename` it over the
-//!    name, close the profile (which drops the lock). One temporary name is
-//!    enough: only the holder of the lock writes it, and a file a killed
-//!    writer left there is truncated and reused by the next.
+//! 4. A profile of this process's user: write the new contents to a new
+//!    file beside it, `<name>.<16 random hex digits>.tmp`, created with
+//!    `O_CREAT | O_EXCL | O_NOFOLLOW` (a name no one can guess or plant a
+//!    link at; another is drawn if it exists), with the old file's
+//!    permissions and, where allowed, group; `rename` it over the name;
+//!    close the profile (which drops the lock). A profile of another user
+//!    (which we could open for writing) is never replaced by a rename,
+//!    which would give its name a new inode of ours: the merge is written
+//!    into it in place, its owner and inode kept.
 //!
 //! A process killed (even by SIGKILL) at any point leaves either the old
 //! file or the new one under the name, never a mix; the kernel drops its
-//! lock; its temporary file is overwritten, then renamed away, by the next
-//! writer. Running out of
-//! space fails the temporary file, not the profile. There is no `fsync`: a
-//! power failure right after a write may lose it (the rename is not
-//! durable until the file system commits), a killed process cannot.
+//! lock; a temporary file it was writing stays behind under its random name
+//! (nothing reads it). Running out of space fails the temporary file, not
+//! the profile. There is no `fsync`: a power failure right after a write
+//! may lose it (the rename is not durable until the file system commits), a
+//! killed process cannot.
 //!
 //! Hard links to a profile are not kept (the rename gives the name a new
 //! inode). When the directory does not let us create the temporary file
-//! (permission denied, but the profile itself is writable), the merge is
-//! written in place as before this scheme: blocks reserved first
+//! (permission denied, but the profile itself is writable), and for another
+//! user's profile, the merge is written in place: blocks reserved first
 //! (`fallocate`), `pwrite` at offset 0, `ftruncate`; only a process killed
 //! during that `pwrite` can then damage the file (later writers detect the
 //! damage and use side files). Something that is not a regular file
@@ -69,6 +81,11 @@ pub(crate) enum WriteError {
     Foreign(FormatError),
     /// No memory could be mapped.
     Memory,
+    /// The name is a symbolic link this writer does not follow: one owned
+    /// by `owner` in a world-writable sticky directory (the profile's own
+    /// name), or any link (`owner` `None`: a side file's name, or a link put
+    /// in place of the name while it was being opened).
+    Link { owner: Option<u32> },
 }
 
 /// Longest wait for the lock, in microseconds.
@@ -77,8 +94,12 @@ const LOCK_PATIENCE_US: u64 = 30_000_000;
 /// How often the name may be replaced under us before we give up.
 const MAX_REOPENS: u32 = 10_000;
 
-/// The suffix of the temporary file.
+/// The suffix of temporary files.
 const TMP: &[u8] = b".tmp";
+
+/// How many temporary names are drawn before giving up (each exists only if
+/// someone made it on purpose).
+const TEMP_ATTEMPTS: u32 = 16;
 
 fn io(op: &'static str) -> impl Fn(i32) -> WriteError {
     move |errno| WriteError::Io { op, errno }
@@ -108,25 +129,49 @@ fn dir_part(path: &[u8]) -> &[u8] {
     }
 }
 
+/// Whether the kernel's `protected_symlinks` rule lets this process follow
+/// the symbolic link `link` (NUL-terminated) owned by `owner`: ours, or in a
+/// directory that is not world-writable and sticky, or one whose owner owns
+/// the link.
+fn may_follow(link: &[u8], owner: u32) -> bool {
+    if owner == os::euid() {
+        return true;
+    }
+    let link = link.strip_suffix(&[0]).unwrap_or(link);
+    let mut dir: MapVec<u8> = MapVec::new();
+    let named = match dir_part(link) {
+        [] => dir.extend_from_slice(b".\0"),
+        d => dir.extend_from_slice(d) && dir.push(0),
+    };
+    match os::stat_path(dir.as_slice(), false) {
+        Ok((d, _)) if named => d.mode & 0o1002 != 0o1002 || d.uid == owner,
+        _ => false,
+    }
+}
+
 /// `path` (NUL-terminated) with the symbolic links of its final component
-/// followed, into `out` (NUL-terminated). False only when out of memory.
-fn resolve_links(path: &[u8], out: &mut MapVec<u8>) -> bool {
+/// followed where [`may_follow`] allows, into `out` (NUL-terminated).
+fn resolve_links(path: &[u8], out: &mut MapVec<u8>) -> Result<(), WriteError> {
     out.clear();
     if !out.extend_from_slice(path) {
-        return false;
+        return Err(WriteError::Memory);
     }
     let mut target: MapVec<u8> = MapVec::new();
     let mut next: MapVec<u8> = MapVec::new();
     for _ in 0..40 {
-        if !matches!(os::stat_path(out.as_slice(), true), Ok((_, true))) {
-            return true;
+        let owner = match os::stat_path(out.as_slice(), true) {
+            Ok((st, true)) => st.uid,
+            _ => return Ok(()),
+        };
+        if !may_follow(out.as_slice(), owner) {
+            return Err(WriteError::Link { owner: Some(owner) });
         }
         target.clear();
         if !target.extend_zeroed(4096) {
-            return false;
+            return Err(WriteError::Memory);
         }
         let Ok(n) = os::readlink(out.as_slice(), target.as_mut_slice()) else {
-            return true;
+            return Ok(());
         };
         let t = &target.as_slice()[..n];
         next.clear();
@@ -136,35 +181,90 @@ fn resolve_links(path: &[u8], out: &mut MapVec<u8>) -> bool {
             && next.extend_from_slice(t)
             && next.push(0);
         if !ok {
-            return false;
+            return Err(WriteError::Memory);
         }
         std::mem::swap(out, &mut next);
     }
-    true
+    Ok(())
 }
 
-/// `<path>.tmp`, NUL-terminated, into `out`.
-fn temp_name(path: &[u8], out: &mut MapVec<u8>) -> bool {
+/// `<path>.<16 hex digits of random>.tmp`, NUL-terminated, into `out`.
+fn temp_name(path: &[u8], random: u64, out: &mut MapVec<u8>) -> bool {
     out.clear();
     let path = path.strip_suffix(&[0]).unwrap_or(path);
-    out.extend_from_slice(path) && out.extend_from_slice(TMP) && out.push(0)
+    let mut digits = [0u8; 17];
+    digits[0] = b'.';
+    for (i, d) in digits[1..].iter_mut().enumerate() {
+        *d = b"0123456789abcdef"[(random >> (60 - 4 * i)) as usize & 15];
+    }
+    out.extend_from_slice(path)
+        && out.extend_from_slice(&digits)
+        && out.extend_from_slice(TMP)
+        && out.push(0)
+}
+
+/// A new temporary file beside `path` ([`temp_name`], [`os::create_new`]),
+/// its name in `name`.
+fn create_temp(path: &[u8], name: &mut MapVec<u8>) -> Result<os::Fd, WriteError> {
+    for _ in 0..TEMP_ATTEMPTS {
+        if !temp_name(path, os::random_u64(), name) {
+            return Err(WriteError::Memory);
+        }
+        match os::create_new(name.as_slice()) {
+            Err(libc::EEXIST) => continue,
+            Err(errno) => {
+                return Err(WriteError::Io {
+                    op: "create a temporary file beside",
+                    errno,
+                })
+            }
+            Ok(fd) => return Ok(fd),
+        }
+    }
+    Err(WriteError::Io {
+        op: "create a temporary file beside",
+        errno: libc::EEXIST,
+    })
+}
+
+/// Writes `out` over the contents of the open file `fd` (`size` bytes now):
+/// space reserved first, then written from offset 0, the rest cut off.
+fn write_in_place(fd: &os::Fd, out: &[u8], size: usize) -> Result<(), WriteError> {
+    os::reserve(fd, out.len() as u64).map_err(io("reserve space for"))?;
+    os::write_all(fd, out, true).map_err(io("write"))?;
+    if out.len() < size {
+        os::truncate(fd, out.len() as u64).map_err(io("truncate"))?;
+    }
+    Ok(())
 }
 
 /// Merges the encoded profile file `ours` (any number of sections; this
 /// process's encoder's output, read back unchecked) into the file at `path`
-/// (NUL-terminated). `delay_us` (tests only) sleeps after taking the lock and
-/// again before the rename, to widen the window in which a writer can be
-/// killed.
-pub(crate) fn write_merged(path: &[u8], ours: &[u8], delay_us: u64) -> Result<Outcome, WriteError> {
+/// (NUL-terminated), following a symbolic link there as the module's rule
+/// allows when `follow` (the profile's own name), never otherwise (a side
+/// file). `delay_us` (tests only) sleeps after taking the lock and again
+/// before the rename, to widen the window in which a writer can be killed.
+pub(crate) fn write_merged(
+    path: &[u8],
+    ours: &[u8],
+    delay_us: u64,
+    follow: bool,
+) -> Result<Outcome, WriteError> {
     let mut real: MapVec<u8> = MapVec::new();
-    if !resolve_links(path, &mut real) {
+    if follow {
+        resolve_links(path, &mut real)?;
+    } else if !real.extend_from_slice(path) {
         return Err(WriteError::Memory);
     }
     let path = real.as_slice();
     let mut waited = 0u64;
     let mut reopens = 0u32;
     let (fd, st) = loop {
-        let fd = os::open_rw(path).map_err(io("open"))?;
+        let fd = match os::open_rw(path) {
+            Ok(fd) => fd,
+            Err(libc::ELOOP) => return Err(WriteError::Link { owner: None }),
+            Err(errno) => return Err(WriteError::Io { op: "open", errno }),
+        };
         let st = os::stat(&fd).map_err(io("stat"))?;
         if !st.regular {
             os::write_all(&fd, ours, false).map_err(io("write"))?;
@@ -203,22 +303,23 @@ pub(crate) fn write_merged(path: &[u8], ours: &[u8], delay_us: u64) -> Result<Ou
         };
         (merged.as_slice(), Outcome::Merged)
     };
-    let mut temp: MapVec<u8> = MapVec::new();
-    if !temp_name(path, &mut temp) {
-        return Err(WriteError::Memory);
+    if st.uid != os::euid() {
+        // Another user's profile keeps its inode and its owner.
+        write_in_place(&fd, out, size)?;
+        return Ok(outcome);
     }
-    let tfd = match os::create(temp.as_slice()) {
+    let mut temp: MapVec<u8> = MapVec::new();
+    let tfd = match create_temp(path, &mut temp) {
         Ok(t) => t,
-        Err(libc::EACCES | libc::EPERM) => {
+        Err(WriteError::Io {
+            errno: libc::EACCES | libc::EPERM,
+            ..
+        }) => {
             // The directory is closed to us but the file may not be: in place.
-            os::reserve(&fd, out.len() as u64).map_err(io("reserve space for"))?;
-            os::write_all(&fd, out, true).map_err(io("write"))?;
-            if out.len() < size {
-                os::truncate(&fd, out.len() as u64).map_err(io("truncate"))?;
-            }
+            write_in_place(&fd, out, size)?;
             return Ok(outcome);
         }
-        Err(e) => return Err(io("create a temporary file beside")(e)),
+        Err(e) => return Err(e),
     };
     os::copy_owner_and_mode(&tfd, &st);
     let written = os::write_all(&tfd, out, true).map_err(io("write a temporary file beside"));
@@ -246,8 +347,9 @@ mod tests {
         assert_eq!(dir_part(b"c"), b"");
         assert_eq!(dir_part(b"/c"), b"/");
         let mut out = MapVec::new();
-        assert!(temp_name(b"d/p.pprof\0", &mut out));
-        assert_eq!(out.as_slice(), b"d/p.pprof.tmp\0");
+        assert!(temp_name(b"d/p.pprof\0", 0x0123_4567_89ab_cdef, &mut out));
+        assert_eq!(out.as_slice(), b"d/p.pprof.0123456789abcdef.tmp\0");
+        assert_ne!(os::random_u64(), os::random_u64());
     }
 
     #[test]
@@ -260,7 +362,7 @@ mod tests {
         let mut path = dir.join("b").into_os_string().into_encoded_bytes();
         path.push(0);
         let mut out = MapVec::new();
-        assert!(resolve_links(&path, &mut out));
+        assert!(resolve_links(&path, &mut out).is_ok());
         let want = format!("{}/sub/real.pprof\0", dir.display());
         assert_eq!(out.as_slice(), want.as_bytes());
         std::fs::remove_dir_all(&dir).unwrap();

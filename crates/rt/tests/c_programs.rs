@@ -1212,3 +1212,190 @@ fn older_profile_versions_are_left_alone() {
         assert_eq!(read(&dir.join(format!("{name}.{pid}.pprof"))), work(2));
     }
 }
+
+// Files and links: what the runtime writes in a directory others can write.
+
+/// A file of precious data outside the profile's directory, and the
+/// directory `dir/shared` the profiles go to.
+fn victim_and_shared(dir: &Path) -> (PathBuf, PathBuf) {
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "precious data\n").unwrap();
+    let shared = dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    (victim, shared)
+}
+
+fn assert_untouched(victim: &Path) {
+    assert_eq!(
+        std::fs::read(victim).unwrap(),
+        b"precious data\n",
+        "{} was written",
+        victim.display()
+    );
+}
+
+#[test]
+fn links_planted_at_the_runtimes_own_names_are_never_written_through() {
+    let dir = test_dir("planted");
+    let exe = build(&dir, "basic", &[]);
+    let (victim, shared) = victim_and_shared(&dir);
+    // The temporary file's old, predictable name.
+    std::os::unix::fs::symlink(&victim, shared.join("prof.pprof.tmp")).unwrap();
+    let out = run(&exe, &shared, "prof.pprof", &["5"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_quiet(&out);
+    assert_untouched(&victim);
+    assert!(std::fs::symlink_metadata(shared.join("prof.pprof"))
+        .unwrap()
+        .file_type()
+        .is_file());
+    assert_eq!(read(&shared.join("prof.pprof")), work(5));
+    // The side file of this process (the profile holds something else):
+    // a link planted at its name before the program starts is refused, and
+    // the one line says so.
+    std::fs::write(shared.join("junk.pprof"), b"not a profile").unwrap();
+    let script = format!(
+        "ln -s {} junk.$$.pprof && exec {} 5",
+        victim.display(),
+        exe.display()
+    );
+    let child = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(&shared)
+        .env("PATHPROF_FILE", "junk.pprof")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_untouched(&victim);
+    assert_eq!(
+        std::fs::read(shared.join("junk.pprof")).unwrap(),
+        b"not a profile"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("could not write junk.{pid}.pprof either"))
+            && err.contains("symbolic link, which pathprof does not follow there"),
+        "{err}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&shared)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") && n != "prof.pprof.tmp")
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "temporary files left behind");
+}
+
+#[test]
+fn a_link_to_a_profile_of_ones_own_is_followed() {
+    let dir = test_dir("own-link");
+    let exe = build(&dir, "basic", &[]);
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    std::os::unix::fs::symlink("real/p.pprof", dir.join("p.pprof")).unwrap();
+    for _ in 0..2 {
+        let out = run(&exe, &dir, "p.pprof", &["5"]);
+        assert_quiet(&out);
+    }
+    assert!(std::fs::symlink_metadata(dir.join("p.pprof"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(read(&dir.join("real/p.pprof")), sum(&[work(5), work(5)]));
+}
+
+/// Whether the tests run as root, who can give files and links to another
+/// user (uid 4242, no account needed); the tests that need it say why they
+/// are skipped otherwise.
+fn may_give_files_away(test: &str) -> bool {
+    // Safety: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("{test}: skipped: only root can make files of another user here");
+    }
+    root
+}
+
+const OTHER_USER: u32 = 4242;
+
+fn chown_link(path: &Path, uid: u32) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // Safety: lchown on a NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::lchown(c.as_ptr(), uid, uid) },
+        0,
+        "lchown {}",
+        path.display()
+    );
+}
+
+#[test]
+fn another_users_link_in_a_sticky_shared_directory_is_not_followed() {
+    if !may_give_files_away("another_users_link_in_a_sticky_shared_directory_is_not_followed") {
+        return;
+    }
+    let dir = test_dir("sticky");
+    let exe = build(&dir, "basic", &[]);
+    let (victim, shared) = victim_and_shared(&dir);
+    std::fs::set_permissions(
+        &shared,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    let link = shared.join("prof.pprof");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    chown_link(&link, OTHER_USER);
+    let child = command(&exe, &shared, "prof.pprof")
+        .arg("5")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_untouched(&victim);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let side = format!("prof.{pid}.pprof");
+    assert!(
+        err.contains(&format!(
+            "symbolic link of user {OTHER_USER} in a world-writable sticky directory"
+        )) && err.contains(&format!("wrote this run's counts to prof.{pid}.pprof")),
+        "{err}"
+    );
+    assert_eq!(read(&shared.join(side)), work(5));
+    // The same link outside a sticky directory is followed, as the kernel
+    // would follow it.
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(&victim, b"").unwrap();
+    let out = run(&exe, &shared, "prof.pprof", &["5"]);
+    assert_quiet(&out);
+    assert_eq!(read(&victim), work(5));
+}
+
+#[test]
+fn another_users_profile_keeps_its_owner_and_inode() {
+    if !may_give_files_away("another_users_profile_keeps_its_owner_and_inode") {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt as _;
+    let dir = test_dir("owned");
+    let exe = build(&dir, "basic", &[]);
+    let profile = dir.join("p.pprof");
+    let out = run(&exe, &dir, "p.pprof", &["3"]);
+    assert_quiet(&out);
+    std::os::unix::fs::chown(&profile, Some(OTHER_USER), Some(OTHER_USER)).unwrap();
+    let before = std::fs::metadata(&profile).unwrap();
+    let out = run(&exe, &dir, "p.pprof", &["5"]);
+    assert_quiet(&out);
+    let after = std::fs::metadata(&profile).unwrap();
+    assert_eq!(
+        (after.ino(), after.uid(), after.gid()),
+        (before.ino(), OTHER_USER, OTHER_USER)
+    );
+    assert_eq!(read(&profile), sum(&[work(3), work(5)]));
+}

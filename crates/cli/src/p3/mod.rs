@@ -112,7 +112,7 @@ pub fn run(o: RunOptions) -> Result<ExitCode> {
             refusal.refused(e.to_string())
         }
     })?;
-    std::fs::write(&o.output, merged.encode())
+    pathprof_io::output::write_new(&o.output, &merged.encode())
         .with_context(|| format!("cannot write {}", o.output.display()))?;
     for p in &partials {
         let _ = std::fs::remove_file(p);

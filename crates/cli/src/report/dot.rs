@@ -48,7 +48,7 @@ pub fn write_all(map: &MapFile, dir: &std::path::Path) -> Result<()> {
             used.insert(name.clone());
         }
         let path = dir.join(name);
-        std::fs::write(&path, text(&function_graph(map, i, None, None)))
+        pathprof_io::output::write_new(&path, text(&function_graph(map, i, None, None)).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

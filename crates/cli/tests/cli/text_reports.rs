@@ -273,8 +273,18 @@ fn merge_sums_profiles_and_keeps_other_builds_apart() {
     let p = b.path("classify-path.pprof");
     let merged = b.path("merged.pprof");
     let s = |p: &Path| p.to_str().unwrap().to_string();
+    // A link planted at the output's name is replaced, never written
+    // through (the output is a new file renamed into place).
+    let victim = b.path("victim.txt");
+    std::fs::write(&victim, "precious data\n").unwrap();
+    std::os::unix::fs::symlink(&victim, &merged).unwrap();
     let (_, err, ok) = pathprof_text(&["merge", &s(&p), &s(&p), "-o", &s(&merged)]);
     assert!(ok, "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious data\n");
+    assert!(std::fs::symlink_metadata(&merged)
+        .unwrap()
+        .file_type()
+        .is_file());
     let map = b.path("classify-path.ppmap");
     let summary_of = |map: &Path, profile: &Path| {
         let (out, err, ok) = pathprof_text(&["report", "--map", &s(map), &s(profile)]);

@@ -53,7 +53,7 @@ pub fn write(loaded: &Loaded, dir: &Path, sources: &SourceRoot) -> Result<()> {
     let report = Report::new(loaded);
     let put = |name: &str, page: maud::Markup| {
         let p = dir.join(name);
-        std::fs::write(&p, page.into_string())
+        pathprof_io::output::write_new(&p, page.into_string().as_bytes())
             .with_context(|| format!("cannot write {}", p.display()))
     };
     for &file in &report.files {
