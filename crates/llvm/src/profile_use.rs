@@ -7,10 +7,15 @@
 //! conditional branch, switch and indirect branch whose successors' counts
 //! are known and not all zero, `function_entry_count`, and the module's
 //! `ProfileSummary`, so that the inliner, block placement, hot/cold
-//! splitting and the loop passes use them. Nothing is instrumented.
+//! splitting and the loop passes use them; and, as clang's IR PGO marks
+//! them, `inlinehint` on a function whose entry count is hot and `cold` on
+//! one whose every block's count is cold (by the summary's thresholds, those
+//! LLVM's `ProfileSummaryInfo` uses: the smallest count of the hottest 99%
+//! and of the hottest 99.9999% of the total). Nothing is instrumented.
 
 use crate::error::LlvmError;
 use crate::walk;
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{FlagBehavior, Module};
 use inkwell::values::{BasicMetadataValueEnum, InstructionOpcode, MetadataValue};
 use pathprof_core::pgo::{scale_to_u32, Index, Lookup, Summary, UseNote};
@@ -23,6 +28,7 @@ pub fn annotate(module: &Module<'_>, index: &Index) -> Result<UseNote, LlvmError
     let bodies = walk::bodies(module);
     let context = module.get_context();
     let prof = context.get_kind_id("prof");
+    let hotness = Hotness::of(&index.summary);
     let mut note = UseNote::default();
     for (body, f) in bodies.iter().zip(&extracted.functions) {
         note.functions += 1;
@@ -43,6 +49,8 @@ pub fn annotate(module: &Module<'_>, index: &Index) -> Result<UseNote, LlvmError
         let profile = &found.profile;
         let entry = node(module, "function_entry_count", &[profile.entry], 64);
         body.function.as_global_value().set_metadata(entry, prof);
+        let hottest_block = profile.blocks.iter().copied().max().unwrap_or(0);
+        hotness.mark(module, body.function, profile.entry, hottest_block);
         for b in f.cfg.blocks() {
             if f.cfg.succs(b).len() < 2 {
                 continue;
@@ -76,6 +84,60 @@ pub fn annotate(module: &Module<'_>, index: &Index) -> Result<UseNote, LlvmError
         );
     }
     Ok(note)
+}
+
+/// The counts above which a function is hot and at or below which it is
+/// cold, from the summary's cutoffs as `ProfileSummaryInfo` takes them
+/// (`-profile-summary-cutoff-hot` 990000, `-cold` 999999).
+struct Hotness {
+    hot: Option<u64>,
+    cold: Option<u64>,
+}
+
+impl Hotness {
+    fn of(summary: &Summary) -> Self {
+        let at = |cutoff: u32| {
+            summary
+                .detailed
+                .iter()
+                .find(|e| e.cutoff >= cutoff)
+                .map(|e| e.min_count)
+        };
+        Hotness {
+            hot: at(990_000),
+            cold: at(999_999),
+        }
+    }
+
+    /// `inlinehint` on `function` when its `entry` count is hot, else `cold`
+    /// when its hottest block's count is cold; a `hot` the source gave
+    /// stays.
+    fn mark(
+        &self,
+        module: &Module<'_>,
+        function: inkwell::values::FunctionValue<'_>,
+        entry: u64,
+        hottest_block: u64,
+    ) {
+        let has = |name: &str| {
+            function
+                .get_enum_attribute(
+                    AttributeLoc::Function,
+                    Attribute::get_named_enum_kind_id(name),
+                )
+                .is_some()
+        };
+        let add = |name: &str| {
+            let kind = Attribute::get_named_enum_kind_id(name);
+            let attribute = module.get_context().create_enum_attribute(kind, 0);
+            function.add_attribute(AttributeLoc::Function, attribute);
+        };
+        if self.hot.is_some_and(|t| entry >= t && t > 0) {
+            add("inlinehint");
+        } else if self.cold.is_some_and(|t| hottest_block <= t) && !has("hot") {
+            add("cold");
+        }
+    }
 }
 
 /// `!{!"name", iN v0, iN v1, ...}`, `N` 32 or 64.

@@ -107,11 +107,13 @@ fn by_hand() -> Weights {
         (Some(entry), b)
     };
     Weights::from([
-        // argc > 1, the loop (12 turns, 1 exit), clamp twice, i % 4 == 0.
+        // argc > 5, argc > 1, the loop (12 turns, 1 exit), clamp twice,
+        // i % 4 == 0.
         (
             "main".to_string(),
-            f(1, &[&[1, 0], &[12, 1], &[6, 9], &[6, 9], &[3, 9]]),
+            f(1, &[&[0, 1], &[1, 0], &[12, 1], &[6, 9], &[6, 9], &[3, 9]]),
         ),
+        ("never".to_string(), f(0, &[])),
         // The default (x & 3 == 3) first, then cases 0, 1, 2.
         ("kind".to_string(), f(12, &[&[3, 3, 3, 3]])),
         ("fib".to_string(), f(465, &[&[233, 232]])),
@@ -127,7 +129,30 @@ fn every_branch_gets_its_counts_from_every_mode() {
         assert_eq!(train(d, mode, "-O0", &exe, "12"), "912 144\n");
         let profile = format!("{exe}.pprof");
         assert_eq!(annotated(d, &profile, "-O0"), by_hand(), "{mode} mode");
+        // As clang's IR PGO marks them: the hottest function's entries are
+        // hot, the one never called is cold.
+        let ir = std::fs::read_to_string(d.join("pgo.ll")).unwrap();
+        assert!(attributes_of(&ir, "fib").contains(&"inlinehint"), "{mode}: {ir}");
+        assert!(attributes_of(&ir, "never").contains(&"cold"), "{mode}: {ir}");
+        assert!(!attributes_of(&ir, "main").contains(&"cold"), "{mode}: {ir}");
     }
+}
+
+/// The attributes of function `name`'s attribute group in IR text.
+fn attributes_of<'a>(ir: &'a str, name: &str) -> Vec<&'a str> {
+    let define = ir
+        .lines()
+        .find(|l| l.starts_with("define ") && l.contains(&format!("@{name}(")))
+        .unwrap_or_else(|| panic!("no {name} in the IR"));
+    let group = define
+        .split(' ')
+        .find(|w| w.starts_with('#'))
+        .expect("an attribute group");
+    let line = ir
+        .lines()
+        .find(|l| l.starts_with(&format!("attributes {group} = {{")))
+        .expect("the group's definition");
+    line.split(['{', '}', ' ']).filter(|w| !w.is_empty()).collect()
 }
 
 #[test]
