@@ -227,6 +227,18 @@ fn sum(parts: &[RawProfile]) -> RawProfile {
     total
 }
 
+/// Runs `cmd` to its end, its standard output discarded and its standard
+/// error kept: the child's pid (for its side file's name) and what it did.
+fn pid_and_output(cmd: &mut Command) -> (u32, Output) {
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
 fn assert_quiet(out: &Output) {
     assert!(
         out.stderr.is_empty(),
@@ -376,14 +388,7 @@ fn damage_is_never_overwritten() {
     ] {
         let path = dir.join(name);
         std::fs::write(&path, &contents).unwrap();
-        let child = command(&exe, &dir, name)
-            .arg("5")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let out = child.wait_with_output().unwrap();
+        let (pid, out) = pid_and_output(command(&exe, &dir, name).arg("5"));
         assert_eq!(out.status.code(), Some(3));
         assert_eq!(
             std::fs::read(&path).unwrap(),
@@ -1148,17 +1153,25 @@ fn writers_killed_mid_write_lose_nothing_already_on_disk() {
         rounds * per_round
     );
     assert!(landed_at_least < rounds * per_round, "nothing was killed");
-    // No lock is left held, and the next writer reuses the killed writers'
-    // temporary file and renames it away.
+    // No lock is left held. A killed writer's temporary file stays under
+    // its random name (at most one per killed process); the next writer
+    // leaves none of its own.
+    let temps = || -> Vec<String> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp"))
+            .collect()
+    };
+    let stale = temps();
+    assert!(
+        stale.len() as u64 <= rounds * per_round - landed_at_least,
+        "more temporary files than killed writers: {stale:?}"
+    );
     let out = run(&exe, &dir, "k.pprof", &["99999"]);
     assert!(out.status.success());
     assert_quiet(&out);
-    let temps: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp"))
-        .collect();
-    assert!(temps.is_empty(), "stale temporary files: {temps:?}");
+    assert_eq!(temps().len(), stale.len(), "the last writer left a temporary file");
 }
 
 #[test]
@@ -1259,16 +1272,12 @@ fn links_planted_at_the_runtimes_own_names_are_never_written_through() {
         victim.display(),
         exe.display()
     );
-    let child = Command::new("sh")
-        .args(["-c", &script])
-        .current_dir(&shared)
-        .env("PATHPROF_FILE", "junk.pprof")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
+    let (pid, out) = pid_and_output(
+        Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&shared)
+            .env("PATHPROF_FILE", "junk.pprof"),
+    );
     assert_eq!(out.status.code(), Some(3));
     assert_untouched(&victim);
     assert_eq!(
@@ -1348,14 +1357,7 @@ fn another_users_link_in_a_sticky_shared_directory_is_not_followed() {
     let link = shared.join("prof.pprof");
     std::os::unix::fs::symlink(&victim, &link).unwrap();
     chown_link(&link, OTHER_USER);
-    let child = command(&exe, &shared, "prof.pprof")
-        .arg("5")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
+    let (pid, out) = pid_and_output(command(&exe, &shared, "prof.pprof").arg("5"));
     assert_eq!(out.status.code(), Some(3));
     assert_untouched(&victim);
     let err = String::from_utf8(out.stderr).unwrap();

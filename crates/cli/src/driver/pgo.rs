@@ -1,6 +1,6 @@
 //! `pathprof cc --profile-use=FILE`: an optimised build that takes its
 //! counts from a profile of an instrumented build. The profile is indexed
-//! once per invocation (or given indexed, `pathprof index`); each compile
+//! once per build (cached per user; or given indexed, `pathprof index`); each compile
 //! step runs clang with pathprof's pass plugin, which gives every function
 //! of the translation unit its counts at the point where instrumentation
 //! counted them (`pathprof_llvm::annotate`) and records what it used in the
@@ -19,30 +19,29 @@ use std::sync::OnceLock;
 /// The indexed profile this invocation's compile steps read.
 static INDEX: OnceLock<PathBuf> = OnceLock::new();
 
-/// What keeps an index made for this invocation alive until it ends.
+/// The profile `--profile-use` names, indexed for this invocation.
 pub(super) struct Prepared {
-    _made: Option<tempfile::NamedTempFile>,
     /// The index as read, for the link's note.
     index: Index,
+    /// Where no cache could be used: the index written for this invocation
+    /// alone, removed when it ends.
+    _made: Option<tempfile::NamedTempFile>,
 }
 
 /// Indexes the profile `--profile-use` names (a raw profile is read with
 /// `--profile-map`'s maps, or those its sections name) for the compile
-/// steps of this invocation.
+/// steps of this invocation. A raw profile's index is kept in the cache
+/// ([`cache_file`]) under the identity of the profile and the maps, so that
+/// the compile steps of one build index it once.
 pub(super) fn prepare(inv: &Invocation, profile: &Path) -> Result<Prepared> {
-    let maps = &inv.options.profile_map;
-    let (path, made, index) = if pathprof_report::pgo::is_index_file(profile) {
-        let index = pathprof_report::pgo::read_index(profile)?;
-        (profile.to_path_buf(), None, index)
+    let mut made = None;
+    let (path, index) = if pathprof_report::pgo::is_index_file(profile) {
+        (
+            profile.to_path_buf(),
+            pathprof_report::pgo::read_index(profile)?,
+        )
     } else {
-        let index = pathprof_report::pgo::index_of_profiles(maps, &[profile.to_path_buf()])
-            .with_context(|| format!("--profile-use={}", profile.display()))?;
-        let mut file = tempfile::Builder::new()
-            .prefix("pathprof-index-")
-            .suffix(".ppdata")
-            .tempfile()?;
-        std::io::Write::write_all(&mut file, &index.to_bytes())?;
-        (file.path().to_path_buf(), Some(file), index)
+        raw_profile_indexed(profile, &inv.options.profile_map, &mut made)?
     };
     if index.functions.is_empty() {
         bail!(
@@ -52,7 +51,72 @@ pub(super) fn prepare(inv: &Invocation, profile: &Path) -> Result<Prepared> {
         );
     }
     INDEX.get_or_init(|| path);
-    Ok(Prepared { _made: made, index })
+    Ok(Prepared { index, _made: made })
+}
+
+/// The index of the raw `profile` read with `maps`, from the cache or made
+/// (and cached; where there is no cache, written to a temporary file `made`
+/// holds); where it lies.
+fn raw_profile_indexed(
+    profile: &Path,
+    maps: &[PathBuf],
+    made: &mut Option<tempfile::NamedTempFile>,
+) -> Result<(PathBuf, Index)> {
+    let cached = cache_file(profile, maps);
+    if let Some(c) = &cached {
+        if let Ok(index) = pathprof_report::pgo::read_index(c) {
+            return Ok((c.clone(), index));
+        }
+    }
+    let index = pathprof_report::pgo::index_of_profiles(maps, &[profile.to_path_buf()])
+        .with_context(|| format!("--profile-use={}", profile.display()))?;
+    let bytes = index.to_bytes();
+    if let Some(c) = cached {
+        if pathprof_io::output::write_new(&c, &bytes).is_ok() {
+            return Ok((c, index));
+        }
+    }
+    let mut file = tempfile::Builder::new()
+        .prefix("pathprof-index-")
+        .suffix(".ppdata")
+        .tempfile()?;
+    std::io::Write::write_all(&mut file, &bytes)?;
+    let path = file.path().to_path_buf();
+    *made = Some(file);
+    Ok((path, index))
+}
+
+/// Where the index of `profile` read with `maps` is cached:
+/// `$TMPDIR/pathprof-<uid>/<hash>.ppdata`, the hash of the files' names,
+/// inodes, sizes and modification times (a profile written again, or other
+/// maps, is another entry). `None` when that directory cannot be made this
+/// user's alone (it exists as a link, or belongs to another user, or others
+/// may write it).
+fn cache_file(profile: &Path, maps: &[PathBuf]) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+    let uid = std::fs::metadata("/proc/self").ok()?.uid();
+    let dir = std::env::temp_dir().join(format!("pathprof-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    if !meta.file_type().is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+        return None;
+    }
+    let mut h = pathprof_core::hash::Fnv64::new();
+    for file in std::iter::once(profile).chain(maps.iter().map(PathBuf::as_path)) {
+        let m = std::fs::metadata(file).ok()?;
+        let name = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        h.write_str(&name.display().to_string());
+        for v in [
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime() as u64,
+            m.mtime_nsec() as u64,
+        ] {
+            h.write_u64(v);
+        }
+    }
+    Some(dir.join(format!("{:016x}.ppdata", h.finish())))
 }
 
 impl Prepared {

@@ -11,6 +11,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+/// What a `pathprof` that must have succeeded printed on standard error.
+fn stderr_of_ok(out: std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(out);
+    stderr
+}
+
 /// A directory holding `tests/programs/pgo.c`.
 fn program() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -132,9 +139,18 @@ fn every_branch_gets_its_counts_from_every_mode() {
         // As clang's IR PGO marks them: the hottest function's entries are
         // hot, the one never called is cold.
         let ir = std::fs::read_to_string(d.join("pgo.ll")).unwrap();
-        assert!(attributes_of(&ir, "fib").contains(&"inlinehint"), "{mode}: {ir}");
-        assert!(attributes_of(&ir, "never").contains(&"cold"), "{mode}: {ir}");
-        assert!(!attributes_of(&ir, "main").contains(&"cold"), "{mode}: {ir}");
+        assert!(
+            attributes_of(&ir, "fib").contains(&"inlinehint"),
+            "{mode}: {ir}"
+        );
+        assert!(
+            attributes_of(&ir, "never").contains(&"cold"),
+            "{mode}: {ir}"
+        );
+        assert!(
+            !attributes_of(&ir, "main").contains(&"cold"),
+            "{mode}: {ir}"
+        );
     }
 }
 
@@ -152,7 +168,9 @@ fn attributes_of<'a>(ir: &'a str, name: &str) -> Vec<&'a str> {
         .lines()
         .find(|l| l.starts_with(&format!("attributes {group} = {{")))
         .expect("the group's definition");
-    line.split(['{', '}', ' ']).filter(|w| !w.is_empty()).collect()
+    line.split(['{', '}', ' '])
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 #[test]
@@ -273,8 +291,7 @@ fn a_function_changed_since_the_profile_gets_no_counts_and_is_named() {
             "edited",
         ],
     );
-    let stderr = String::from_utf8_lossy(&link.stderr).into_owned();
-    ok(link);
+    let stderr = stderr_of_ok(link);
     assert!(
         stderr.contains("edited: 1 function changed since the profile: kind;")
             && stderr.contains("rebuild the profile"),
@@ -327,8 +344,7 @@ fn another_programs_profile_is_refused_before_anything_is_linked() {
             "helper",
         ],
     );
-    let stderr = String::from_utf8_lossy(&helper.stderr).into_owned();
-    ok(helper);
+    let stderr = stderr_of_ok(helper);
     assert!(
         stderr.contains("helper: none of its 1 functions is in the profile"),
         "{stderr}"
