@@ -1171,7 +1171,11 @@ fn writers_killed_mid_write_lose_nothing_already_on_disk() {
     let out = run(&exe, &dir, "k.pprof", &["99999"]);
     assert!(out.status.success());
     assert_quiet(&out);
-    assert_eq!(temps().len(), stale.len(), "the last writer left a temporary file");
+    assert_eq!(
+        temps().len(),
+        stale.len(),
+        "the last writer left a temporary file"
+    );
 }
 
 #[test]

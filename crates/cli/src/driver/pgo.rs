@@ -200,7 +200,7 @@ fn check_before_link(inv: &Invocation, prepared: &Prepared, args: &[String]) -> 
 
 /// After a link with `--profile-use`: one note of what the objects linked
 /// into the output used (functions changed since the profile; branches
-/// block-mode counts leave undetermined; no function in the profile).
+/// `--every-block` counts leave undetermined; no function in the profile).
 fn report_link(inv: &Invocation, prepared: &Prepared) {
     let output = output_of(inv);
     let Ok(bytes) = std::fs::read(output) else {
@@ -235,7 +235,7 @@ fn report_link(inv: &Invocation, prepared: &Prepared) {
     }
     if note.undetermined > 0 {
         eprintln!(
-            "pathprof: note: {output}: the profile's block counts leave {} branches of profiled \
+            "pathprof: note: {output}: the profile's block counts (--every-block) leave {} branches of profiled \
              functions undetermined, built without weights (an edge or path mode profile gives \
              every branch)",
             note.undetermined

@@ -1,7 +1,8 @@
 //! One function's counts as an optimiser wants them: calls, blocks, and
-//! every CFG edge's count where the profile determines it. Edge and path
-//! modes give every edge; block mode gives the blocks, and the edges follow
-//! where flow alone decides them (an edge that is its source's only
+//! every CFG edge's count where the profile determines it. Edge, path and
+//! block modes give every edge (block mode counts a spanning tree's chords);
+//! `--every-block` gives the blocks alone, and the edges follow where flow
+//! alone decides them (an edge that is its source's only
 //! successor or its target's only predecessor, and so on by elimination);
 //! the others stay unknown, and a branch with an unknown successor gets no
 //! weights.
@@ -86,7 +87,7 @@ impl FunctionProfile {
     }
 }
 
-/// Block mode: edge counts from block counts where flow decides them. Every
+/// `--every-block`: edge counts from block counts where flow decides them. Every
 /// block's count is its incoming edges' sum (plus the calls, at the entry)
 /// and, for a block with successors, its outgoing edges' sum; an equation
 /// with one unknown edge left gives it, until none does. An edge whose value

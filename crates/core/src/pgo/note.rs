@@ -24,7 +24,7 @@ pub struct UseNote {
     /// Those the profile has nothing of.
     pub missing: u64,
     /// Branches of matched functions whose successors' counts the profile
-    /// does not determine (block mode), left without weights.
+    /// does not determine (`--every-block`), left without weights.
     pub undetermined: u64,
 }
 
