@@ -893,3 +893,46 @@ fn a_closed_pipe_ends_help_and_reports_quietly() {
         );
     }
 }
+
+/// A symbolic link planted at the name the runtime used to write its
+/// temporary file at (`PROFILE.tmp`), pointing at a file of the user's: in
+/// every mode the file is untouched and the profile is written, a file of
+/// its own.
+#[test]
+fn a_link_planted_beside_the_profile_clobbers_nothing_in_any_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        crate::support::build::data("programs/max.c"),
+        d.join("max.c"),
+    )
+    .unwrap();
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "precious data\n").unwrap();
+    for mode in ["block", "edge", "path"] {
+        let exe = format!("max-{mode}");
+        ok(pathprof(
+            d,
+            &["cc", &format!("--mode={mode}"), "-O1", "max.c", "-o", &exe],
+        ));
+        let profile = d.join(format!("{mode}.pprof"));
+        let planted = d.join(format!("{mode}.pprof.tmp"));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let out = run_profiled(&d.join(&exe), &profile);
+        assert!(out.status.success(), "{mode}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{mode}");
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"precious data\n",
+            "{mode}"
+        );
+        assert!(std::fs::symlink_metadata(&profile)
+            .unwrap()
+            .file_type()
+            .is_file());
+        assert!(
+            std::fs::read(&profile).unwrap().starts_with(b"PPROFRAW"),
+            "{mode}"
+        );
+    }
+}
