@@ -845,7 +845,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 20, "{help}");
+        assert_eq!(flags.len(), 22, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {
