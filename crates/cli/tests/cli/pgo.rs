@@ -86,21 +86,14 @@ fn weights_in(ir: &str) -> Weights {
     out
 }
 
-/// `pathprof cc --profile-use=PROFILE OPT -S -emit-llvm pgo.c`'s weights.
+/// `pathprof cc --profile-use=PROFILE OPT -S -emit-llvm pgo.c`'s weights
+/// (`opt`: flags split at spaces).
 fn annotated(dir: &Path, profile: &str, opt: &str) -> Weights {
-    ok(pathprof(
-        dir,
-        &[
-            "cc",
-            &format!("--profile-use={profile}"),
-            opt,
-            "-S",
-            "-emit-llvm",
-            "pgo.c",
-            "-o",
-            "pgo.ll",
-        ],
-    ));
+    let use_flag = format!("--profile-use={profile}");
+    let mut args = vec!["cc", use_flag.as_str()];
+    args.extend(opt.split(' '));
+    args.extend(["-S", "-emit-llvm", "pgo.c", "-o", "pgo.ll"]);
+    ok(pathprof(dir, &args));
     let ir = std::fs::read_to_string(dir.join("pgo.ll")).unwrap();
     assert!(
         ir.contains("!\"ProfileSummary\""),
@@ -198,6 +191,8 @@ fn indexes_merge_with_weights() {
     // The index serves alone: without the instrumented program.
     std::fs::remove_file(d.join("pgo")).unwrap();
     assert_eq!(annotated(d, "one.ppdata", "-O0"), by_hand());
+    // Trained without -g, built with it: names and shapes still match.
+    assert_eq!(annotated(d, "one.ppdata", "-O0 -g"), by_hand());
     let four = annotated(d, "four.ppdata", "-O0");
     let times_four: Weights = by_hand()
         .into_iter()

@@ -153,7 +153,8 @@ impl Index {
 
     /// What the index holds for the function `name` defined in `file` with
     /// shape `hash`: the counts of the function of that name in that file
-    /// (by file name, wherever it was built) and shape. Another shape there
+    /// (by file name, wherever it was built; any file where one side was
+    /// built without debug information) and shape. Another shape there
     /// has changed; a function of that name only in other files is another
     /// function (a `static` one of the same name), whose counts are never
     /// taken.
@@ -162,10 +163,11 @@ impl Index {
         let Some(candidates) = self.by_name.get(name) else {
             return Lookup::Missing;
         };
+        // A side without debug information (built without `-g`) knows no
+        // file: its name and shape alone decide.
         let in_file = |f: &IndexedFunction| match (file, f.file.as_deref()) {
             (Some(a), Some(b)) => same_file(a, b),
-            (None, None) => true,
-            _ => false,
+            _ => true,
         };
         let local: Vec<&IndexedFunction> = candidates
             .iter()
@@ -274,6 +276,10 @@ mod tests {
         // In a third file it is another function, whatever its shape.
         assert_eq!(i.lookup("helper", Some("c.c"), 2), Lookup::Missing);
         assert_eq!(i.lookup("main", Some("b.c"), 3), Lookup::Missing);
+        // Built without -g (no file): the name and shape decide, when they
+        // tell one function.
+        assert_eq!(entry(i.lookup("main", None, 3)), Some(1));
+        assert_eq!(entry(i.lookup("helper", None, 2)), Some(20));
     }
 
     #[test]
