@@ -20,13 +20,9 @@ pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index
         all.into_iter().map(PathBuf::from).collect()
     };
     let maps = if maps.is_empty() {
-        // Those that still carry their map: an optimised build linked over
-        // one (its sources compiled with the profile already) has none.
-        let present: Vec<PathBuf> = objects
-            .iter()
-            .filter(|o| pathprof_io::map::read_fragments(o).is_ok())
-            .cloned()
-            .collect();
+        let mut present: Vec<PathBuf> = objects.iter().filter_map(|o| map_of_object(o)).collect();
+        present.sort();
+        present.dedup();
         if present.is_empty() {
             bail!(
                 "{} names no instrumented program or library that still exists ({}); give the \
@@ -53,6 +49,32 @@ pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index
         .filter(|n| !n.ends_with(".ppmap"))
         .collect();
     Ok(Index::of_program(&loaded.map, &loaded.counts, programs))
+}
+
+/// Where the map of an object a profile names is: the object itself while
+/// it carries one; else the `.ppmap` its instrumented link wrote beside it
+/// (an optimised build linked over it has none of its own, its sources
+/// compiled with the profile already); for a P3 copy `PROG.p3.N`, the path
+/// build `PROG` and `PROG.ppmap`, which hold the copies' map.
+fn map_of_object(object: &Path) -> Option<PathBuf> {
+    let mut candidates = vec![object.to_path_buf(), with_suffix(object, ".ppmap")];
+    let name = object.file_name()?.to_string_lossy();
+    if let Some((stem, n)) = name.rsplit_once(".p3.") {
+        if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+            let program = object.with_file_name(stem);
+            candidates.push(with_suffix(&program, ".ppmap"));
+            candidates.push(program);
+        }
+    }
+    candidates
+        .into_iter()
+        .find(|c| pathprof_io::map::read_fragments(c).is_ok())
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
 }
 
 /// Whether `path` holds an indexed profile (it starts like one).

@@ -483,3 +483,30 @@ fn cxx_exceptions_keep_their_behaviour() {
 fn threads_keep_their_behaviour() {
     optimised_like_plain("threads.c", "cc", &["-pthread"]);
 }
+
+#[test]
+fn a_p3_runs_merged_profile_serves_through_the_path_builds_map() {
+    let dir = program();
+    let d = dir.path();
+    ok(pathprof(
+        d,
+        &["cc", "--mode=p3", "--copies=2", "-O2", "pgo.c", "-o", "pgo"],
+    ));
+    // The merged profile names copy 0, whose map is the path build's.
+    ok(pathprof(
+        d,
+        &[
+            "p3", "run", "-k", "2", "-o", "p3.pprof", "--", "./pgo", "12",
+        ],
+    ));
+    let link = pathprof(
+        d,
+        &["cc", "--profile-use=p3.pprof", "-O2", "pgo.c", "-o", "fast"],
+    );
+    assert_eq!(String::from_utf8_lossy(&link.stderr), "", "a quiet build");
+    ok(link);
+    let note = crate::third_party::profile_use_note(&d.join("fast"));
+    assert!(note.matched >= 4 && note.changed.is_empty(), "{note:?}");
+    let out = Command::new(d.join("fast")).arg("12").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "912 144\n");
+}
