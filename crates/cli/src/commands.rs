@@ -188,6 +188,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             builds,
             format,
         } => {
+            let (indexed, profiles): (Vec<PathBuf>, Vec<PathBuf>) = profiles
+                .into_iter()
+                .partition(|p| pathprof_report::pgo::is_index_file(p));
             let files = profiles
                 .into_iter()
                 .map(|p| {
@@ -195,12 +198,31 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     Ok((p, file))
                 })
                 .collect::<Result<Vec<_>>>()?;
+            let indexes = indexed
+                .iter()
+                .map(|p| {
+                    Ok(pathprof_report::info::IndexInfo::of(
+                        p,
+                        &pathprof_report::pgo::read_index(p)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
             match format {
                 ReportFormat::Json => {
-                    let info = pathprof_report::info::info(&files);
+                    let mut info = pathprof_report::info::info(&files);
+                    info.indexes = indexes;
                     print(&(serde_json::to_string_pretty(&info)? + "\n"))
                 }
-                ReportFormat::Text => print(&report::info::text(&files, builds)),
+                ReportFormat::Text => {
+                    let mut text = report::info::text(&files, builds);
+                    for i in &indexes {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(&report::info::index_text(i));
+                    }
+                    print(&text)
+                }
             }
         }
         Command::Export {

@@ -19,6 +19,50 @@ pub struct Info {
     /// Version of this form: 1.
     pub version: u32,
     pub files: Vec<InfoFile>,
+    /// Indexed profiles (`.ppdata`) given among the files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexInfo>,
+}
+
+/// What one indexed profile holds.
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexInfo {
+    pub path: String,
+    /// The programs and libraries whose runs made it.
+    pub programs: Vec<String>,
+    pub functions: u64,
+    /// Of them, those that ran (an entry count above zero).
+    pub functions_run: u64,
+    /// Every entry and block count added up, and the largest entry count
+    /// (the profile summary's).
+    pub total_count: u64,
+    pub max_function_count: u64,
+    /// The most called functions (at most 10), most first: name and calls.
+    pub hottest: Vec<(String, u64)>,
+}
+
+impl IndexInfo {
+    /// What `index`, read from `path`, holds.
+    pub fn of(path: &std::path::Path, index: &pathprof_core::pgo::Index) -> Self {
+        let mut by_calls: Vec<(String, u64)> = index
+            .functions
+            .iter()
+            .filter(|f| f.profile.entry > 0)
+            .map(|f| (f.name.clone(), f.profile.entry))
+            .collect();
+        let functions_run = by_calls.len() as u64;
+        by_calls.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        by_calls.truncate(10);
+        IndexInfo {
+            path: path.display().to_string(),
+            programs: index.programs.clone(),
+            functions: index.functions.len() as u64,
+            functions_run,
+            total_count: index.summary.total_count,
+            max_function_count: index.summary.max_function_count,
+            hottest: by_calls,
+        }
+    }
 }
 
 /// One profile file.
@@ -105,6 +149,7 @@ pub fn info(files: &[(PathBuf, ProfileFile)]) -> Info {
                 }
             })
             .collect(),
+        indexes: Vec::new(),
     }
 }
 

@@ -134,6 +134,31 @@ fn table_rows<'a>(
     out
 }
 
+/// One indexed profile (`.ppdata`), as text: what ran and its most called
+/// functions.
+pub fn index_text(i: &pathprof_report::info::IndexInfo) -> String {
+    let mut out = format!(
+        "{}: indexed profile of {} ({} functions, {} of them run); total count {}, most calls {}\n",
+        i.path,
+        if i.programs.is_empty() {
+            "no named program".to_string()
+        } else {
+            i.programs.join(", ")
+        },
+        i.functions,
+        i.functions_run,
+        i.total_count,
+        i.max_function_count
+    );
+    if !i.hottest.is_empty() {
+        out.push_str("      calls  function\n");
+        for (name, calls) in &i.hottest {
+            out.push_str(&format!("{calls:>11}  {name}\n"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -191,6 +191,13 @@ fn indexes_merge_with_weights() {
     // The index serves alone: without the instrumented program.
     std::fs::remove_file(d.join("pgo")).unwrap();
     assert_eq!(annotated(d, "one.ppdata", "-O0"), by_hand());
+    // What an index holds, as `pathprof info` shows it.
+    let info = ok(pathprof(d, &["info", "one.ppdata"]));
+    assert!(
+        info.starts_with("one.ppdata: indexed profile of pgo (5 functions, 4 of them run)")
+            && info.contains("\n        465  fib\n         15  clamp\n         12  kind\n"),
+        "{info}"
+    );
     // Trained without -g, built with it: names and shapes still match.
     assert_eq!(annotated(d, "one.ppdata", "-O0 -g"), by_hand());
     let four = annotated(d, "four.ppdata", "-O0");
