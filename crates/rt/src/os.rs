@@ -192,6 +192,55 @@ pub(crate) fn rename(from: &[u8], to: &[u8]) -> Result<(), c_int> {
     retry(|| unsafe { libc::rename(from.as_ptr().cast(), to.as_ptr().cast()) }).map(drop)
 }
 
+/// Opens the directory `path` (NUL-terminated) for reading its entries.
+pub(crate) fn open_dir(path: &[u8]) -> Result<Fd, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    // Safety: `path` is NUL-terminated.
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags) }).map(Fd)
+}
+
+/// Calls `each` with the name (without NUL) of every entry of the open
+/// directory `dir`, read through `buf` (`getdents64`, no allocation).
+pub(crate) fn each_entry(
+    dir: &Fd,
+    buf: &mut [u8],
+    mut each: impl FnMut(&[u8]),
+) -> Result<(), c_int> {
+    loop {
+        // Safety: getdents64 writes at most buf.len() bytes of records into our buffer.
+        let n = retry(|| unsafe {
+            libc::syscall(libc::SYS_getdents64, dir.0, buf.as_mut_ptr(), buf.len()) as isize
+        })? as usize;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut at = 0;
+        // Each record: inode (8), offset (8), record length (2), type (1), name.
+        while at + 19 <= n {
+            let len = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            if len < 19 || at + len > n {
+                return Err(libc::EIO);
+            }
+            let name = &buf[at + 19..at + len];
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            each(&name[..end]);
+            at += len;
+        }
+    }
+}
+
+/// Removes the entry `name` (NUL-terminated) of the open directory `dir`;
+/// errors are ignored (never follows a link: it removes the link).
+pub(crate) fn unlink_at(dir: &Fd, name: &[u8]) {
+    if name.last() == Some(&0) {
+        // Safety: `name` is NUL-terminated.
+        unsafe { libc::unlinkat(dir.0, name.as_ptr().cast(), 0) };
+    }
+}
+
 /// Removes the file `path` (NUL-terminated); errors are ignored.
 pub(crate) fn unlink(path: &[u8]) {
     if path.last() == Some(&0) {

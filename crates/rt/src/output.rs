@@ -41,7 +41,9 @@
 //! A process killed (even by SIGKILL) at any point leaves either the old
 //! file or the new one under the name, never a mix; the kernel drops its
 //! lock; a temporary file it was writing stays behind under its random name
-//! (nothing reads it). Running out of space fails the temporary file, not
+//! until the next writer, which removes every temporary file of the name it
+//! finds beside it while it holds the lock (only the lock's holder writes
+//! them, so those are stale). Running out of space fails the temporary file, not
 //! the profile. There is no `fsync`: a power failure right after a write
 //! may lose it (the rename is not durable until the file system commits), a
 //! killed process cannot.
@@ -203,6 +205,49 @@ fn temp_name(path: &[u8], random: u64, out: &mut MapVec<u8>) -> bool {
         && out.push(0)
 }
 
+/// Whether `entry` is a temporary file of the profile whose file name is
+/// `base`: `<base>.<16 hex digits>.tmp`.
+fn is_temp_of(entry: &[u8], base: &[u8]) -> bool {
+    let Some(rest) = entry.strip_prefix(base) else {
+        return false;
+    };
+    let Some(digits) = rest.strip_prefix(b".").and_then(|r| r.strip_suffix(TMP)) else {
+        return false;
+    };
+    digits.len() == 16 && digits.iter().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Removes the temporary files of `path` (NUL-terminated) that writers
+/// killed while writing left beside it. Called under the lock of the inode
+/// the name refers to, when only its holder writes temporary files of the
+/// name, so every one there is stale. Best effort: a directory that cannot
+/// be read, or an entry that cannot be removed, stays.
+fn remove_stale_temps(path: &[u8]) {
+    let path = path.strip_suffix(&[0]).unwrap_or(path);
+    let (dir, base) = path.split_at(dir_part(path).len());
+    let mut dir_name: MapVec<u8> = MapVec::new();
+    let named = match dir {
+        [] => dir_name.extend_from_slice(b".\0"),
+        d => dir_name.extend_from_slice(d) && dir_name.push(0),
+    };
+    let mut buf: MapVec<u8> = MapVec::new();
+    if !named || !buf.extend_zeroed(32 * 1024) {
+        return;
+    }
+    let Ok(fd) = os::open_dir(dir_name.as_slice()) else {
+        return;
+    };
+    let mut stale: MapVec<u8> = MapVec::new();
+    let _ = os::each_entry(&fd, buf.as_mut_slice(), |entry| {
+        if is_temp_of(entry, base) {
+            let _ = stale.extend_from_slice(entry) && stale.push(0);
+        }
+    });
+    for name in stale.as_slice().split_inclusive(|&b| b == 0) {
+        os::unlink_at(&fd, name);
+    }
+}
+
 /// A new temporary file beside `path` ([`temp_name`], [`os::create_new`]),
 /// its name in `name`.
 fn create_temp(path: &[u8], name: &mut MapVec<u8>) -> Result<os::Fd, WriteError> {
@@ -308,6 +353,7 @@ pub(crate) fn write_merged(
         write_in_place(&fd, out, size)?;
         return Ok(outcome);
     }
+    remove_stale_temps(path);
     let mut temp: MapVec<u8> = MapVec::new();
     let tfd = match create_temp(path, &mut temp) {
         Ok(t) => t,
@@ -350,6 +396,14 @@ mod tests {
         assert!(temp_name(b"d/p.pprof\0", 0x0123_4567_89ab_cdef, &mut out));
         assert_eq!(out.as_slice(), b"d/p.pprof.0123456789abcdef.tmp\0");
         assert_ne!(os::random_u64(), os::random_u64());
+        assert!(is_temp_of(b"p.pprof.0123456789abcdef.tmp", b"p.pprof"));
+        assert!(!is_temp_of(b"p.pprof.tmp", b"p.pprof"));
+        assert!(!is_temp_of(b"q.pprof.0123456789abcdef.tmp", b"p.pprof"));
+        assert!(!is_temp_of(b"p.pprof.0123456789abcdeg.tmp", b"p.pprof"));
+        assert!(!is_temp_of(
+            b"p.pprof.x.pprof.0123456789abcdef.tmp",
+            b"p.pprof"
+        ));
     }
 
     #[test]
