@@ -37,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import callgrind
 import machine
 from overhead import CLANG, SUITE, build_pathprof, commit_and_date, compile_args, cpu_time, publish
 
@@ -134,13 +135,8 @@ def behaviour(prog, exe, scale, out):
 
 def instructions(prog, exe, scale, out):
     """Instructions callgrind counts for one run of `exe` at `scale`."""
-    cmd, _ = prog["run"](exe, scale, out)
-    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--"] + cmd,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    found = re.search(rb"Collected : (\d+)", r.stderr)
-    if not found:
-        sys.exit(f"callgrind failed on {exe}: {r.stderr[-500:].decode(errors='replace')}")
-    return int(found.group(1))
+    cmd, stdin = prog["run"](exe, scale, out)
+    return callgrind.instructions(cmd, stdin, dict(os.environ), "/dev/null")
 
 
 def geomean(values):

@@ -12,6 +12,12 @@ pub fn is_elf(bytes: &[u8]) -> bool {
     bytes.starts_with(ELF_MAGIC)
 }
 
+/// Whether `bytes` are a relocatable ELF object (`e_type` 1), not a linked
+/// executable or shared library.
+pub fn is_relocatable(bytes: &[u8]) -> bool {
+    is_elf(bytes) && bytes.get(16..18) == Some(&[1, 0])
+}
+
 /// The contents of every section called `name`, concatenated in file order
 /// (a linked file has one; a relocatable object may have several), or `None`
 /// when there is no such section. `Err` says why the file cannot be read.
@@ -38,6 +44,7 @@ mod tests {
     #[test]
     fn reads_this_test_binary_and_refuses_damage_without_panicking() {
         let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert!(!is_relocatable(&me), "a linked executable");
         assert!(section(&me, ".text")
             .unwrap()
             .is_some_and(|t| !t.is_empty()));

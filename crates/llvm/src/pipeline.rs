@@ -356,13 +356,21 @@ pub fn use_profile_in_translation_unit(module: &Module<'_>, index: &Path) -> Res
     let bytes = std::fs::read(index)
         .with_context(|| format!("cannot read the indexed profile {}", index.display()))?;
     let index = pathprof_core::pgo::Index::from_bytes(&bytes, &index.display().to_string())?;
-    let note = crate::annotate(module, &index).context("reading the program's control flow")?;
+    use_profile(module, &index)?;
+    Ok(true)
+}
+
+/// Gives `module`'s functions their counts from `index`
+/// ([`crate::annotate`]) and records what it used in the module's note
+/// section: every route's profile use.
+pub fn use_profile(module: &Module<'_>, index: &pathprof_core::pgo::Index) -> Result<()> {
+    let note = crate::annotate(module, index).context("reading the program's control flow")?;
     crate::embed_section(
         module,
         pathprof_core::pgo::NOTE_SECTION,
         note.to_line().as_bytes(),
     );
-    Ok(true)
+    Ok(())
 }
 
 /// Embeds `map`, the map of `module`'s build, in it ([`crate::embed_map`]):

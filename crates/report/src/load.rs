@@ -83,9 +83,18 @@ impl Facts {
 pub fn load(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Loaded> {
     let fragments = read_maps(maps)?;
     let file = read_profiles(profiles)?;
-    let map_name = names(maps);
-    let profile_name = names(profiles);
-    let combined = combine(&fragments, &file.sections, &map_name, &profile_name)?;
+    load_read(&fragments, &file, names(maps), names(profiles))
+}
+
+/// [`load`] of fragments and a profile file already read; `map_name` and
+/// `profile_name` name them in messages.
+pub fn load_read(
+    fragments: &[MapFile],
+    file: &ProfileFile,
+    map_name: String,
+    profile_name: String,
+) -> Result<Loaded> {
+    let combined = combine(fragments, &file.sections, &map_name, &profile_name)?;
     if combined.matched == 0 {
         return Err(ProfileError::OtherBuild {
             profile: profile_name,
@@ -139,19 +148,24 @@ pub fn read_map(maps: &[PathBuf]) -> Result<MapFile> {
 
 /// The fragments of every map in `maps` (at least one), each build once
 /// (a library given directly and through a program's map, say).
-fn read_maps(maps: &[PathBuf]) -> Result<Vec<MapFile>> {
+pub(crate) fn read_maps(maps: &[PathBuf]) -> Result<Vec<MapFile>> {
     let mut fragments: Vec<MapFile> = Vec::new();
     for m in maps {
-        for f in read_fragments(m)? {
-            if !fragments.iter().any(|g| g.build_id == f.build_id) {
-                fragments.push(f);
-            }
-        }
+        add_fragments(&mut fragments, read_fragments(m)?);
     }
     if fragments.is_empty() {
         bail!("no map given: pass --map with the program, library or .ppmap to report on");
     }
     Ok(fragments)
+}
+
+/// Adds `more` to `fragments`, each build once.
+pub(crate) fn add_fragments(fragments: &mut Vec<MapFile>, more: Vec<MapFile>) {
+    for f in more {
+        if !fragments.iter().any(|g| g.build_id == f.build_id) {
+            fragments.push(f);
+        }
+    }
 }
 
 /// File names for messages, comma-separated.

@@ -3,8 +3,9 @@
 //! (`pathprof index`, `pathprof cc --profile-use`); and indexes read and
 //! merged with weights.
 
-use crate::load::{load, names, read_profiles};
+use crate::load::{add_fragments, load_read, names, read_maps, read_profiles};
 use anyhow::{bail, Context as _, Result};
+use pathprof_core::map::MapFile;
 use pathprof_core::pgo::{is_index, Index};
 use std::path::{Path, PathBuf};
 
@@ -19,11 +20,9 @@ pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index
         all.dedup();
         all.into_iter().map(PathBuf::from).collect()
     };
-    let maps = if maps.is_empty() {
-        let mut present: Vec<PathBuf> = objects.iter().filter_map(|o| map_of_object(o)).collect();
-        present.sort();
-        present.dedup();
-        if present.is_empty() {
+    let (maps, fragments) = if maps.is_empty() {
+        let (found, fragments) = maps_of_objects(&objects);
+        if found.is_empty() {
             bail!(
                 "{} names no instrumented program or library that still exists ({}); give the \
                  instrumented build with --profile-map (or --map for `pathprof index`), or index \
@@ -36,11 +35,11 @@ pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index
                 }
             );
         }
-        present
+        (found, fragments)
     } else {
-        maps.to_vec()
+        (maps.to_vec(), read_maps(maps)?)
     };
-    let loaded = load(&maps, profiles)?;
+    let loaded = load_read(&fragments, &file, names(&maps), names(profiles))?;
     let programs = objects
         .iter()
         .chain(&maps)
@@ -51,12 +50,29 @@ pub fn index_of_profiles(maps: &[PathBuf], profiles: &[PathBuf]) -> Result<Index
     Ok(Index::of_program(&loaded.map, &loaded.counts, programs))
 }
 
-/// Where the map of an object a profile names is: the object itself while
-/// it carries one; else the `.ppmap` its instrumented link wrote beside it
-/// (an optimised build linked over it has none of its own, its sources
-/// compiled with the profile already); for a P3 copy `PROG.p3.N`, the path
-/// build `PROG` and `PROG.ppmap`, which hold the copies' map.
-fn map_of_object(object: &Path) -> Option<PathBuf> {
+/// The maps of the objects a profile names ([`map_of_object`]): the files
+/// they were read from, and their fragments, each build once.
+fn maps_of_objects(objects: &[PathBuf]) -> (Vec<PathBuf>, Vec<MapFile>) {
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut fragments = Vec::new();
+    for o in objects {
+        if let Some((path, more)) = map_of_object(o) {
+            if !found.contains(&path) {
+                add_fragments(&mut fragments, more);
+                found.push(path);
+            }
+        }
+    }
+    (found, fragments)
+}
+
+/// Where the map of an object a profile names is, and its fragments: the
+/// object itself while it carries one; else the `.ppmap` its instrumented
+/// link wrote beside it (an optimised build linked over it has none of its
+/// own, its sources compiled with the profile already); for a P3 copy
+/// `PROG.p3.N`, the path build `PROG` and `PROG.ppmap`, which hold the
+/// copies' map.
+fn map_of_object(object: &Path) -> Option<(PathBuf, Vec<MapFile>)> {
     let mut candidates = vec![object.to_path_buf(), with_suffix(object, ".ppmap")];
     let name = object.file_name()?.to_string_lossy();
     if let Some((stem, n)) = name.rsplit_once(".p3.") {
@@ -66,9 +82,10 @@ fn map_of_object(object: &Path) -> Option<PathBuf> {
             candidates.push(program);
         }
     }
-    candidates
-        .into_iter()
-        .find(|c| pathprof_io::map::read_fragments(c).is_ok())
+    candidates.into_iter().find_map(|c| {
+        let fragments = pathprof_io::map::read_fragments(&c).ok()?;
+        Some((c, fragments))
+    })
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {

@@ -139,15 +139,24 @@ fn may_follow(link: &[u8], owner: u32) -> bool {
     if owner == os::euid() {
         return true;
     }
-    let link = link.strip_suffix(&[0]).unwrap_or(link);
     let mut dir: MapVec<u8> = MapVec::new();
-    let named = match dir_part(link) {
-        [] => dir.extend_from_slice(b".\0"),
-        d => dir.extend_from_slice(d) && dir.push(0),
-    };
+    if !dir_name(link, &mut dir) {
+        return false;
+    }
     match os::stat_path(dir.as_slice(), false) {
-        Ok((d, _)) if named => d.mode & 0o1002 != 0o1002 || d.uid == owner,
+        Ok((d, _)) => d.mode & 0o1002 != 0o1002 || d.uid == owner,
         _ => false,
+    }
+}
+
+/// The directory `path` (NUL-terminated or not) is in, NUL-terminated, into
+/// `out` (`.` for a name without one). False only when out of memory.
+fn dir_name(path: &[u8], out: &mut MapVec<u8>) -> bool {
+    let path = path.strip_suffix(&[0]).unwrap_or(path);
+    out.clear();
+    match dir_part(path) {
+        [] => out.extend_from_slice(b".\0"),
+        d => out.extend_from_slice(d) && out.push(0),
     }
 }
 
@@ -224,17 +233,13 @@ fn is_temp_of(entry: &[u8], base: &[u8]) -> bool {
 /// be read, or an entry that cannot be removed, stays.
 fn remove_stale_temps(path: &[u8]) {
     let path = path.strip_suffix(&[0]).unwrap_or(path);
-    let (dir, base) = path.split_at(dir_part(path).len());
-    let mut dir_name: MapVec<u8> = MapVec::new();
-    let named = match dir {
-        [] => dir_name.extend_from_slice(b".\0"),
-        d => dir_name.extend_from_slice(d) && dir_name.push(0),
-    };
+    let base = &path[dir_part(path).len()..];
+    let mut dir: MapVec<u8> = MapVec::new();
     let mut buf: MapVec<u8> = MapVec::new();
-    if !named || !buf.extend_zeroed(32 * 1024) {
+    if !dir_name(path, &mut dir) || !buf.extend_zeroed(32 * 1024) {
         return;
     }
-    let Ok(fd) = os::open_dir(dir_name.as_slice()) else {
+    let Ok(fd) = os::open_dir(dir.as_slice()) else {
         return;
     };
     let mut stale: MapVec<u8> = MapVec::new();
@@ -392,6 +397,11 @@ mod tests {
         assert_eq!(dir_part(b"a/b/c"), b"a/b/");
         assert_eq!(dir_part(b"c"), b"");
         assert_eq!(dir_part(b"/c"), b"/");
+        let mut dir = MapVec::new();
+        assert!(dir_name(b"a/b/c\0", &mut dir));
+        assert_eq!(dir.as_slice(), b"a/b/\0");
+        assert!(dir_name(b"c", &mut dir));
+        assert_eq!(dir.as_slice(), b".\0");
         let mut out = MapVec::new();
         assert!(temp_name(b"d/p.pprof\0", 0x0123_4567_89ab_cdef, &mut out));
         assert_eq!(out.as_slice(), b"d/p.pprof.0123456789abcdef.tmp\0");

@@ -89,8 +89,7 @@ fn compile_source(
         .cloned()
         .collect();
     args.push(format!("-fpass-plugin={}", plugin.display()));
-    let mut settings = inv.options.instrument.settings();
-    settings.profile_use = profile_use.map(Path::to_path_buf);
+    let mut settings = plugin_settings(inv);
     let timings_file = timings::enabled()
         .then(|| tempfile::Builder::new().prefix("pathprof-time-").tempfile())
         .transpose()?;
@@ -124,10 +123,16 @@ fn compile_source(
 pub(super) fn assembly_with_profile(clang: &Path, inv: &Invocation) -> Result<ExitCode> {
     let mut args = inv.args.clone();
     args.push(format!("-fpass-plugin={}", toolchain::plugin()?.display()));
+    let settings = serde_json::to_string(&plugin_settings(inv))?;
+    exec_with(clang, &args, &[(PLUGIN_SETTINGS_VARIABLE, &settings)])
+}
+
+/// What the pass plugin is told: the instrumentation flags, and the indexed
+/// profile to use instead when `--profile-use` made one ready.
+fn plugin_settings(inv: &Invocation) -> pathprof_llvm::pipeline::Settings {
     let mut settings = inv.options.instrument.settings();
     settings.profile_use = super::pgo::index_path().map(Path::to_path_buf);
-    let settings = serde_json::to_string(&settings)?;
-    exec_with(clang, &args, &[(PLUGIN_SETTINGS_VARIABLE, &settings)])
+    settings
 }
 
 /// `--dot-dir` at compile time: the DAGs of the map fragment `object` carries.

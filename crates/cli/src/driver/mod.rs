@@ -330,7 +330,7 @@ fn map_path(inv: &Invocation, output: &str) -> Option<PathBuf> {
 }
 
 /// The file name of a link's `output` (empty when it has none).
-fn file_name(output: &str) -> String {
+pub(super) fn file_name(output: &str) -> String {
     Path::new(output)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -8,7 +8,7 @@
 //! says in one note what the linked objects' notes add up to.
 
 use super::args::Invocation;
-use super::output_of;
+use super::{file_name, output_of};
 use anyhow::{bail, Context as _, Result};
 use pathprof_core::pgo::{Index, UseNote, NOTE_SECTION};
 use pathprof_llvm::timings::{self, Phase};
@@ -173,11 +173,11 @@ fn check_before_link(inv: &Invocation, prepared: &Prepared, args: &[String]) -> 
             Ok(members) => members.iter().map(|m| m.data).collect(),
             Err(_) => vec![&bytes[..]],
         };
-        // Relocatable objects only (ELF type 1): a shared library's notes
-        // are its own program's.
+        // Relocatable objects only: a shared library's notes are its own
+        // program's.
         for data in members
             .into_iter()
-            .filter(|d| d.get(16..18) == Some(&[1, 0]))
+            .filter(|d| pathprof_io::elf::is_relocatable(d))
         {
             if let Ok(Some(section)) = pathprof_io::elf::section(data, NOTE_SECTION) {
                 note.add(&UseNote::sum_of(&section));
@@ -248,11 +248,4 @@ fn profile_name(inv: &Invocation) -> String {
         .profile_use
         .as_ref()
         .map_or_else(String::new, |p| p.display().to_string())
-}
-
-fn file_name(path: &str) -> String {
-    Path::new(path)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }

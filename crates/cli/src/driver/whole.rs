@@ -122,9 +122,7 @@ pub(super) fn link(
         return timings::time(Phase::Link, || exec(clang, &line));
     }
     if let Some(prepared) = profile {
-        let note = pathprof_llvm::annotate(&module, prepared.index())?;
-        let note = note.to_line();
-        pathprof_llvm::embed_section(&module, pathprof_core::pgo::NOTE_SECTION, note.as_bytes());
+        pathprof_llvm::pipeline::use_profile(&module, prepared.index())?;
         emit_object(&module, level, &object)?;
         let line = inputs.link_line(&inv.args, &object);
         return super::pgo::link(clang, inv, prepared, line);
