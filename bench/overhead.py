@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Overhead of pathprof against the uninstrumented program, clang's
 -fprofile-instr-generate and gcc's --coverage, on third-party programs: Lua 5.4,
-bzip2 1.0.8, zlib (bench/zlib/driver.c), SQLite and xz (bench/xz/driver.c),
+bzip2 1.0.8, zlib (crates/cli/tests/thirdparty/zlib/driver.c), SQLite and xz (crates/cli/tests/thirdparty/xz/driver.c),
 from registry crates' bundled sources, and SQLite run by 4 threads at once
-(`sqlite-threads`, bench/sqlite/threads.c).
+(`sqlite-threads`, crates/cli/tests/thirdparty/sqlite/threads.c).
 
 Each variant is built once (its build's wall time recorded) and run once with
 its output compared to the plain build's (a difference stops the script);
@@ -95,10 +95,10 @@ def publish(text, out, data, indent=1):
 
 def crate_dir(name):
     """Where cargo keeps registry crate `name`'s sources (named, never built, by
-    bench/thirdparty/Cargo.toml)."""
+    crates/cli/tests/thirdparty/Cargo.toml)."""
     meta = json.loads(subprocess.check_output(
         ["cargo", "metadata", "--format-version", "1", "--manifest-path",
-         str(ROOT / "bench/thirdparty/Cargo.toml")]))
+         str(ROOT / "crates/cli/tests/thirdparty/Cargo.toml")]))
     for p in meta["packages"]:
         if p["name"] == name:
             return Path(p["manifest_path"]).parent
@@ -110,12 +110,12 @@ def lua_program():
     files = [str(src / f) for f in sorted(os.listdir(src)) if f.endswith(".c") and f not in ("lua.c", "luac.c")]
     return {
         "name": "lua",
-        "sources": [str(ROOT / "bench/lua/driver.c")] + files,
+        "sources": [str(ROOT / "crates/cli/tests/thirdparty/lua/driver.c")] + files,
         # A fixed string-hash seed (Lua seeds from the time and addresses):
         # runs, and P3's copies, then take the same paths.
         "cflags": ["-DLUA_USE_LINUX", "-Dluai_makeseed(L)=12345u", f"-I{src}"],
         "libs": ["-lm", "-ldl"],
-        "run": lambda exe, scale, tmp: ([exe, str(ROOT / "bench/lua/workload.lua"), str(scale)], None),
+        "run": lambda exe, scale, tmp: ([exe, str(ROOT / "crates/cli/tests/thirdparty/lua/workload.lua"), str(scale)], None),
     }
 
 
@@ -145,13 +145,13 @@ def bzip2_program():
 
 def zlib_program():
     """zlib (the libz-sys crate's sources) deflating and inflating scale*80 KB
-    of text at three levels (bench/zlib/driver.c)."""
+    of text at three levels (crates/cli/tests/thirdparty/zlib/driver.c)."""
     src = crate_dir("libz-sys") / "src/zlib"
     files = ["adler32.c", "compress.c", "crc32.c", "deflate.c", "inffast.c", "inflate.c", "inftrees.c",
              "trees.c", "uncompr.c", "zutil.c"]
     return {
         "name": "zlib",
-        "sources": [str(ROOT / "bench/zlib/driver.c")] + [str(src / f) for f in files],
+        "sources": [str(ROOT / "crates/cli/tests/thirdparty/zlib/driver.c")] + [str(src / f) for f in files],
         "cflags": [f"-I{src}", "-DHAVE_UNISTD_H"],
         "libs": [],
         "run": lambda exe, scale, tmp: ([exe, str(scale * 80_000)], None),
@@ -161,7 +161,7 @@ def zlib_program():
 def xz_program():
     """liblzma (the lzma-sys crate's xz 5.2 sources, configured as that crate
     builds them) compressing scale*40 KB of text once and decompressing it 40
-    times (bench/xz/driver.c): LZMA2 decoding, whose `lzma_decode` has more
+    times (crates/cli/tests/thirdparty/xz/driver.c): LZMA2 decoding, whose `lzma_decode` has more
     potential paths than any array holds."""
     crate = crate_dir("lzma-sys")
     src = crate / "xz-5.2/src"
@@ -173,7 +173,7 @@ def xz_program():
     includes += [f"-I{src / 'liblzma' / d}" for d in dirs]
     return {
         "name": "xz",
-        "sources": [str(ROOT / "bench/xz/driver.c")] + files,
+        "sources": [str(ROOT / "crates/cli/tests/thirdparty/xz/driver.c")] + files,
         "cflags": ["-std=c99", "-pthread", "-DHAVE_CONFIG_H=1"] + includes,
         "libs": ["-lpthread"],
         "run": lambda exe, scale, tmp: ([exe, str(scale * 40_000), "40"], None),
@@ -181,12 +181,12 @@ def xz_program():
 
 
 def sqlite_with(name, driver, run_args):
-    """SQLite's amalgamation with `driver` (of bench/sqlite/), run with
+    """SQLite's amalgamation with `driver` (of crates/cli/tests/thirdparty/sqlite/), run with
     `run_args(scale)`."""
     src = crate_dir("libsqlite3-sys") / "sqlite3"
     return {
         "name": name,
-        "sources": [str(ROOT / "bench/sqlite" / driver), str(src / "sqlite3.c")],
+        "sources": [str(ROOT / "crates/cli/tests/thirdparty/sqlite" / driver), str(src / "sqlite3.c")],
         "cflags": [f"-I{src}"],
         "libs": ["-lm", "-ldl", "-lpthread"],
         "run": lambda exe, scale, tmp: ([exe] + run_args(scale), None),

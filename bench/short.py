@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a test suite pays: many short processes of one program, each merging
 its counts into the same profile file. Builds SQLite's driver
-(bench/sqlite/driver.c and the amalgamation, as overhead.py's suite does)
+(crates/cli/tests/thirdparty/sqlite/driver.c and the amalgamation, as overhead.py's suite does)
 plain and in pathprof's modes, then, for each build:
 
 - instructions: valgrind's callgrind of one process (repeatable), after a

@@ -47,9 +47,9 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 /// Where cargo keeps the sources of registry crate `name` (named by
-/// `bench/thirdparty/Cargo.toml`, which nothing builds).
+/// `crates/cli/tests/thirdparty/Cargo.toml`, which nothing builds).
 fn crate_dir(name: &str) -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/thirdparty/Cargo.toml");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/thirdparty/Cargo.toml");
     let out = stdout_of(
         Command::new(env!("CARGO"))
             .args(["metadata", "--format-version", "1", "--manifest-path"])
@@ -68,9 +68,11 @@ fn crate_dir(name: &str) -> PathBuf {
         .to_path_buf()
 }
 
-fn bench_file(path: &str) -> PathBuf {
+/// A file of the third-party programs' workloads (`tests/thirdparty/`,
+/// shared with `bench/`).
+fn workload_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../bench")
+        .join("tests/thirdparty")
         .join(path)
 }
 
@@ -347,7 +349,7 @@ fn lua() -> &'static Program {
     static LUA: OnceLock<Program> = OnceLock::new();
     LUA.get_or_init(|| {
         let src = crate_dir("lua-src").join("lua-5.4.9");
-        let mut sources = vec![bench_file("lua/driver.c")];
+        let mut sources = vec![workload_file("lua/driver.c")];
         sources.extend(c_files(&src, &["lua.c", "luac.c"]));
         Program {
             name: "lua",
@@ -365,7 +367,7 @@ fn lua() -> &'static Program {
             libs: vec!["-lm", "-ldl"],
             runs: vec![(
                 vec![
-                    bench_file("lua/workload.lua").display().to_string(),
+                    workload_file("lua/workload.lua").display().to_string(),
                     "2".into(),
                 ],
                 Vec::new(),
@@ -819,7 +821,7 @@ fn sqlite() -> &'static Program {
         let src = crate_dir("libsqlite3-sys").join("sqlite3");
         Program {
             name: "sqlite",
-            sources: vec![bench_file("sqlite/driver.c"), src.join("sqlite3.c")],
+            sources: vec![workload_file("sqlite/driver.c"), src.join("sqlite3.c")],
             cflags: vec![format!("-I{}", src.display())],
             libs: vec!["-lm", "-ldl", "-lpthread"],
             runs: vec![(vec!["3000".into()], Vec::new())],

@@ -1,6 +1,6 @@
 /* A threaded SQL workload on SQLite's amalgamation (from the libsqlite3-sys
  * crate's bundled sources, fetched by cargo, never copied here): T threads
- * (argv[2], default 4) each run bench/sqlite/driver.c's statements on a
+ * (argv[2], default 4) each run crates/cli/tests/thirdparty/sqlite/driver.c's statements on a
  * database of their own of N rows (argv[1], default 20000), at the same
  * time, through the same SQLite code (built thread-safe, SQLite's default).
  * Each thread hashes the rows its queries return; the hashes are printed in

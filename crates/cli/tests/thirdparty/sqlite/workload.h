@@ -1,4 +1,4 @@
-/* The SQL workload of bench/sqlite/driver.c and threads.c: a printf format
+/* The SQL workload of crates/cli/tests/thirdparty/sqlite/driver.c and threads.c: a printf format
  * for sqlite3_mprintf taking the row count twice. Builds a table of N rows,
  * indexes it, queries, updates, aggregates, deletes. */
 #define WORKLOAD_SQL \
