@@ -12,7 +12,10 @@ Variants, every one measured in the same interleaved rounds:
 - `clang-fe-pgo`: -fprofile-instr-generate / -fprofile-instr-use (clang's
   front-end instrumentation);
 - `pathprof-edge-pgo`, `pathprof-path-pgo`, `pathprof-block-pgo`: pathprof
-  cc in that mode, the training run, `pathprof cc --profile-use=PROFILE`.
+  cc in that mode, the training run, `pathprof cc --profile-use=PROFILE`;
+- `pathprof-path-dup-pgo`: the path-mode profile with
+  `--duplicate-hot-paths` (tails of hot paths copied where their branches
+  correlate).
 
 For each program: every build's output and exit status checked against
 plain's on the measured input (a difference stops the script), the median
@@ -44,7 +47,8 @@ from overhead import CLANG, SUITE, build_pathprof, commit_and_date, compile_args
 PROFDATA = "/usr/lib/llvm-22/bin/llvm-profdata"
 SIZE = "/usr/lib/llvm-22/bin/llvm-size"
 
-PGO_VARIANTS = ["clang-ir-pgo", "clang-fe-pgo", "pathprof-block-pgo", "pathprof-edge-pgo", "pathprof-path-pgo"]
+PGO_VARIANTS = ["clang-ir-pgo", "clang-fe-pgo", "pathprof-block-pgo", "pathprof-edge-pgo", "pathprof-path-pgo",
+                "pathprof-path-dup-pgo"]
 VARIANTS = ["plain"] + PGO_VARIANTS
 
 
@@ -68,7 +72,11 @@ def build(variant, prog, out, pathprof, train_scale):
 
     def timed(cmd):
         began = time.monotonic()
-        subprocess.run(cmd, check=True, cwd=out)
+        done = subprocess.run(cmd, check=True, cwd=out, stderr=subprocess.PIPE, text=True)
+        sys.stderr.write(done.stderr)
+        copied = re.search(r"(\d+) tails? of hot paths copied \((\d+) instructions\)", done.stderr)
+        if copied:
+            COPIED[name] = {"tails": int(copied[1]), "instructions": int(copied[2])}
         return time.monotonic() - began
 
     if variant == "plain":
@@ -89,14 +97,18 @@ def build(variant, prog, out, pathprof, train_scale):
         subprocess.run([PROFDATA, "merge", "-o", str(data), str(raw)], check=True)
         return exe, timed([CLANG, f"-fprofile-instr-use={data}"] + args_for(prog, exe))
     mode = variant.split("-")[1]
-    profile = out / f"{name}-{mode}.pprof"
+    profile = out / f"{name}-{variant}.pprof"
     profile.unlink(missing_ok=True)
     subprocess.run([pathprof, "cc", f"--mode={mode}"] + args_for(prog, trained), check=True, cwd=out)
     run_training(prog, trained, train_scale, out, {"PATHPROF_FILE": str(profile)})
     if mode == "path":
         CORRELATION[name] = correlation(pathprof, trained, profile)
-    return exe, timed([pathprof, "cc", f"--profile-use={profile}"] + args_for(prog, exe))
+    use = [f"--profile-use={profile}"] + (["--duplicate-hot-paths"] if "-dup-" in variant else [])
+    return exe, timed([pathprof, "cc"] + use + args_for(prog, exe))
 
+
+# Per program, what --duplicate-hot-paths copied (the link's note).
+COPIED = {}
 
 # Per program, from the path-mode training profile: the branch decisions
 # along its paths and how many the edge profile and the path so far
@@ -240,12 +252,17 @@ def main():
             e, p = c["edge_mispredicted"] / c["decisions"], c["path_mispredicted"] / c["decisions"]
             lines.append(f"| {name} | {c['decisions']} | {100 * e:.2f}% | {100 * p:.2f}% | {100 * (e - p):.2f} points |")
         lines.append("")
+    if COPIED:
+        lines += ["## What `--duplicate-hot-paths` copied (the link's note)\n",
+                  "| program | tails | instructions |", "|---|---|---|"]
+        lines += [f"| {name} | {c['tails']} | {c['instructions']} |" for name, c in COPIED.items()]
+        lines.append("")
     lines += machine.markdown(machine.facts(CLANG, steal))
     lines.append(f"Wall time of the whole run (builds, training, measurement): {time.monotonic() - started:.0f} s.")
     publish("\n".join(lines), args.out, {
         "command": command, "date": date, "commit": commit, "runs": args.runs,
         "scale": args.scale, "train_scale": args.train_scale, "programs": results,
-        "correlation": CORRELATION,
+        "correlation": CORRELATION, "copied": COPIED,
     })
 
 

@@ -139,6 +139,7 @@ impl InstrumentOptions {
             verbose: self.verbose,
             timings_file: None,
             profile_use: None,
+            duplicate_hot_paths: false,
         }
     }
 

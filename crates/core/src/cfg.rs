@@ -186,6 +186,25 @@ impl Cfg {
         self.calls(b) - u32::from(self.ends_in_call(b))
     }
 
+    /// Two diamonds in a row, 0 -> {1, 2} -> 3 -> {4, 5} -> 6, edges
+    /// numbered in that order (0->1, 0->2, 1->3, 2->3, 3->4, 3->5, 4->6,
+    /// 5->6): the smallest CFG with two branches that can correlate. For
+    /// tests.
+    #[cfg(test)]
+    pub(crate) fn two_diamonds() -> Self {
+        let pairs = [
+            (0, 1),
+            (0, 2),
+            (1, 3),
+            (2, 3),
+            (3, 4),
+            (3, 5),
+            (4, 6),
+            (5, 6),
+        ];
+        Cfg::from_edge_list(7, &pairs).expect("a valid CFG")
+    }
+
     /// Builds a CFG from `(from, to)` pairs with block 0 as entry, every edge
     /// splittable and slots numbered in order per source block. For tests and
     /// examples.

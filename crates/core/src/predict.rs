@@ -409,20 +409,7 @@ mod tests {
     fn the_path_so_far_tells_correlated_branches_the_edge_profile_cannot() {
         // Two diamonds, b0 -> {b1, b2} -> b3 -> {b4, b5} -> b6, whose second
         // branch goes the way the first went: every edge ran 10 times.
-        let cfg = Cfg::from_edge_list(
-            7,
-            &[
-                (0, 1),
-                (0, 2),
-                (1, 3),
-                (2, 3),
-                (3, 4),
-                (3, 5),
-                (4, 6),
-                (5, 6),
-            ],
-        )
-        .unwrap();
+        let cfg = Cfg::two_diamonds();
         let (f, dag, c) = function(
             cfg,
             DagOptions::default(),

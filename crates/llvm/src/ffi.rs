@@ -210,37 +210,81 @@ unsafe fn bytes_to_string(ptr: *const c_char, len: usize) -> String {
 
 /// Rebuilds `phi` with the incoming blocks of the entries `moves(index, block)`
 /// picks replaced by `new_block` (LLVM-C has no setter for a phi's incoming
-/// block). The new phi takes the old one's place, name, debug location,
-/// fast-math flags and uses; the old one is erased.
+/// block).
 pub(crate) fn retarget_phi_incoming(
     builder: &Builder<'_>,
     phi: InstructionValue<'_>,
     moves: impl Fn(u32, LLVMBasicBlockRef) -> bool,
     new_block: BasicBlock<'_>,
 ) {
+    let entries = phi_entries(phi)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (value, block))| match moves(i as u32, block) {
+            true => (value, new_block.as_mut_ptr()),
+            false => (value, block),
+        })
+        .collect();
+    replace_phi(builder, phi, entries);
+}
+
+/// Rebuilds `phi` with only the entries `keeps(index, block)` picks (LLVM-C
+/// cannot remove one).
+pub(crate) fn rebuild_phi(
+    builder: &Builder<'_>,
+    phi: InstructionValue<'_>,
+    mut keeps: impl FnMut(u32, LLVMBasicBlockRef) -> bool,
+) {
+    let entries = phi_entries(phi)
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, (_, block))| keeps(i as u32, block))
+        .map(|(_, entry)| entry)
+        .collect();
+    replace_phi(builder, phi, entries);
+}
+
+/// A phi's incoming values and blocks, in order.
+fn phi_entries(phi: InstructionValue<'_>) -> Vec<(LLVMValueRef, LLVMBasicBlockRef)> {
     assert_eq!(phi.get_opcode(), InstructionOpcode::Phi, "not a phi");
+    let old = phi.as_value_ref();
+    // Safety: `old` is a live phi (asserted); indices are below its count.
+    unsafe {
+        (0..llc::LLVMCountIncoming(old))
+            .map(|i| {
+                (
+                    llc::LLVMGetIncomingValue(old, i),
+                    llc::LLVMGetIncomingBlock(old, i),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Puts a phi of `entries` in `phi`'s place: it takes the old one's name,
+/// debug location, fast-math flags and uses; the old one is erased.
+fn replace_phi(
+    builder: &Builder<'_>,
+    phi: InstructionValue<'_>,
+    mut entries: Vec<(LLVMValueRef, LLVMBasicBlockRef)>,
+) {
     let old = phi.as_value_ref();
     let name = value_name(old);
     builder.position_before(&phi);
-    // Safety: `old` is a live phi (asserted); we read its incoming pairs (index <
-    // count), build a phi of the same type right before it through a positioned
-    // builder, copy the pairs, move every use over, then erase the old phi, which
-    // no longer has uses. The builder's raw pointer is live for the call.
+    let (mut values, mut blocks): (Vec<_>, Vec<_>) = entries.drain(..).unzip();
+    // Safety: `old` is a live phi; we build a phi of the same type right
+    // before it through a positioned builder, add the pairs (values of its
+    // type, blocks of its function), move every use over, then erase the
+    // old phi, which no longer has uses. The builder's raw pointer is live
+    // for the call.
     unsafe {
-        let count = llc::LLVMCountIncoming(old);
-        let mut values: Vec<LLVMValueRef> = Vec::with_capacity(count as usize);
-        let mut blocks: Vec<LLVMBasicBlockRef> = Vec::with_capacity(count as usize);
-        for i in 0..count {
-            values.push(llc::LLVMGetIncomingValue(old, i));
-            let block = llc::LLVMGetIncomingBlock(old, i);
-            blocks.push(if moves(i, block) {
-                new_block.as_mut_ptr()
-            } else {
-                block
-            });
-        }
         let new = llc::LLVMBuildPhi(builder.as_mut_ptr(), llc::LLVMTypeOf(old), c"".as_ptr());
-        llc::LLVMAddIncoming(new, values.as_mut_ptr(), blocks.as_mut_ptr(), count);
+        llc::LLVMAddIncoming(
+            new,
+            values.as_mut_ptr(),
+            blocks.as_mut_ptr(),
+            values.len() as u32,
+        );
         let loc = lld::LLVMInstructionGetDebugLoc(old);
         if !loc.is_null() {
             lld::LLVMInstructionSetDebugLoc(new, loc);
@@ -258,14 +302,10 @@ pub(crate) fn retarget_phi_incoming(
 
 /// The incoming blocks of a phi, in order.
 pub(crate) fn phi_incoming_blocks(phi: InstructionValue<'_>) -> Vec<LLVMBasicBlockRef> {
-    assert_eq!(phi.get_opcode(), InstructionOpcode::Phi, "not a phi");
-    // Safety: `phi` is a live phi (asserted) and every index is below its count.
-    unsafe {
-        let v = phi.as_value_ref();
-        (0..llc::LLVMCountIncoming(v))
-            .map(|i| llc::LLVMGetIncomingBlock(v, i))
-            .collect()
-    }
+    phi_entries(phi)
+        .into_iter()
+        .map(|(_, block)| block)
+        .collect()
 }
 
 /// The elements of a constant array (e.g. `llvm.global_ctors`' initializer).

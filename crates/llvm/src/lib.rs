@@ -33,6 +33,7 @@ mod bitcode;
 mod callgraph;
 mod codegen;
 mod demangle;
+mod duplicate;
 mod embed;
 mod error;
 mod extract;
@@ -55,7 +56,7 @@ pub use embed::{embed_map, embed_section, MAP_SECTION};
 pub use error::LlvmError;
 pub use extract::{extract, Extracted, ExtractedFunction};
 pub use instrument::{instrument, ModuleInfo};
-pub use profile_use::annotate;
+pub use profile_use::{annotate, UseOptions, DUPLICATION_BUDGET_PERCENT};
 
 /// The inkwell version this crate is built with, so callers need no dependency of
 /// their own.

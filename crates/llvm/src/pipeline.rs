@@ -68,9 +68,20 @@ pub struct Settings {
     /// functions their counts from, instead of instrumenting them.
     #[serde(default)]
     pub profile_use: Option<PathBuf>,
+    /// `--duplicate-hot-paths`: with `profile_use`, copy hot paths' tails
+    /// where their branches correlate.
+    #[serde(default)]
+    pub duplicate_hot_paths: bool,
 }
 
 impl Settings {
+    /// What a profile's use does beyond clang's IR PGO.
+    pub fn use_options(&self) -> crate::UseOptions {
+        crate::UseOptions {
+            duplicate_paths: self.duplicate_hot_paths,
+        }
+    }
+
     /// The planner's options these settings ask for.
     pub fn plan_options(&self) -> PlanOptions {
         let mut plan = PlanOptions::default()
@@ -349,22 +360,31 @@ pub fn instrument_translation_unit(module: &Module<'_>, settings: &Settings) -> 
 /// Gives one translation unit's functions their counts from the indexed
 /// profile `index` (`pathprof cc --profile-use`) and records what it used in
 /// the object's note section; `false` when it defines no code.
-pub fn use_profile_in_translation_unit(module: &Module<'_>, index: &Path) -> Result<bool> {
+pub fn use_profile_in_translation_unit(
+    module: &Module<'_>,
+    index: &Path,
+    options: crate::UseOptions,
+) -> Result<bool> {
     if !module.get_functions().any(|f| f.count_basic_blocks() > 0) {
         return Ok(false);
     }
     let bytes = std::fs::read(index)
         .with_context(|| format!("cannot read the indexed profile {}", index.display()))?;
     let index = pathprof_core::pgo::Index::from_bytes(&bytes, &index.display().to_string())?;
-    use_profile(module, &index)?;
+    use_profile(module, &index, options)?;
     Ok(true)
 }
 
 /// Gives `module`'s functions their counts from `index`
 /// ([`crate::annotate`]) and records what it used in the module's note
 /// section: every route's profile use.
-pub fn use_profile(module: &Module<'_>, index: &pathprof_core::pgo::Index) -> Result<()> {
-    let note = crate::annotate(module, index).context("reading the program's control flow")?;
+pub fn use_profile(
+    module: &Module<'_>,
+    index: &pathprof_core::pgo::Index,
+    options: crate::UseOptions,
+) -> Result<()> {
+    let note =
+        crate::annotate(module, index, options).context("reading the program's control flow")?;
     crate::embed_section(
         module,
         pathprof_core::pgo::NOTE_SECTION,

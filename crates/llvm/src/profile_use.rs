@@ -12,25 +12,57 @@
 //! one whose every block's count is cold (by the summary's thresholds, those
 //! LLVM's `ProfileSummaryInfo` uses: the smallest count of the hottest 99%
 //! and of the hottest 99.9999% of the total). Nothing is instrumented.
+//!
+//! With [`UseOptions::duplicate_paths`] and a path-mode profile, the hottest
+//! functions' correlated branches then get copies along their hot paths
+//! ([`crate::duplicate`]), within [`DUPLICATION_BUDGET_PERCENT`] of the
+//! module's instructions, and every branch of such a function the weights
+//! of the paths through it.
 
 use crate::error::LlvmError;
 use crate::walk;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{FlagBehavior, Module};
-use inkwell::values::{BasicMetadataValueEnum, InstructionOpcode, MetadataValue};
-use pathprof_core::pgo::{scale_to_u32, Index, Lookup, Summary, UseNote};
+use inkwell::values::InstructionValue;
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, InstructionOpcode, MetadataValue};
+use pathprof_core::pgo::{
+    duplicate, scale_to_u32, FunctionProfile, Index, Lookup, Summary, UseNote,
+};
+
+/// What a profile's use does beyond clang's IR PGO.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UseOptions {
+    /// Copy the tails of hot paths where the paths show correlated
+    /// branches (`--duplicate-hot-paths`).
+    pub duplicate_paths: bool,
+}
+
+/// The instructions path-guided copies may add, in percent of the
+/// module's (before inlining).
+pub const DUPLICATION_BUDGET_PERCENT: u64 = 5;
+
+/// A copied tail must remove at least a hot block's count (the summary's
+/// hot threshold) divided by this of mispredicted branch decisions.
+const MIN_GAIN_SHARE_OF_HOT: u64 = 4;
 
 /// Gives every function of `module` that `index` has counts for its
 /// weights and entry count, and the module the index's summary; says what
 /// it did.
-pub fn annotate(module: &Module<'_>, index: &Index) -> Result<UseNote, LlvmError> {
+pub fn annotate(
+    module: &Module<'_>,
+    index: &Index,
+    options: UseOptions,
+) -> Result<UseNote, LlvmError> {
     let extracted = crate::extract(module)?;
     let bodies = walk::bodies(module);
     let context = module.get_context();
     let prof = context.get_kind_id("prof");
     let hotness = Hotness::of(&index.summary);
     let mut note = UseNote::default();
-    for (body, f) in bodies.iter().zip(&extracted.functions) {
+    // Functions whose paths may drive duplication: their hottest block's
+    // count, their position and their profile.
+    let mut with_paths: Vec<(u64, usize, &FunctionProfile)> = Vec::new();
+    for (i, (body, f)) in bodies.iter().zip(&extracted.functions).enumerate() {
         note.functions += 1;
         let file = f.file.and_then(|i| extracted.files.get(i as usize));
         let found = match index.lookup(&f.name, file.map(String::as_str), f.cfg.shape_hash()) {
@@ -51,29 +83,52 @@ pub fn annotate(module: &Module<'_>, index: &Index) -> Result<UseNote, LlvmError
         body.function.as_global_value().set_metadata(entry, prof);
         let hottest_block = profile.blocks.iter().copied().max().unwrap_or(0);
         hotness.mark(module, body.function, profile.entry, hottest_block);
+        if options.duplicate_paths && !profile.paths.is_empty() {
+            with_paths.push((hottest_block, i, profile));
+        }
         for b in f.cfg.blocks() {
             if f.cfg.succs(b).len() < 2 {
                 continue;
             }
             let term = walk::terminator(body, b.index())?;
-            if !matches!(
-                term.get_opcode(),
-                InstructionOpcode::Br | InstructionOpcode::Switch | InstructionOpcode::IndirectBr
-            ) || crate::ffi::num_successors(term) as usize != f.cfg.succs(b).len()
-            {
+            if !branches(term, f.cfg.succs(b).len()) {
                 continue;
             }
             let Some(counts) = profile.successor_counts(&f.cfg, b) else {
                 note.undetermined += 1;
                 continue;
             };
-            if counts.iter().all(|&c| c == 0) {
-                continue; // never ran: no weights, as clang's PGO
+            set_weights(module, term, &counts, prof);
+        }
+    }
+    if let Some(min_gain) = hotness.hot.map(|hot| (hot / MIN_GAIN_SHARE_OF_HOT).max(1)) {
+        with_paths.sort_by_key(|f| std::cmp::Reverse(f.0));
+        let size: u64 = bodies
+            .iter()
+            .flat_map(|b| &b.blocks)
+            .map(|&b| u64::from(crate::duplicate::size(b)))
+            .sum();
+        let mut budget = size * DUPLICATION_BUDGET_PERCENT / 100;
+        for (_, i, profile) in with_paths {
+            let (body, f) = (&bodies[i], &extracted.functions[i]);
+            let limits = crate::duplicate::limits(body, &f.cfg, budget, min_gain);
+            let plan = duplicate::plan(&f.cfg, profile, &limits);
+            let Ok(plan) = plan else {
+                continue;
+            };
+            if plan.tails.is_empty() {
+                continue;
             }
-            let weights: Vec<u64> = scale_to_u32(&counts).into_iter().map(u64::from).collect();
-            let weights = node(module, "branch_weights", &weights, 32);
-            term.set_metadata(weights, prof)
-                .expect("a metadata node is a node");
+            let blocks = crate::duplicate::copy_tails(body, &plan);
+            for (block, counts) in blocks.iter().zip(&plan.counts) {
+                let term = block.get_terminator().expect("a block has a terminator");
+                if counts.len() >= 2 && branches(term, counts.len()) {
+                    set_weights(module, term, counts, prof);
+                }
+            }
+            budget -= plan.added;
+            note.copied_tails += plan.tails.len() as u64;
+            note.copied_instructions += plan.added;
         }
     }
     if note.matched > 0 && module.get_flag("ProfileSummary").is_none() {
@@ -84,6 +139,36 @@ pub fn annotate(module: &Module<'_>, index: &Index) -> Result<UseNote, LlvmError
         );
     }
     Ok(note)
+}
+
+/// Whether `term` is a branch weights can be put on, with `slots`
+/// successors.
+fn branches(term: InstructionValue<'_>, slots: usize) -> bool {
+    matches!(
+        term.get_opcode(),
+        InstructionOpcode::Br | InstructionOpcode::Switch | InstructionOpcode::IndirectBr
+    ) && crate::ffi::num_successors(term) as usize == slots
+}
+
+/// `counts` as `term`'s `branch_weights`; none where they are all zero
+/// (never ran: no weights, as clang's PGO), removing any it had.
+fn set_weights(module: &Module<'_>, term: InstructionValue<'_>, counts: &[u64], prof: u32) {
+    if counts.iter().all(|&c| c == 0) {
+        // Safety: `term` is a live instruction; a null node removes the
+        // attachment of kind `prof`.
+        unsafe {
+            inkwell::llvm_sys::core::LLVMSetMetadata(
+                term.as_value_ref(),
+                prof,
+                std::ptr::null_mut(),
+            )
+        };
+        return;
+    }
+    let weights: Vec<u64> = scale_to_u32(counts).into_iter().map(u64::from).collect();
+    let weights = node(module, "branch_weights", &weights, 32);
+    term.set_metadata(weights, prof)
+        .expect("a metadata node is a node");
 }
 
 /// The counts above which a function is hot and at or below which it is

@@ -83,7 +83,7 @@ pub unsafe extern "C" fn pathprof_plugin_instrument(
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let settings = settings()?;
         let changed = match &settings.profile_use {
-            Some(index) => use_profile_in_translation_unit(&module, index),
+            Some(index) => use_profile_in_translation_unit(&module, index, settings.use_options()),
             None => instrument_translation_unit(&module, &settings),
         };
         lap(None); // the pass's phases are timed inside it

@@ -31,6 +31,13 @@ pub struct Options {
     #[arg(long, value_name = "FILE", env = "PATHPROF_PROFILE_MAP", value_delimiter = ':',
           action = ArgAction::Append, value_parser = parse_path)]
     pub profile_map: Vec<PathBuf>,
+    /// With --profile-use and a path-mode profile: copy the tails of hot
+    /// paths where their branches correlate, so that each copy's branches
+    /// get the weights of the paths through it (at most 5% more
+    /// instructions).
+    #[arg(long, env = "PATHPROF_DUPLICATE_HOT_PATHS", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub duplicate_hot_paths: bool,
     /// Whether `--mode` (or `PATHPROF_MODE`) was given, not defaulted (set by
     /// [`parse`]).
     #[arg(skip)]
@@ -845,7 +852,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 22, "{help}");
+        assert_eq!(flags.len(), 23, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {

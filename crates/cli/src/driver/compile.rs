@@ -132,6 +132,7 @@ pub(super) fn assembly_with_profile(clang: &Path, inv: &Invocation) -> Result<Ex
 fn plugin_settings(inv: &Invocation) -> pathprof_llvm::pipeline::Settings {
     let mut settings = inv.options.instrument.settings();
     settings.profile_use = super::pgo::index_path().map(Path::to_path_buf);
+    settings.duplicate_hot_paths = inv.options.duplicate_hot_paths;
     settings
 }
 

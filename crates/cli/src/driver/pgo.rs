@@ -200,7 +200,8 @@ fn check_before_link(inv: &Invocation, prepared: &Prepared, args: &[String]) -> 
 
 /// After a link with `--profile-use`: one note of what the objects linked
 /// into the output used (functions changed since the profile; branches
-/// `--every-block` counts leave undetermined; no function in the profile).
+/// `--every-block` counts leave undetermined; no function in the profile;
+/// the tails `--duplicate-hot-paths` copied).
 fn report_link(inv: &Invocation, prepared: &Prepared) {
     let output = output_of(inv);
     let Ok(bytes) = std::fs::read(output) else {
@@ -240,6 +241,27 @@ fn report_link(inv: &Invocation, prepared: &Prepared) {
              every branch)",
             note.undetermined
         );
+    }
+    if inv.options.duplicate_hot_paths {
+        let has_paths = prepared
+            .index
+            .functions
+            .iter()
+            .any(|f| !f.profile.paths.is_empty());
+        if has_paths {
+            eprintln!(
+                "pathprof: note: {output}: {} tail{} of hot paths copied ({} instructions) where \
+                 the paths show correlated branches",
+                note.copied_tails,
+                if note.copied_tails == 1 { "" } else { "s" },
+                note.copied_instructions
+            );
+        } else {
+            eprintln!(
+                "pathprof: note: {output}: --duplicate-hot-paths needs a path-mode profile, and \
+                 {profile} has no paths: nothing copied (train a --mode=path build)"
+            );
+        }
     }
 }
 

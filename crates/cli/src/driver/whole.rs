@@ -122,7 +122,10 @@ pub(super) fn link(
         return timings::time(Phase::Link, || exec(clang, &line));
     }
     if let Some(prepared) = profile {
-        pathprof_llvm::pipeline::use_profile(&module, prepared.index())?;
+        let options = pathprof_llvm::UseOptions {
+            duplicate_paths: inv.options.duplicate_hot_paths,
+        };
+        pathprof_llvm::pipeline::use_profile(&module, prepared.index(), options)?;
         emit_object(&module, level, &object)?;
         let line = inputs.link_line(&inv.args, &object);
         return super::pgo::link(clang, inv, prepared, line);

@@ -3,7 +3,8 @@
 //! hand, the same from every mode's profile; optimised programs that print
 //! what plain ones print and carry no probes; functions changed since the
 //! profile named and left without counts; another program's profile
-//! refused; damaged profiles and indexes refused with their reason.
+//! refused; damaged profiles and indexes refused with their reason;
+//! path-guided duplication's copies and their weights, derived by hand.
 
 use crate::support::build::{data, CLANG};
 use crate::support::command::{ok, pathprof};
@@ -516,4 +517,95 @@ fn a_p3_runs_merged_profile_serves_through_the_path_builds_map() {
     assert!(note.matched >= 4 && note.changed.is_empty(), "{note:?}");
     let out = Command::new(d.join("fast")).arg("12").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "912 144\n");
+}
+
+/// `tests/programs/correlated.c` trained in path mode at -O0 on `correlated
+/// 100`, in a directory of its own, as `c.pprof`.
+fn trained_correlated(mode: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(data("programs/correlated.c"), d.join("correlated.c")).unwrap();
+    let mode = format!("--mode={mode}");
+    ok(pathprof(
+        d,
+        &["cc", &mode, "-O0", "correlated.c", "-o", "trained"],
+    ));
+    let run = Command::new(d.join("trained"))
+        .arg("100")
+        .env("PATHPROF_FILE", d.join("c.pprof"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "3750 1200 3750 1200\n"
+    );
+    dir
+}
+
+/// `step`'s weights in `pathprof cc --profile-use=c.pprof FLAGS -O0 -S
+/// -emit-llvm correlated.c`, and what it said.
+fn step_weights(d: &Path, flags: &[&str]) -> (Vec<Vec<u64>>, String) {
+    let mut args = vec!["cc", "--profile-use=c.pprof"];
+    args.extend(flags);
+    args.extend(["-O0", "-S", "-emit-llvm", "correlated.c", "-o", "c.ll"]);
+    let stderr = stderr_of_ok(pathprof(d, &args));
+    let ir = std::fs::read_to_string(d.join("c.ll")).unwrap();
+    (weights_in(&ir)["step"].1.clone(), stderr)
+}
+
+/// `pathprof cc --profile-use=c.pprof --duplicate-hot-paths -O2
+/// correlated.c -o fast`'s standard error.
+fn build_duplicated(d: &Path) -> String {
+    let args = [
+        "cc",
+        "--profile-use=c.pprof",
+        "--duplicate-hot-paths",
+        "-O2",
+        "correlated.c",
+        "-o",
+        "fast",
+    ];
+    stderr_of_ok(pathprof(d, &args))
+}
+
+#[test]
+fn correlated_branches_get_copies_with_the_weights_of_their_paths() {
+    let dir = trained_correlated("path");
+    let d = dir.path();
+    // The edge profile: 75:25 at both branches of step.
+    let (plain_weights, said) = step_weights(d, &[]);
+    assert_eq!(plain_weights, vec![vec![75, 25], vec![75, 25]]);
+    assert!(!said.contains("copied"), "{said}");
+    // The paths: the second test copied for the 75 that came the first way
+    // (75:0), the original keeps the 25 that came the other way (0:25).
+    let (weights, _) = step_weights(d, &["--duplicate-hot-paths"]);
+    assert_eq!(weights, vec![vec![0, 25], vec![75, 0], vec![75, 25]]);
+    // Optimised, it prints what the plain build prints.
+    let plain = Command::new(CLANG)
+        .current_dir(d)
+        .args(["-O2", "correlated.c", "-o", "plain"])
+        .status()
+        .unwrap();
+    assert!(plain.success());
+    let said = build_duplicated(d);
+    assert!(
+        said.contains("fast: 1 tail of hot paths copied ("),
+        "{said}"
+    );
+    for args in [&["100"][..], &["37"], &["1000"], &["99", "table"]] {
+        let out = |exe: &str| Command::new(d.join(exe)).args(args).output().unwrap();
+        let (fast, plain) = (out("fast"), out("plain"));
+        assert!(fast.status.success());
+        assert_eq!(fast.stdout, plain.stdout, "{args:?}");
+    }
+}
+
+#[test]
+fn duplication_from_a_profile_without_paths_says_so_and_copies_nothing() {
+    let dir = trained_correlated("edge");
+    let d = dir.path();
+    let (weights, _) = step_weights(d, &["--duplicate-hot-paths"]);
+    assert_eq!(weights, vec![vec![75, 25], vec![75, 25]]);
+    let said = build_duplicated(d);
+    assert!(said.contains("needs a path-mode profile"), "{said}");
 }

@@ -5,7 +5,8 @@
 //! alone decides them (an edge that is its source's only
 //! successor or its target's only predecessor, and so on by elimination);
 //! the others stay unknown, and a branch with an unknown successor gets no
-//! weights.
+//! weights. Path mode's profile also keeps its executed paths, in CFG terms
+//! ([`ProfiledPath`]), for path-guided duplication ([`super::duplicate`]).
 
 use crate::cfg::Cfg;
 use crate::derive::FunctionCounts;
@@ -21,6 +22,22 @@ pub struct FunctionProfile {
     pub blocks: Vec<u64>,
     /// Per CFG edge; `None` where the profile does not determine it.
     pub edges: Vec<Option<u64>>,
+    /// Path mode: every executed path, sorted by start and edges, one entry
+    /// per path (empty in the other modes, or where the paths of some
+    /// counted runs are not known).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<ProfiledPath>,
+}
+
+/// One executed acyclic path in CFG terms: where it starts and the CFG
+/// edges it takes (none: a path of one block), ending with the backedge or
+/// cut it leaves by, if it does (the next path starts at its target), with
+/// how often it ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfiledPath {
+    pub start: u32,
+    pub edges: Vec<u32>,
+    pub count: u64,
 }
 
 impl FunctionProfile {
@@ -34,7 +51,15 @@ impl FunctionProfile {
             entry: counts.entry,
             blocks: counts.blocks.clone(),
             edges,
+            paths: Vec::new(),
         }
+    }
+
+    /// The profile with `paths` (any order, a path repeated or not) as its
+    /// executed paths.
+    pub fn with_paths(mut self, paths: impl IntoIterator<Item = ProfiledPath>) -> Self {
+        self.paths = sorted_paths(paths);
+        self
     }
 
     /// Whether it fits a CFG of `cfg`'s size.
@@ -56,12 +81,27 @@ impl FunctionProfile {
                 .iter()
                 .map(|c| c.map(|c| c.saturating_mul(weight)))
                 .collect(),
+            paths: self
+                .paths
+                .iter()
+                .map(|p| ProfiledPath {
+                    count: p.count.saturating_mul(weight),
+                    ..p.clone()
+                })
+                .collect(),
         }
     }
 
     /// Adds `other`'s counts (of the same shape) into these (saturating); an
-    /// edge unknown in either stays unknown.
+    /// edge unknown in either stays unknown, and so do the paths when one
+    /// side ran without them being known (a count of another mode).
     pub fn add(&mut self, other: &FunctionProfile) {
+        let paths_known = |p: &FunctionProfile| p.entry == 0 || !p.paths.is_empty();
+        self.paths = if paths_known(self) && paths_known(other) {
+            sorted_paths(self.paths.drain(..).chain(other.paths.iter().cloned()))
+        } else {
+            Vec::new()
+        };
         self.entry = self.entry.saturating_add(other.entry);
         for (a, b) in self.blocks.iter_mut().zip(&other.blocks) {
             *a = a.saturating_add(*b);
@@ -85,6 +125,22 @@ impl FunctionProfile {
         slots.sort_unstable();
         Some(slots.into_iter().map(|(_, c)| c).collect())
     }
+}
+
+/// `paths` sorted by start and edges, the counts of one path added.
+fn sorted_paths(paths: impl IntoIterator<Item = ProfiledPath>) -> Vec<ProfiledPath> {
+    let mut paths: Vec<ProfiledPath> = paths.into_iter().collect();
+    paths.sort_unstable_by(|a, b| (a.start, &a.edges).cmp(&(b.start, &b.edges)));
+    let mut out: Vec<ProfiledPath> = Vec::with_capacity(paths.len());
+    for p in paths {
+        match out.last_mut() {
+            Some(last) if last.start == p.start && last.edges == p.edges => {
+                last.count = last.count.saturating_add(p.count)
+            }
+            _ => out.push(p),
+        }
+    }
+    out
 }
 
 /// `--every-block`: edge counts from block counts where flow decides them. Every
@@ -191,11 +247,38 @@ mod tests {
             entry: 1,
             blocks: vec![1, u64::MAX],
             edges: vec![Some(1), None],
+            paths: Vec::new(),
         };
         let b = a.scaled(3);
         assert_eq!(b.blocks, vec![3, u64::MAX]);
         a.add(&b);
         assert_eq!(a.entry, 4);
         assert_eq!(a.edges, vec![Some(4), None]);
+    }
+
+    #[test]
+    fn paths_add_by_path_and_are_dropped_beside_a_profile_without_them() {
+        let path = |start, edges: &[u32], count| ProfiledPath {
+            start,
+            edges: edges.to_vec(),
+            count,
+        };
+        let profile = |paths: Vec<ProfiledPath>| {
+            FunctionProfile {
+                entry: 5,
+                blocks: vec![5, 5],
+                edges: vec![Some(5)],
+                paths: Vec::new(),
+            }
+            .with_paths(paths)
+        };
+        let mut a = profile(vec![path(0, &[0], 2), path(1, &[], 1), path(0, &[0], 2)]);
+        assert_eq!(a.paths, vec![path(0, &[0], 4), path(1, &[], 1)]);
+        a.add(&profile(vec![path(1, &[], 6)]).scaled(2));
+        assert_eq!(a.paths, vec![path(0, &[0], 4), path(1, &[], 13)]);
+        // An edge-mode run of the same function: which paths it took is not
+        // known, so neither are the sum's.
+        a.add(&profile(vec![]));
+        assert!(a.paths.is_empty());
     }
 }

@@ -8,11 +8,13 @@
 //! [`INDEX_VERSION`], around the JSON of [`Index`]. Reading checks the frame
 //! and that every function's counts fit its declared shape, and never panics.
 
-use super::edges::FunctionProfile;
+use super::edges::{FunctionProfile, ProfiledPath};
 use super::summary::Summary;
+use crate::dag::DagEdgeKind;
 use crate::deflated::{self, FrameError};
 use crate::derive::FunctionCounts;
-use crate::map::{same_file, without_rename_suffixes, MapFile};
+use crate::layout::Layout;
+use crate::map::{same_file, without_rename_suffixes, MapFile, MapFunction};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -78,6 +80,35 @@ pub fn is_index(bytes: &[u8]) -> bool {
     bytes.starts_with(INDEX_MAGIC.as_bytes())
 }
 
+/// `counts`' executed paths in CFG terms (path mode; none in the others): a
+/// path that ends with a backedge or cut takes it last.
+fn profiled_paths(f: &MapFunction, counts: &FunctionCounts) -> Vec<ProfiledPath> {
+    let Layout::Path { dag, .. } = &f.layout else {
+        return Vec::new();
+    };
+    counts
+        .paths
+        .iter()
+        .filter_map(|p| {
+            let start = p.path.blocks(dag).first()?.0;
+            let edges = p
+                .path
+                .edges
+                .iter()
+                .filter_map(|&e| match dag.edge(e).kind {
+                    DagEdgeKind::Cfg(ce) | DagEdgeKind::BackExit(ce) => Some(ce.0),
+                    _ => None,
+                })
+                .collect();
+            Some(ProfiledPath {
+                start,
+                edges,
+                count: p.count,
+            })
+        })
+        .collect()
+}
+
 impl Index {
     /// The index of one program's map and the counts derived for each of its
     /// functions; `programs` names what ran.
@@ -92,7 +123,7 @@ impl Index {
                 hash: f.hash,
                 num_blocks: f.cfg.num_blocks() as u32,
                 num_edges: f.cfg.edges().len() as u32,
-                profile: FunctionProfile::of(&f.cfg, c),
+                profile: FunctionProfile::of(&f.cfg, c).with_paths(profiled_paths(f, c)),
             })
             .collect();
         Self::from_parts(programs, functions)
@@ -225,6 +256,15 @@ impl Index {
                     f.name, f.num_blocks, f.num_edges
                 )));
             }
+            let fits = |path: &ProfiledPath| {
+                path.start < f.num_blocks && path.edges.iter().all(|&e| e < f.num_edges)
+            };
+            if !p.paths.iter().all(fits) {
+                return Err(malformed(format!(
+                    "a path of {} leaves its {} blocks and {} edges",
+                    f.name, f.num_blocks, f.num_edges
+                )));
+            }
         }
         index.build_lookup();
         Ok(index)
@@ -246,6 +286,7 @@ mod tests {
                 entry,
                 blocks: vec![entry, entry],
                 edges: vec![Some(entry)],
+                paths: Vec::new(),
             },
         }
     }

@@ -26,6 +26,12 @@ pub struct UseNote {
     /// Branches of matched functions whose successors' counts the profile
     /// does not determine (`--every-block`), left without weights.
     pub undetermined: u64,
+    /// Tails of hot paths copied (`--duplicate-hot-paths`), and the
+    /// instructions the copies added.
+    #[serde(default)]
+    pub copied_tails: u64,
+    #[serde(default)]
+    pub copied_instructions: u64,
 }
 
 impl UseNote {
@@ -56,6 +62,8 @@ impl UseNote {
         self.matched += other.matched;
         self.missing += other.missing;
         self.undetermined += other.undetermined;
+        self.copied_tails += other.copied_tails;
+        self.copied_instructions += other.copied_instructions;
         for name in &other.changed {
             if !self.changed.contains(name) {
                 self.changed.push(name.clone());
@@ -76,6 +84,7 @@ mod tests {
             changed: vec!["f".into()],
             missing: 0,
             undetermined: 1,
+            ..UseNote::default()
         };
         let b = UseNote {
             functions: 2,
@@ -83,6 +92,7 @@ mod tests {
             changed: vec!["f".into(), "g".into()],
             missing: 0,
             undetermined: 0,
+            ..UseNote::default()
         };
         let mut section = a.to_line().into_bytes();
         section.extend([0, 0]);
