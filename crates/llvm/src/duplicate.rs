@@ -293,12 +293,12 @@ fn copy_tail<'ctx>(
                 let new = if inst.get_opcode() == InstructionOpcode::Phi {
                     let incoming = incoming_value(old, original_pred.as_mut_ptr());
                     let incoming = *values.get(&incoming).unwrap_or(&incoming);
-                    let phi =
-                        llc::LLVMBuildPhi(builder.as_mut_ptr(), llc::LLVMTypeOf(old), c"".as_ptr());
-                    let mut value = [incoming];
-                    let mut block = [pred.as_mut_ptr()];
-                    llc::LLVMAddIncoming(phi, value.as_mut_ptr(), block.as_mut_ptr(), 1);
-                    phi
+                    ffi::build_phi(
+                        builder,
+                        llc::LLVMTypeOf(old),
+                        &mut [incoming],
+                        &mut [pred.as_mut_ptr()],
+                    )
                 } else if ffi::is_debug_intrinsic(inst) {
                     continue;
                 } else {

@@ -10,7 +10,7 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::llvm_sys::core as llc;
 use inkwell::llvm_sys::debuginfo as lld;
-use inkwell::llvm_sys::prelude::{LLVMBasicBlockRef, LLVMMetadataRef, LLVMValueRef};
+use inkwell::llvm_sys::prelude::{LLVMBasicBlockRef, LLVMMetadataRef, LLVMTypeRef, LLVMValueRef};
 use inkwell::types::{ArrayType, AsTypeRef, BasicTypeEnum, IntType};
 use inkwell::values::{
     ArrayValue, AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue,
@@ -273,18 +273,10 @@ fn replace_phi(
     builder.position_before(&phi);
     let (mut values, mut blocks): (Vec<_>, Vec<_>) = entries.drain(..).unzip();
     // Safety: `old` is a live phi; we build a phi of the same type right
-    // before it through a positioned builder, add the pairs (values of its
-    // type, blocks of its function), move every use over, then erase the
-    // old phi, which no longer has uses. The builder's raw pointer is live
-    // for the call.
+    // before it (values of its type, blocks of its function), move every
+    // use over, then erase the old phi, which no longer has uses.
     unsafe {
-        let new = llc::LLVMBuildPhi(builder.as_mut_ptr(), llc::LLVMTypeOf(old), c"".as_ptr());
-        llc::LLVMAddIncoming(
-            new,
-            values.as_mut_ptr(),
-            blocks.as_mut_ptr(),
-            values.len() as u32,
-        );
+        let new = build_phi(builder, llc::LLVMTypeOf(old), &mut values, &mut blocks);
         let loc = lld::LLVMInstructionGetDebugLoc(old);
         if !loc.is_null() {
             lld::LLVMInstructionSetDebugLoc(new, loc);
@@ -297,6 +289,33 @@ fn replace_phi(
         if !name.is_empty() {
             llc::LLVMSetValueName2(new, name.as_ptr().cast(), name.len());
         }
+    }
+}
+
+/// A phi of type `ty` with the entries `values[i]` from `blocks[i]`, built
+/// where `builder` is positioned.
+///
+/// # Safety
+/// `builder` is positioned in a live function, `ty` is a first-class type,
+/// `values` are of that type and `blocks` of that function, one each.
+pub(crate) unsafe fn build_phi(
+    builder: &Builder<'_>,
+    ty: LLVMTypeRef,
+    values: &mut [LLVMValueRef],
+    blocks: &mut [LLVMBasicBlockRef],
+) -> LLVMValueRef {
+    assert_eq!(values.len(), blocks.len(), "one block per value");
+    // Safety: guaranteed by the caller; the builder's raw pointer is live
+    // for the call.
+    unsafe {
+        let phi = llc::LLVMBuildPhi(builder.as_mut_ptr(), ty, c"".as_ptr());
+        llc::LLVMAddIncoming(
+            phi,
+            values.as_mut_ptr(),
+            blocks.as_mut_ptr(),
+            values.len() as u32,
+        );
+        phi
     }
 }
 

@@ -56,7 +56,7 @@ pub use embed::{embed_map, embed_section, MAP_SECTION};
 pub use error::LlvmError;
 pub use extract::{extract, Extracted, ExtractedFunction};
 pub use instrument::{instrument, ModuleInfo};
-pub use profile_use::{annotate, UseOptions, DUPLICATION_BUDGET_PERCENT};
+pub use profile_use::{annotate, UseOptions};
 
 /// The inkwell version this crate is built with, so callers need no dependency of
 /// their own.

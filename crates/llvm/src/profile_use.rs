@@ -23,8 +23,9 @@ use crate::error::LlvmError;
 use crate::walk;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{FlagBehavior, Module};
-use inkwell::values::InstructionValue;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, InstructionOpcode, MetadataValue};
+use inkwell::values::{
+    AsValueRef, BasicMetadataValueEnum, InstructionOpcode, InstructionValue, MetadataValue,
+};
 use pathprof_core::pgo::{
     duplicate, scale_to_u32, FunctionProfile, Index, Lookup, Summary, UseNote,
 };
@@ -39,7 +40,7 @@ pub struct UseOptions {
 
 /// The instructions path-guided copies may add, in percent of the
 /// module's (before inlining).
-pub const DUPLICATION_BUDGET_PERCENT: u64 = 5;
+const DUPLICATION_BUDGET_PERCENT: u64 = 5;
 
 /// A copied tail must remove at least a hot block's count (the summary's
 /// hot threshold) divided by this of mispredicted branch decisions.
@@ -112,8 +113,7 @@ pub fn annotate(
         for (_, i, profile) in with_paths {
             let (body, f) = (&bodies[i], &extracted.functions[i]);
             let limits = crate::duplicate::limits(body, &f.cfg, budget, min_gain);
-            let plan = duplicate::plan(&f.cfg, profile, &limits);
-            let Ok(plan) = plan else {
+            let Ok(plan) = duplicate::plan(&f.cfg, profile, &limits) else {
                 continue;
             };
             if plan.tails.is_empty() {

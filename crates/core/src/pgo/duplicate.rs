@@ -155,7 +155,8 @@ pub fn plan(
     for p in &profile.paths {
         copyable[p.start as usize] = false;
     }
-    let before = graph.mispredicted(&graph.counts(cfg, &profile.paths));
+    let mut counts = graph.counts(cfg, &profile.paths);
+    let before = total_mispredicted(&counts);
     let mut hottest: Vec<&ProfiledPath> = profile.paths.iter().collect();
     hottest.sort_by_key(|p| std::cmp::Reverse(p.count));
     hottest.truncate(limits.max_traces);
@@ -164,7 +165,6 @@ pub fn plan(
         if graph.tails.len() >= limits.max_tails || trace.count < limits.min_gain {
             break;
         }
-        let counts = graph.counts(cfg, &profile.paths);
         let Some(tail) = graph.best_tail(cfg, trace, &profile.paths, &counts, &copyable, limits)
         else {
             continue;
@@ -179,11 +179,11 @@ pub fn plan(
         }
         added += cost;
         graph.copy(tail);
+        counts = graph.counts(cfg, &profile.paths);
     }
-    let counts = graph.counts(cfg, &profile.paths);
     Ok(Duplicated {
         mispredicted_before: before,
-        mispredicted_after: graph.mispredicted(&counts),
+        mispredicted_after: total_mispredicted(&counts),
         origin: graph.origin,
         targets: graph.targets,
         counts,
@@ -283,11 +283,6 @@ impl Graph {
             }
         }
         counts
-    }
-
-    /// Branch decisions not taken the heavier way, over every block.
-    fn mispredicted(&self, counts: &[Vec<u64>]) -> u64 {
-        counts.iter().map(|c| mispredicted(c)).sum()
     }
 
     /// Per block: how many slots lead to it.
@@ -415,6 +410,12 @@ impl Graph {
         self.targets[tail.from as usize][tail.slot as usize] = first;
         self.tails.push(tail);
     }
+}
+
+/// Branch decisions not taken the heavier way, over every block's slot
+/// counts.
+fn total_mispredicted(counts: &[Vec<u64>]) -> u64 {
+    counts.iter().map(|c| mispredicted(c)).sum()
 }
 
 /// Decisions of a branch with slot counts `counts` not taken the heavier
