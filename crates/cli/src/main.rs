@@ -10,7 +10,6 @@ mod cli;
 mod commands;
 mod driver;
 mod p3;
-mod private_runtime;
 #[cfg(test)]
 mod reference;
 mod report;

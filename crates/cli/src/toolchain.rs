@@ -36,9 +36,15 @@ pub fn llvm_tool(name: &str) -> PathBuf {
 }
 
 /// The runtime archive `libpathprof_rt.a`: `$PATHPROF_RT`, else beside the
-/// `pathprof` executable (where cargo builds both), else its `../lib`.
+/// `pathprof` executable (where pathprof's build script puts it), else its
+/// `../lib`, else where that build made it.
 pub fn runtime() -> Result<PathBuf> {
-    beside_pathprof("libpathprof_rt.a", "PATHPROF_RT", "pathprof-rt")
+    beside_pathprof(
+        "libpathprof_rt.a",
+        "PATHPROF_RT",
+        "pathprof",
+        Some(Path::new(env!("PATHPROF_RT_BUILT"))),
+    )
 }
 
 /// clang's pass plugin `libpathprof_plugin.so`, which instruments each
@@ -48,12 +54,19 @@ pub fn plugin() -> Result<PathBuf> {
         "libpathprof_plugin.so",
         "PATHPROF_PLUGIN",
         "pathprof-plugin",
+        None,
     )
 }
 
 /// The file `name` that cargo builds beside `pathprof` from `package`:
-/// `$variable` if set, else beside the executable, in its parent or `../lib`.
-fn beside_pathprof(name: &str, variable: &str, package: &str) -> Result<PathBuf> {
+/// `$variable` if set, else beside the executable, in its parent or `../lib`,
+/// else at `built`.
+fn beside_pathprof(
+    name: &str,
+    variable: &str,
+    package: &str,
+    built: Option<&Path>,
+) -> Result<PathBuf> {
     if let Some(p) = std::env::var_os(variable) {
         let p = PathBuf::from(p);
         if !p.exists() {
@@ -68,9 +81,9 @@ fn beside_pathprof(name: &str, variable: &str, package: &str) -> Result<PathBuf>
         dir.join("..").join(name),
         dir.join("../lib").join(name),
     ];
-    for c in &candidates {
+    for c in candidates.iter().map(PathBuf::as_path).chain(built) {
         if c.exists() {
-            return Ok(c.clone());
+            return Ok(c.to_path_buf());
         }
     }
     bail!(
@@ -79,5 +92,7 @@ fn beside_pathprof(name: &str, variable: &str, package: &str) -> Result<PathBuf>
     )
 }
 
-/// Libraries the runtime (a Rust static library) needs, after it on the link line.
-pub const RUNTIME_LIBS: &[&str] = &["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-lgcc_s"];
+/// Libraries the runtime needs, after it on the link line: the C library's
+/// threads and dynamic loading (part of libc itself from glibc 2.34 on; the
+/// runtime has no Rust standard library, unwinder or math inside).
+pub const RUNTIME_LIBS: &[&str] = &["-lpthread", "-ldl"];

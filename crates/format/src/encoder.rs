@@ -34,7 +34,8 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     }
 }
 
-impl Sink for Vec<u8> {
+#[cfg(feature = "std")]
+impl Sink for alloc::vec::Vec<u8> {
     fn append(&mut self, bytes: &[u8]) -> bool {
         if self.try_reserve(bytes.len()).is_err() {
             return false;

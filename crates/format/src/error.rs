@@ -2,7 +2,8 @@
 //! user knows what happened and what to do about it.
 
 use crate::abi::mode_name;
-use std::fmt;
+use crate::text::{Formatted, Text};
+use core::fmt;
 
 /// Why a raw profile could not be decoded, merged or encoded.
 ///
@@ -107,102 +108,149 @@ pub enum FormatError {
 
 const REDO: &str = "delete it and run the instrumented program again";
 
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl FormatError {
+    /// Writes what is wrong and what to do, as `Display` shows it, into
+    /// `out` (the runtime's messages use this: no `core::fmt`).
+    pub fn describe(&self, out: &mut dyn Text) {
         match *self {
-            FormatError::NotAProfile => write!(
-                f,
+            FormatError::NotAProfile => out.str(
                 "not a pathprof raw profile (it does not start with \"PPROFRAW\"); \
-                 pass a .pprof file written by a program built with pathprof"
+                 pass a .pprof file written by a program built with pathprof",
             ),
-            FormatError::OlderVersion { found } => write!(
-                f,
-                "raw profile version {found} was written by an older pathprof (this pathprof \
-                 reads version {}, which holds every build of a process or test suite in one \
-                 file, with how many processes and threads wrote each and the counts taken \
-                 back after they were written); delete it and run the instrumented program \
-                 again to re-record it",
-                crate::VERSION
-            ),
-            FormatError::UnsupportedVersion { found } => write!(
-                f,
-                "unsupported raw profile version {found} (this pathprof reads version {}); \
-                 read it with the pathprof release that built the program",
-                crate::VERSION
-            ),
-            FormatError::Truncated { at, what } => write!(
-                f,
-                "raw profile truncated at byte {at}: the {what} run past the end of the file \
-                 (a writer was interrupted, or the file is damaged); {REDO}"
-            ),
-            FormatError::ChecksumMismatch { stored, computed } => write!(
-                f,
-                "raw profile checksum mismatch (damaged): stored {stored:016x}, \
-                 contents hash to {computed:016x}; {REDO}"
-            ),
-            FormatError::TrailingBytes { at, extra } => write!(
-                f,
-                "raw profile has {extra} unexpected bytes after its checksum at byte {at} \
-                 (damaged, or two files were concatenated); {REDO}"
-            ),
-            FormatError::Malformed { at, what } => write!(
-                f,
-                "malformed raw profile at byte {at}: {what} (not written by pathprof, \
-                 or damaged); {REDO}"
-            ),
-            FormatError::NotOneBuild { builds: 0 } => write!(
-                f,
+            FormatError::OlderVersion { found } => {
+                out.str("raw profile version ");
+                out.dec(found.into());
+                out.str(" was written by an older pathprof (this pathprof reads version ");
+                out.dec(crate::VERSION.into());
+                out.str(
+                    ", which holds every build of a process or test suite in one \
+                     file, with how many processes and threads wrote each and the counts taken \
+                     back after they were written); delete it and run the instrumented program \
+                     again to re-record it",
+                );
+            }
+            FormatError::UnsupportedVersion { found } => {
+                out.str("unsupported raw profile version ");
+                out.dec(found.into());
+                out.str(" (this pathprof reads version ");
+                out.dec(crate::VERSION.into());
+                out.str("); read it with the pathprof release that built the program");
+            }
+            FormatError::Truncated { at, what } => {
+                out.str("raw profile truncated at byte ");
+                out.dec(at);
+                out.str(": the ");
+                out.str(what);
+                out.str(
+                    " run past the end of the file \
+                     (a writer was interrupted, or the file is damaged); ",
+                );
+                out.str(REDO);
+            }
+            FormatError::ChecksumMismatch { stored, computed } => {
+                out.str("raw profile checksum mismatch (damaged): stored ");
+                out.hex16(stored);
+                out.str(", contents hash to ");
+                out.hex16(computed);
+                out.str("; ");
+                out.str(REDO);
+            }
+            FormatError::TrailingBytes { at, extra } => {
+                out.str("raw profile has ");
+                out.dec(extra);
+                out.str(" unexpected bytes after its checksum at byte ");
+                out.dec(at);
+                out.str(" (damaged, or two files were concatenated); ");
+                out.str(REDO);
+            }
+            FormatError::Malformed { at, what } => {
+                out.str("malformed raw profile at byte ");
+                out.dec(at);
+                out.str(": ");
+                out.str(what);
+                out.str(" (not written by pathprof, or damaged); ");
+                out.str(REDO);
+            }
+            FormatError::NotOneBuild { builds: 0 } => out.str(
                 "raw profile holds no build's counts (no sections); it was not written by \
-                 a program built with pathprof"
+                 a program built with pathprof",
             ),
-            FormatError::NotOneBuild { builds } => write!(
-                f,
-                "raw profile holds {builds} builds (one section each), where one was \
-                 expected; read it with ProfileFile, or pick a build's section \
-                 (`pathprof info` lists them)"
-            ),
-            FormatError::BuildMismatch { ours, theirs } => write!(
-                f,
-                "profile is from another build (build id {theirs:016x}, expected {ours:016x}); \
-                 profiles of different builds cannot be merged: keep them apart, \
-                 or delete the stale one"
-            ),
-            FormatError::ModeMismatch { ours, theirs } => write!(
-                f,
-                "profile holds {} counters (mode {theirs}) but {} counters (mode {ours}) \
-                 were expected; profiles of different modes cannot be merged",
-                mode_name(theirs),
-                mode_name(ours)
-            ),
+            FormatError::NotOneBuild { builds } => {
+                out.str("raw profile holds ");
+                out.dec(builds);
+                out.str(
+                    " builds (one section each), where one was \
+                     expected; read it with ProfileFile, or pick a build's section \
+                     (`pathprof info` lists them)",
+                );
+            }
+            FormatError::BuildMismatch { ours, theirs } => {
+                out.str("profile is from another build (build id ");
+                out.hex16(theirs);
+                out.str(", expected ");
+                out.hex16(ours);
+                out.str(
+                    "); profiles of different builds cannot be merged: keep them apart, \
+                     or delete the stale one",
+                );
+            }
+            FormatError::ModeMismatch { ours, theirs } => {
+                out.str("profile holds ");
+                out.str(mode_name(theirs));
+                out.str(" counters (mode ");
+                out.dec(theirs.into());
+                out.str(") but ");
+                out.str(mode_name(ours));
+                out.str(" counters (mode ");
+                out.dec(ours.into());
+                out.str(") were expected; profiles of different modes cannot be merged");
+            }
             FormatError::HashMismatch {
                 index,
                 ours,
                 theirs,
-            } => write!(
-                f,
-                "function #{index} has shape hash {theirs:016x} in one profile and {ours:016x} \
-                 in the other; they come from different builds and cannot be merged"
-            ),
+            } => {
+                out.str("function #");
+                out.dec(index.into());
+                out.str(" has shape hash ");
+                out.hex16(theirs);
+                out.str(" in one profile and ");
+                out.hex16(ours);
+                out.str(" in the other; they come from different builds and cannot be merged");
+            }
             FormatError::SlotCountMismatch {
                 index,
                 ours,
                 theirs,
-            } => write!(
-                f,
-                "function #{index} has {theirs} slot counters in one profile and {ours} \
-                 in the other; they come from different builds and cannot be merged"
-            ),
-            FormatError::InvalidInput { what } => write!(
-                f,
-                "cannot encode raw profile: {what} (a bug in the caller; please report it)"
-            ),
-            FormatError::OutOfSpace { at } => write!(
-                f,
-                "out of memory after {at} bytes while building a raw profile; \
-                 free some memory and try again"
-            ),
+            } => {
+                out.str("function #");
+                out.dec(index.into());
+                out.str(" has ");
+                out.dec(theirs);
+                out.str(" slot counters in one profile and ");
+                out.dec(ours);
+                out.str(" in the other; they come from different builds and cannot be merged");
+            }
+            FormatError::InvalidInput { what } => {
+                out.str("cannot encode raw profile: ");
+                out.str(what);
+                out.str(" (a bug in the caller; please report it)");
+            }
+            FormatError::OutOfSpace { at } => {
+                out.str("out of memory after ");
+                out.dec(at);
+                out.str(" bytes while building a raw profile; free some memory and try again");
+            }
         }
     }
 }
 
-impl std::error::Error for FormatError {}
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = Formatted(f, Ok(()));
+        self.describe(&mut out);
+        out.1
+    }
+}
+
+impl core::error::Error for FormatError {}

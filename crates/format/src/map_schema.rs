@@ -15,6 +15,8 @@
 //! converts between these and the algorithms' types, in one place.
 
 use serde::{Deserialize, Serialize};
+use std::format;
+use std::prelude::rust_2021::*;
 
 /// A fragment's body: one instrumented module (`pathprof_core::map::MapFile`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,43 +1,33 @@
-//! Merging: [`RawProfile::merge`] (two sections of one build) and
-//! [`ProfileFile::merge`] (two files, section by section) over owned data,
-//! and [`merge_into`] over two [`ProfileView`]s, allocation-free, for the
-//! runtime. All add counts and resumes saturating at `u64::MAX`, take the
+//! Merging: [`merge_into`] over two [`ProfileView`]s, allocation-free, for
+//! the runtime, and the rules the owned merges (`raw_merge`:
+//! `RawProfile::merge`, `ProfileFile::merge`) share with it. All add counts and resumes saturating at `u64::MAX`, take the
 //! union of functions, of path ids, of resume keys and of object paths (the
 //! first 32 kept), and refuse (before changing anything) a section of the
 //! same build in another mode, or a function whose hash or slot count
-//! differs; [`RawProfile::merge`] also refuses another build, the file
+//! differs; `RawProfile::merge` also refuses another build, the file
 //! merges keep each build in a section of its own.
 
 use crate::encoder::{Encoder, Sink};
 use crate::view::{FunctionView, ProfileView, SectionView};
-use crate::{FormatError, ProfileFile, RawFunction, RawProfile, MAX_OBJECTS};
-use std::borrow::Cow;
-use std::cmp::Ordering;
+use crate::FormatError;
 
-/// `x` itself when it is in canonical form, else a normalized copy.
-fn canonical<'a, T: Clone>(
-    x: &'a T,
-    is_canonical: impl Fn(&T) -> bool,
-    normalize: impl Fn(&mut T),
-) -> Cow<'a, T> {
-    if is_canonical(x) {
-        return Cow::Borrowed(x);
-    }
-    let mut copy = x.clone();
-    normalize(&mut copy);
-    Cow::Owned(copy)
-}
+use core::cmp::Ordering;
 
 /// The part of a function that must agree for two profiles to merge.
 #[derive(Clone, Copy)]
-struct Shape {
-    index: u32,
-    hash: u64,
-    slots: u64,
+pub(crate) struct Shape {
+    pub(crate) index: u32,
+    pub(crate) hash: u64,
+    pub(crate) slots: u64,
 }
 
 /// Checks that two profiles (headers and function shapes in index order) can merge.
-fn check<A, B>(ours: (u64, u32), theirs: (u64, u32), a: A, b: B) -> Result<(), FormatError>
+pub(crate) fn check<A, B>(
+    ours: (u64, u32),
+    theirs: (u64, u32),
+    a: A,
+    b: B,
+) -> Result<(), FormatError>
 where
     A: Iterator<Item = Shape>,
     B: Iterator<Item = Shape>,
@@ -85,7 +75,7 @@ where
 
 /// Merges two key-sorted `(key, count)` lists (paths or resumes), calling
 /// `out` in increasing key order, adding the counts of a key in both.
-fn merge_pairs(
+pub(crate) fn merge_pairs(
     a: impl Iterator<Item = (u64, u64)>,
     b: impl Iterator<Item = (u64, u64)>,
     mut out: impl FnMut(u64, u64),
@@ -130,17 +120,9 @@ fn view_shape(f: &FunctionView<'_>) -> Shape {
     }
 }
 
-fn raw_shape(f: &RawFunction) -> Shape {
-    Shape {
-        index: f.index,
-        hash: f.hash,
-        slots: f.slots.len() as u64,
-    }
-}
-
 /// Calls `out` with the union of two increasing lists of object paths, in
 /// increasing order (a path in both once).
-fn merge_objects<'a>(
+pub(crate) fn merge_objects<'a>(
     a: impl Iterator<Item = &'a str>,
     b: impl Iterator<Item = &'a str>,
     mut out: impl FnMut(&'a str),
@@ -185,7 +167,7 @@ fn paired<'a>(
 ) -> impl Iterator<Item = (Option<SectionView<'a>>, Option<SectionView<'a>>)> {
     let mut a = ours.sections().peekable();
     let mut b = theirs.sections().peekable();
-    std::iter::from_fn(move || {
+    core::iter::from_fn(move || {
         let (x, y) = (a.peek().copied(), b.peek().copied());
         match (x, y) {
             (Some(x), Some(y)) => match x.build_id().cmp(&y.build_id()) {
@@ -296,141 +278,4 @@ pub fn merge_into<S: Sink>(
         }
     }
     e.finish()
-}
-
-/// The union of two sorted object path lists and whether more than
-/// [`MAX_OBJECTS`] were left out (the first ones in sort order are kept).
-pub(crate) fn union_objects(a: &[String], b: &[String]) -> (Vec<String>, bool) {
-    let mut out: Vec<String> = Vec::with_capacity((a.len() + b.len()).min(MAX_OBJECTS));
-    let mut more = false;
-    merge_objects(
-        a.iter().map(String::as_str),
-        b.iter().map(String::as_str),
-        |p| {
-            if out.len() < MAX_OBJECTS {
-                out.push(p.to_string());
-            } else {
-                more = true;
-            }
-        },
-    );
-    (out, more)
-}
-
-impl RawProfile {
-    /// Adds `other`'s counts, resumes and process facts to `self`
-    /// (saturating at `u64::MAX`), taking the union of functions, path ids
-    /// and resume keys, and of object paths (the first 32 in sort order
-    /// kept; `objects_truncated` set when more were left out, or was set in
-    /// either).
-    ///
-    /// Refuses, leaving `self` unchanged, a profile of another build
-    /// ([`FormatError::BuildMismatch`]) or mode ([`FormatError::ModeMismatch`]),
-    /// or one in which a function present in both has another hash
-    /// ([`FormatError::HashMismatch`]) or slot count
-    /// ([`FormatError::SlotCountMismatch`]).
-    pub fn merge(&mut self, other: &RawProfile) -> Result<(), FormatError> {
-        self.normalize();
-        let other = canonical(other, Self::is_canonical, Self::normalize);
-        let other = other.as_ref();
-        check(
-            (self.build_id, self.mode),
-            (other.build_id, other.mode),
-            self.functions.iter().map(raw_shape),
-            other.functions.iter().map(raw_shape),
-        )?;
-        let facts = self.facts().saturating_add(other.facts());
-        self.set_facts(facts);
-        let (objects, more) = union_objects(&self.objects, &other.objects);
-        self.objects = objects;
-        self.objects_truncated |= other.objects_truncated || more;
-        let mine = std::mem::take(&mut self.functions);
-        let mut merged = Vec::with_capacity(mine.len().max(other.functions.len()));
-        let mut a = mine.into_iter().peekable();
-        let mut b = other.functions.iter().peekable();
-        loop {
-            let take_a = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x.index == y.index => {
-                    let mut x = a.next().unwrap_or_default();
-                    if let Some(y) = b.next() {
-                        x.add(y);
-                    }
-                    merged.push(x);
-                    continue;
-                }
-                (Some(x), Some(y)) => x.index < y.index,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            if take_a {
-                merged.extend(a.next());
-            } else {
-                merged.extend(b.next().cloned());
-            }
-        }
-        self.functions = merged;
-        Ok(())
-    }
-}
-
-impl RawFunction {
-    /// Adds `other`'s counters and resumes (same index, hash and slot
-    /// count) to `self`.
-    pub(crate) fn add(&mut self, other: &RawFunction) {
-        for (s, o) in self.slots.iter_mut().zip(&other.slots) {
-            *s = s.saturating_add(*o);
-        }
-        add_pairs(&mut self.paths, &other.paths);
-        add_pairs(&mut self.slot_resumes, &other.slot_resumes);
-        add_pairs(&mut self.path_resumes, &other.path_resumes);
-    }
-}
-
-/// Merges the key-sorted list `other` into `list`.
-fn add_pairs(list: &mut Vec<(u64, u64)>, other: &[(u64, u64)]) {
-    if other.is_empty() {
-        return;
-    }
-    let mut out = Vec::with_capacity(list.len().max(other.len()));
-    merge_pairs(list.iter().copied(), other.iter().copied(), |k, c| {
-        out.push((k, c))
-    });
-    *list = out;
-}
-
-impl ProfileFile {
-    /// Adds `other`'s sections to `self`: a build in both is merged as
-    /// [`RawProfile::merge`] does, a build new to `self` is inserted in build
-    /// id order.
-    ///
-    /// Refuses, leaving `self` unchanged, when a build in both has another
-    /// mode ([`FormatError::ModeMismatch`]) or a function with another hash
-    /// ([`FormatError::HashMismatch`]) or slot count
-    /// ([`FormatError::SlotCountMismatch`]).
-    pub fn merge(&mut self, other: &ProfileFile) -> Result<(), FormatError> {
-        self.normalize();
-        let other = canonical(other, Self::is_canonical, Self::normalize);
-        let other = other.as_ref();
-        for theirs in &other.sections {
-            if let Some(ours) = self.section(theirs.build_id) {
-                check(
-                    (ours.build_id, ours.mode),
-                    (theirs.build_id, theirs.mode),
-                    ours.functions.iter().map(raw_shape),
-                    theirs.functions.iter().map(raw_shape),
-                )?;
-            }
-        }
-        for theirs in &other.sections {
-            match self
-                .sections
-                .binary_search_by_key(&theirs.build_id, |s| s.build_id)
-            {
-                Ok(i) => self.sections[i].merge(theirs)?,
-                Err(i) => self.sections.insert(i, theirs.clone()),
-            }
-        }
-        Ok(())
-    }
 }

@@ -27,6 +27,7 @@ pub(crate) const OBJECT_MIN_LEN: usize = 8;
 /// Bytes of a function record with no slots, paths or resumes.
 pub(crate) const FUNCTION_MIN_LEN: usize = 4 + 8 + 8 + 8 + 8 + 8;
 /// Bytes of the trailing checksum.
+#[cfg(feature = "std")]
 pub(crate) const CHECKSUM_LEN: usize = 8;
 /// Section flag: more object paths were known than the section lists.
 pub(crate) const FLAG_OBJECTS_TRUNCATED: u32 = 1;
@@ -219,7 +220,7 @@ fn read_section<'a>(
         let path = r.items(1, "object path")?;
         if path.is_empty() {
             note(&mut problem, at, "an object path is empty");
-        } else if std::str::from_utf8(path).is_err() {
+        } else if core::str::from_utf8(path).is_err() {
             note(&mut problem, at, "an object path is not UTF-8");
         } else if last.is_some_and(|l| path <= l) {
             note(&mut problem, at, "object paths are not strictly increasing");
@@ -463,7 +464,7 @@ impl<'a> Iterator for Objects<'a> {
             pos: self.pos,
         };
         // Checked by the view: cannot fail; stop quietly if it does.
-        let path = std::str::from_utf8(r.items(1, "object path").ok()?).ok()?;
+        let path = core::str::from_utf8(r.items(1, "object path").ok()?).ok()?;
         self.pos = r.pos;
         self.left -= 1;
         Some(path)

@@ -4,10 +4,10 @@
 //! The numbers both sides spell (the ABI version, modes, path kinds, the hash
 //! state's size) are `pathprof_format::abi`'s.
 
+use core::sync::atomic::AtomicU64;
 pub use pathprof_format::abi::{
     ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE,
 };
-use std::sync::atomic::AtomicU64;
 
 /// One instrumented function (48 bytes).
 #[repr(C)]
@@ -80,9 +80,9 @@ pub struct PpModule {
     pub thread_slots: Option<ThreadSlotsFn>,
 }
 
-const _: () = assert!(std::mem::size_of::<PpFunction>() == 48);
-const _: () = assert!(std::mem::size_of::<PpHashState>() == 64);
-const _: () = assert!(std::mem::size_of::<PpModule>() == 64);
+const _: () = assert!(core::mem::size_of::<PpFunction>() == 48);
+const _: () = assert!(core::mem::size_of::<PpHashState>() == 64);
+const _: () = assert!(core::mem::size_of::<PpModule>() == 64);
 
 fn counters_ok(p: *mut u64, n: u64) -> bool {
     n == 0
@@ -146,7 +146,7 @@ unsafe fn atomic_slice<'a>(p: *mut u64, n: u64) -> &'a [AtomicU64] {
         return &[];
     }
     // Safety: by the contract; the length fits (checked by `is_valid`).
-    unsafe { std::slice::from_raw_parts(p.cast::<AtomicU64>(), n as usize) }
+    unsafe { core::slice::from_raw_parts(p.cast::<AtomicU64>(), n as usize) }
 }
 
 impl PpModule {
@@ -169,6 +169,6 @@ impl PpModule {
             return &[];
         }
         // Safety: by the contract.
-        unsafe { std::slice::from_raw_parts(self.functions, self.num_functions as usize) }
+        unsafe { core::slice::from_raw_parts(self.functions, self.num_functions as usize) }
     }
 }

@@ -44,7 +44,7 @@
 
 use crate::abi::PpModule;
 use crate::msg::Line;
-use std::sync::atomic::{AtomicUsize, Ordering::*};
+use core::sync::atomic::{AtomicUsize, Ordering::*};
 
 /// The layout of [`Runtime`]: its first three fields (`abi`, `size`,
 /// `fingerprint`) stay where they are in every layout; the rest may change
@@ -79,7 +79,7 @@ pub struct Runtime {
     pub pthread_create: crate::interpose::CreateFn,
 }
 
-const _: () = assert!(std::mem::size_of::<Runtime>() == 48);
+const _: () = assert!(core::mem::size_of::<Runtime>() == 48);
 
 /// [`Runtime::dump`]: `__pathprof_dump()`.
 pub const DUMP_CALL: u32 = 0;
@@ -92,7 +92,7 @@ pub const DUMP_FINAL: u32 = 1;
 #[allow(non_upper_case_globals)]
 pub static __pathprof_runtime_v1: Runtime = Runtime {
     abi: RUNTIME_ABI,
-    size: std::mem::size_of::<Runtime>() as u32,
+    size: core::mem::size_of::<Runtime>() as u32,
     fingerprint: FINGERPRINT,
     register: crate::register_here,
     fini: crate::fini_here,
@@ -107,7 +107,7 @@ extern "C" fn dump_here(how: u32) {
     } else {
         crate::dump::Trigger::Call
     };
-    let _ = std::panic::catch_unwind(|| crate::dump::dump(trigger));
+    crate::dump::dump(trigger);
 }
 
 /// Not decided yet.
@@ -129,7 +129,7 @@ fn usable(p: *const Runtime) -> Option<&'static Runtime> {
     // Only the executable's runtime is handed over to: it is never unloaded.
     // (A library linked by hand without `--exclude-libs` exports its table
     // too; it could be `dlclose`d under us.)
-    if p.is_null() || std::ptr::eq(p, ours()) || !p.is_aligned() || !in_main_program(p.cast()) {
+    if p.is_null() || core::ptr::eq(p, ours()) || !p.is_aligned() || !in_main_program(p.cast()) {
         return None;
     }
     // Safety: the symbol names a table of the stable header at least (every
@@ -137,7 +137,7 @@ fn usable(p: *const Runtime) -> Option<&'static Runtime> {
     // which stays mapped as long as the process runs.
     let (abi, size, fingerprint) = unsafe { ((*p).abi, (*p).size, (*p).fingerprint) };
     if abi == RUNTIME_ABI
-        && size as usize == std::mem::size_of::<Runtime>()
+        && size as usize == core::mem::size_of::<Runtime>()
         && fingerprint == FINGERPRINT
     {
         // Safety: the same layout, checked above.
@@ -145,11 +145,15 @@ fn usable(p: *const Runtime) -> Option<&'static Runtime> {
     }
     if crate::registry::init_config().verbose {
         Line::new()
-            .text(format_args!(
-                "the program's pathprof runtime is of another build (runtime fingerprint \
-                 {fingerprint:016x}, table {abi}; this copy: {FINGERPRINT:016x}, table \
-                 {RUNTIME_ABI}): this object's modules are written on their own"
-            ))
+            .text("the program's pathprof runtime is of another build (runtime fingerprint ")
+            .hex(fingerprint)
+            .text(", table ")
+            .num(abi.into())
+            .text("; this copy: ")
+            .hex(FINGERPRINT)
+            .text(", table ")
+            .num(RUNTIME_ABI.into())
+            .text("): this object's modules are written on their own")
             .emit();
     }
     None
@@ -160,7 +164,7 @@ fn usable(p: *const Runtime) -> Option<&'static Runtime> {
 fn in_main_program(addr: *const libc::c_void) -> bool {
     let base = |a: *const libc::c_void| {
         // Safety: a zeroed Dl_info is valid; dladdr only fills it.
-        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
         // Safety: dladdr looks `a` up without touching it.
         (unsafe { libc::dladdr(a, &mut info) } != 0).then_some(info.dli_fbase)
     };
@@ -218,12 +222,12 @@ mod tests {
     fn the_table_is_ours_and_names_this_build() {
         let t = &__pathprof_runtime_v1;
         assert_eq!(t.abi, RUNTIME_ABI);
-        assert_eq!(t.size as usize, std::mem::size_of::<Runtime>());
+        assert_eq!(t.size as usize, core::mem::size_of::<Runtime>());
         assert_eq!(t.fingerprint, FINGERPRINT);
         assert_ne!(FINGERPRINT, 0);
         // Our own table is never one to hand over to.
         assert!(usable(ours()).is_none());
-        assert!(usable(std::ptr::null()).is_none());
+        assert!(usable(core::ptr::null()).is_none());
     }
 
     const fn table(abi: u32, size: u32, fingerprint: u64) -> Runtime {
@@ -237,7 +241,7 @@ mod tests {
             pthread_create: crate::interpose::create_program_thread,
         }
     }
-    const SIZE: u32 = std::mem::size_of::<Runtime>() as u32;
+    const SIZE: u32 = core::mem::size_of::<Runtime>() as u32;
     static SAME: Runtime = table(RUNTIME_ABI, SIZE, FINGERPRINT);
     static OTHER_BUILD: Runtime = table(RUNTIME_ABI, SIZE, FINGERPRINT ^ 1);
     static OTHER_LAYOUT: Runtime = table(RUNTIME_ABI + 1, SIZE, FINGERPRINT);

@@ -35,14 +35,14 @@
 //! memory) dumps do nothing: the parent writes those counts.
 
 use crate::mem::MapVec;
-use crate::msg::{Errno, Line};
+use crate::msg::Line;
 use crate::names;
 use crate::output::{self, Outcome, WriteError};
 use crate::registry::{self, Config, Node};
 use crate::snapshot::{self, Commit, SnapshotError};
 use crate::{os, process};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use pathprof_format::{merge_into, Encoder, Facts, FormatError, ProfileView};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
 /// Who asked for the dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,9 +190,7 @@ fn dump_all(last: bool) {
     for node in registry::nodes() {
         if !nodes.push(node) {
             Line::new()
-                .text(format_args!(
-                    "out of memory listing the modules; counts kept for the next dump"
-                ))
+                .text("out of memory listing the modules; counts kept for the next dump")
                 .emit();
             return;
         }
@@ -202,29 +200,28 @@ fn dump_all(last: bool) {
     let reported = LOST_REPORTED.swap(lost, SeqCst);
     if lost > reported {
         Line::new()
-            .text(format_args!(
-                "{} path executions were not counted: no memory for hash tables",
-                lost - reported
-            ))
+            .num(lost - reported)
+            .text(" path executions were not counted: no memory for hash tables")
             .emit();
     }
 }
 
 fn write_error(l: &mut Line, e: &WriteError) {
     match e {
-        WriteError::Io { op, errno } => l.text(format_args!("cannot {op} it: {}", Errno(*errno))),
-        WriteError::Busy => l.text(format_args!(
-            "another process held its lock for more than 30 s"
-        )),
-        WriteError::Foreign(f) => l.text(format_args!("{f}")),
-        WriteError::Memory => l.text(format_args!("out of memory")),
-        WriteError::Link { owner: Some(uid) } => l.text(format_args!(
-            "it is a symbolic link of user {uid} in a world-writable sticky directory, which \
-             pathprof does not follow (the kernel's protected_symlinks rule)"
-        )),
-        WriteError::Link { owner: None } => l.text(format_args!(
-            "it is a symbolic link, which pathprof does not follow there"
-        )),
+        WriteError::Io { op, errno } => l.text("cannot ").text(op).text(" it: ").errno(*errno),
+        WriteError::Busy => l.text("another process held its lock for more than 30 s"),
+        WriteError::Foreign(f) => l.error(f),
+        WriteError::Memory => l.text("out of memory"),
+        WriteError::Link { owner: Some(uid) } => l
+            .text("it is a symbolic link of user ")
+            .num((*uid).into())
+            .text(
+                " in a world-writable sticky directory, which \
+                 pathprof does not follow (the kernel's protected_symlinks rule)",
+            ),
+        WriteError::Link { owner: None } => {
+            l.text("it is a symbolic link, which pathprof does not follow there")
+        }
     };
 }
 
@@ -364,19 +361,16 @@ fn collect(nodes: &mut [&'static Node], last: bool) -> Option<Batch> {
             Err(e) => {
                 batch.log.truncate(log_mark);
                 let mut l = Line::new();
-                l.text(format_args!(
-                    "could not collect the counts of build {build_id:016x}: "
-                ));
+                l.text("could not collect the counts of build ")
+                    .hex(build_id)
+                    .text(": ");
                 match e {
-                    GroupError::Snapshot(SnapshotError::Memory) => {
-                        l.text(format_args!("out of memory"))
-                    }
+                    GroupError::Snapshot(SnapshotError::Memory) => l.text("out of memory"),
                     GroupError::Snapshot(SnapshotError::Format(f)) | GroupError::Merge(f) => {
-                        l.text(format_args!("{f}"))
+                        l.error(&f)
                     }
                 };
-                l.text(format_args!("; they are kept for the next dump"))
-                    .emit();
+                l.text("; they are kept for the next dump").emit();
                 continue;
             }
         };
@@ -403,7 +397,7 @@ fn collect(nodes: &mut [&'static Node], last: bool) -> Option<Batch> {
         }
         if !ok {
             Line::new()
-                .text(format_args!("out of memory; counts kept for the next dump"))
+                .text("out of memory; counts kept for the next dump")
                 .emit();
             return None;
         }
@@ -419,13 +413,12 @@ fn collect(nodes: &mut [&'static Node], last: bool) -> Option<Batch> {
         }
         Err(e) => {
             let mut l = Line::new();
-            l.text(format_args!("could not put the profile together: "));
+            l.text("could not put the profile together: ");
             match encoder_error(e) {
-                SnapshotError::Memory => l.text(format_args!("out of memory")),
-                SnapshotError::Format(f) => l.text(format_args!("{f}")),
+                SnapshotError::Memory => l.text("out of memory"),
+                SnapshotError::Format(f) => l.error(&f),
             };
-            l.text(format_args!("; counts kept for the next dump"))
-                .emit();
+            l.text("; counts kept for the next dump").emit();
             None
         }
     }
@@ -457,9 +450,7 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
     let mut path = MapVec::new();
     if !names::profile_path(cfg, &mut path) {
         Line::new()
-            .text(format_args!(
-                "out of memory naming the profile; counts kept for the next dump"
-            ))
+            .text("out of memory naming the profile; counts kept for the next dump")
             .emit();
         return;
     }
@@ -474,48 +465,42 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
                     Outcome::Streamed => "streamed to",
                 };
                 let mut l = Line::new();
-                l.text(format_args!("{how} ")).bytes(shown(&path));
+                l.text(how).text(" ").bytes(shown(&path));
                 sections_written(&mut l, &batch);
                 l.emit();
             }
         }
         Err(first @ (WriteError::Foreign(_) | WriteError::Busy | WriteError::Link { .. })) => {
             let mut l = Line::new();
-            l.text(format_args!("left ")).bytes(shown(&path));
-            l.text(format_args!(" untouched: "));
+            l.text("left ").bytes(shown(&path));
+            l.text(" untouched: ");
             write_error(&mut l, &first);
             let mut side = MapVec::new();
             if !names::side_path(path.as_slice(), &mut side) {
-                l.text(format_args!(
-                    "; out of memory, counts kept for the next dump"
-                ))
-                .emit();
+                l.text("; out of memory, counts kept for the next dump")
+                    .emit();
                 return;
             }
             match output::write_merged(side.as_slice(), batch.file.as_slice(), delay, false) {
                 Ok(_) => {
                     commit(&batch);
-                    l.text(format_args!("; wrote this run's counts to "))
-                        .bytes(shown(&side));
+                    l.text("; wrote this run's counts to ").bytes(shown(&side));
                 }
                 Err(e) => {
-                    l.text(format_args!("; could not write "))
-                        .bytes(shown(&side));
-                    l.text(format_args!(" either ("));
+                    l.text("; could not write ").bytes(shown(&side));
+                    l.text(" either (");
                     write_error(&mut l, &e);
-                    l.text(format_args!("); counts kept for the next dump"));
+                    l.text("); counts kept for the next dump");
                 }
             }
             l.emit();
         }
         Err(e) => {
             let mut l = Line::new();
-            l.text(format_args!("could not write profile "))
-                .bytes(shown(&path));
-            l.text(format_args!(": "));
+            l.text("could not write profile ").bytes(shown(&path));
+            l.text(": ");
             write_error(&mut l, &e);
-            l.text(format_args!("; counts kept for the next dump"))
-                .emit();
+            l.text("; counts kept for the next dump").emit();
         }
     }
 }
@@ -525,17 +510,23 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
 fn sections_written(l: &mut Line, batch: &Batch) {
     const SHOWN: usize = 8;
     let sections = batch.sections.as_slice();
-    l.text(format_args!(" ("));
+    l.text(" (");
     for (i, w) in sections.iter().take(SHOWN).enumerate() {
         let sep = if i == 0 { "" } else { "; " };
         let s = if w.functions == 1 { "" } else { "s" };
-        l.text(format_args!(
-            "{sep}build {:016x}: {} function{s} with new counts",
-            w.build_id, w.functions
-        ));
+        l.text(sep)
+            .text("build ")
+            .hex(w.build_id)
+            .text(": ")
+            .num(w.functions)
+            .text(" function")
+            .text(s)
+            .text(" with new counts");
     }
     if sections.len() > SHOWN {
-        l.text(format_args!("; {} more builds", sections.len() - SHOWN));
+        l.text("; ")
+            .num((sections.len() - SHOWN) as u64)
+            .text(" more builds");
     }
-    l.text(format_args!(")"));
+    l.text(")");
 }

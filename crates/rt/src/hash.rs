@@ -61,8 +61,8 @@
 //! makes counts go down, `written` is a high-water mark (see `snapshot`).
 
 use crate::mem::{map_zeroed, unmap};
+use core::sync::atomic::{AtomicU64, Ordering::*};
 use pathprof_format::abi::FIBONACCI_MULTIPLIER;
-use std::sync::atomic::{AtomicU64, Ordering::*};
 
 const HEAD: usize = 0;
 /// The cache words; an id uses `CACHE[id % 4]`.
@@ -104,7 +104,7 @@ pub(crate) struct Entry {
 }
 
 const HEADER: usize = 64;
-const _: () = assert!(std::mem::size_of::<Table>() <= HEADER);
+const _: () = assert!(core::mem::size_of::<Table>() <= HEADER);
 
 impl Table {
     fn entry(&self, i: u64) -> &Entry {
@@ -189,7 +189,7 @@ fn grow(state: &[AtomicU64; 8], old: *mut Table) -> bool {
     };
     let Some(bytes) = usize::try_from(capacity)
         .ok()
-        .and_then(|c| c.checked_mul(std::mem::size_of::<Entry>()))
+        .and_then(|c| c.checked_mul(core::mem::size_of::<Entry>()))
         .and_then(|b| b.checked_add(HEADER))
     else {
         return false;
@@ -600,7 +600,7 @@ mod tests {
         let state: [AtomicU64; 8] = Default::default();
         uncount(&state, 7); // nothing counted yet: no table, no entry
         assert!(totals(&state).is_empty());
-        assert_eq!(head(&state), std::ptr::null_mut());
+        assert_eq!(head(&state), core::ptr::null_mut());
         for id in 0..1000u64 {
             count(&state, id, 2, Update::Plain);
         }

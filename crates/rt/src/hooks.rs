@@ -22,11 +22,10 @@
 
 use crate::dump::{self, Trigger};
 use crate::msg::Line;
+use crate::once::Once;
 use crate::registry;
 use crate::{interpose, os, process, snapshot};
-use std::ffi::c_void;
-use std::panic::catch_unwind;
-use std::sync::Once;
+use core::ffi::c_void;
 
 /// The signals whose default action ends the process and which get a final
 /// dump: those sent to end it, and the faults (a crash writes what was counted
@@ -79,32 +78,32 @@ pub(crate) fn install() {
 fn take_signal(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
     // Safety: sigaction with a null new action only reads the current one
     // into a zeroed struct of ours.
-    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    let mut old: libc::sigaction = unsafe { core::mem::zeroed() };
     // Safety: as above.
-    if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0
+    if unsafe { libc::sigaction(sig, core::ptr::null(), &mut old) } != 0
         || old.sa_sigaction != libc::SIG_DFL
     {
         return;
     }
     // Safety: a zeroed sigaction is a valid start; sigemptyset initialises the mask.
-    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    let mut sa: libc::sigaction = unsafe { core::mem::zeroed() };
     sa.sa_sigaction = handler as usize;
     sa.sa_flags = libc::SA_RESTART;
     // Safety: the mask is ours; installing a handler of ours.
     unsafe {
         libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(sig, &sa, std::ptr::null_mut());
+        libc::sigaction(sig, &sa, core::ptr::null_mut());
     }
 }
 
 extern "C" fn on_exit() {
-    let _ = catch_unwind(|| dump::dump(Trigger::Exit));
+    dump::dump(Trigger::Exit);
 }
 
 /// A signal whose default action ends the process: write, then die by it.
 extern "C" fn on_fatal(sig: libc::c_int) {
     let saved = os::errno();
-    let _ = catch_unwind(|| dump::dump(Trigger::Final));
+    dump::dump(Trigger::Final);
     // It is blocked while its handler runs: pending until the unblock, then
     // its default action ends the process.
     os::raise_with_default_action(sig);
@@ -127,9 +126,9 @@ fn start_interval_thread() {
     unsafe {
         if interpose::create_thread(
             &mut tid,
-            std::ptr::null(),
+            core::ptr::null(),
             interval_main,
-            std::ptr::null_mut(),
+            core::ptr::null_mut(),
         ) == 0
         {
             libc::pthread_detach(tid);
@@ -138,24 +137,21 @@ fn start_interval_thread() {
 }
 
 extern "C" fn interval_main(_: *mut c_void) -> *mut c_void {
-    let _ = catch_unwind(|| {
-        // Every signal blocked in this thread of ours, so the program's
-        // signals go to its own threads.
-        os::block_all_signals();
-        let Some(cfg) = registry::config() else {
-            return;
-        };
+    // Every signal blocked in this thread of ours, so the program's
+    // signals go to its own threads.
+    os::block_all_signals();
+    if let Some(cfg) = registry::config() {
         loop {
             os::sleep_us(cfg.interval_s.saturating_mul(1_000_000));
             dump::dump(Trigger::Interval);
         }
-    });
-    std::ptr::null_mut()
+    }
+    core::ptr::null_mut()
 }
 
 extern "C" fn on_sigusr1(_sig: libc::c_int) {
     let saved = os::errno();
-    let _ = catch_unwind(|| dump::dump(Trigger::Signal));
+    dump::dump(Trigger::Signal);
     os::set_errno(saved);
 }
 
@@ -164,23 +160,22 @@ extern "C" fn on_sigusr1(_sig: libc::c_int) {
 /// marked a fork child with no threads started (for the profile's facts).
 /// The child has one thread here.
 extern "C" fn on_fork_child() {
-    let _ = catch_unwind(|| {
-        process::on_fork_child();
-        crate::threads::after_fork_in_child();
-        registry::forget_all_writes();
-        for node in registry::nodes() {
-            if !snapshot::mark_all_written(node) {
-                node.retire();
-                Line::new()
-                    .text(format_args!(
-                        "fork child: no memory to set its counts apart from its parent's; \
-                         build {:016x} writes nothing from this process",
-                        node.module().build_id
-                    ))
-                    .emit();
-            }
+    process::on_fork_child();
+    crate::threads::after_fork_in_child();
+    registry::forget_all_writes();
+    for node in registry::nodes() {
+        if !snapshot::mark_all_written(node) {
+            node.retire();
+            Line::new()
+                .text(
+                    "fork child: no memory to set its counts apart from its parent's; \
+                     build ",
+                )
+                .hex(node.module().build_id)
+                .text(" writes nothing from this process")
+                .emit();
         }
-        dump::reset_after_fork();
-        start_interval_thread();
-    });
+    }
+    dump::reset_after_fork();
+    start_interval_thread();
 }

@@ -44,9 +44,8 @@
 use crate::dump::{self, Trigger};
 use crate::mem::MapVec;
 use crate::{active, os, process};
-use std::ffi::{c_char, c_int, c_void};
-use std::panic::catch_unwind;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 const EXIT: usize = 0;
 const EXECVE: usize = 1;
@@ -57,7 +56,7 @@ const FEXECVE: usize = 5;
 const ABORT: usize = 6;
 const PTHREAD_CREATE: usize = 7;
 
-const NAMES: [&std::ffi::CStr; 8] = [
+const NAMES: [&core::ffi::CStr; 8] = [
     c"_exit",
     c"execve",
     c"execv",
@@ -112,7 +111,7 @@ fn final_dump() {
     match active::forwarded() {
         Some(rt) => (rt.dump)(active::DUMP_FINAL),
         None => {
-            let _ = catch_unwind(|| dump::dump(Trigger::Final));
+            dump::dump(Trigger::Final);
         }
     }
     os::set_errno(saved);
@@ -127,7 +126,6 @@ type AbortFn = unsafe extern "C" fn() -> !;
 type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
 /// A thread's start routine as it may end: by returning or by unwinding
 /// (`pthread_exit` and cancellation unwind it, forced).
-type StartUnwindFn = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 pub(crate) type CreateFn = unsafe extern "C" fn(
     *mut libc::pthread_t,
     *const libc::pthread_attr_t,
@@ -141,7 +139,7 @@ extern "C" fn hook_exit(status: c_int) -> ! {
     match real(EXIT) {
         0 => os::exit_group(status),
         // Safety: the C library's `_exit`, which has this type.
-        f => unsafe { std::mem::transmute::<usize, ExitFn>(f)(status) },
+        f => unsafe { core::mem::transmute::<usize, ExitFn>(f)(status) },
     }
 }
 
@@ -203,7 +201,7 @@ unsafe extern "C" fn hook_execve(
     match real(EXECVE) {
         0 => sys_execve(path, argv, envp),
         // Safety: the C library's `execve`, with the caller's arguments.
-        f => unsafe { std::mem::transmute::<usize, ExecveFn>(f)(path, argv, envp) },
+        f => unsafe { core::mem::transmute::<usize, ExecveFn>(f)(path, argv, envp) },
     }
 }
 
@@ -213,7 +211,7 @@ unsafe extern "C" fn hook_execv(path: *const c_char, argv: *const *const c_char)
         // Safety: `environ` is the C library's environment.
         0 => sys_execve(path, argv, unsafe { environ }),
         // Safety: the C library's `execv`, with the caller's arguments.
-        f => unsafe { std::mem::transmute::<usize, ExecvFn>(f)(path, argv) },
+        f => unsafe { core::mem::transmute::<usize, ExecvFn>(f)(path, argv) },
     }
 }
 
@@ -223,7 +221,7 @@ unsafe extern "C" fn hook_execvp(file: *const c_char, argv: *const *const c_char
         // Safety: `environ` is the C library's environment.
         0 => search_path(file, argv, unsafe { environ }),
         // Safety: the C library's `execvp`, with the caller's arguments.
-        f => unsafe { std::mem::transmute::<usize, ExecvFn>(f)(file, argv) },
+        f => unsafe { core::mem::transmute::<usize, ExecvFn>(f)(file, argv) },
     }
 }
 
@@ -236,7 +234,7 @@ unsafe extern "C" fn hook_execvpe(
     match real(EXECVPE) {
         0 => search_path(file, argv, envp),
         // Safety: the C library's `execvpe`, with the caller's arguments.
-        f => unsafe { std::mem::transmute::<usize, ExecveFn>(f)(file, argv, envp) },
+        f => unsafe { core::mem::transmute::<usize, ExecveFn>(f)(file, argv, envp) },
     }
 }
 
@@ -259,7 +257,7 @@ unsafe extern "C" fn hook_fexecve(
             ) as c_int
         },
         // Safety: the C library's `fexecve`, with the caller's arguments.
-        f => unsafe { std::mem::transmute::<usize, FexecveFn>(f)(fd, argv, envp) },
+        f => unsafe { core::mem::transmute::<usize, FexecveFn>(f)(fd, argv, envp) },
     }
 }
 
@@ -272,7 +270,7 @@ extern "C" fn hook_abort() -> ! {
             os::exit_group(127)
         }
         // Safety: the C library's `abort`.
-        f => unsafe { std::mem::transmute::<usize, AbortFn>(f)() },
+        f => unsafe { core::mem::transmute::<usize, AbortFn>(f)() },
     }
 }
 
@@ -310,39 +308,35 @@ pub(crate) unsafe extern "C" fn create_program_thread(
     start: StartFn,
     arg: *mut c_void,
 ) -> c_int {
-    let boxed = Box::into_raw(Box::new(Start { start, arg }));
-    // Safety: `thread_main` has the start routine's ABI (it may also
-    // unwind, which the C library's thread start allows: `pthread_exit`).
-    let main = unsafe {
-        std::mem::transmute::<unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void, StartFn>(
-            thread_main,
-        )
+    let Some(boxed) = crate::heap::boxed(Start { start, arg }) else {
+        return libc::EAGAIN;
     };
-    let mut roomier = std::mem::MaybeUninit::uninit();
+    let main: StartFn = thread_main;
+    let mut roomier = core::mem::MaybeUninit::uninit();
     // Safety: the caller's attributes (null or initialised).
     let attr = unsafe { crate::twins::stack_with_room(attr, &mut roomier) };
     // Safety: the caller's arguments, our start routine and its argument.
-    let r = unsafe { create_thread(thread, attr, main, boxed.cast()) };
+    let r = unsafe { create_thread(thread, attr, main, boxed.as_ptr().cast()) };
     if r == 0 {
         process::note_thread();
     } else {
         // Safety: the thread was not started; the box is still ours.
-        drop(unsafe { Box::from_raw(boxed) });
+        unsafe { crate::heap::unbox(boxed) };
     }
     r
 }
 
 /// A program's thread: its counter blocks, then its start routine. Nothing
-/// of ours is live across the call, so `pthread_exit` and cancellation
-/// unwind through this frame untouched.
-unsafe extern "C-unwind" fn thread_main(p: *mut c_void) -> *mut c_void {
+/// of ours is live across the call and the frame has no landing pad (the
+/// archive does not unwind; its frames have call frame information and no
+/// personality, as a C function's), so `pthread_exit` and cancellation
+/// unwind through it untouched.
+extern "C" fn thread_main(p: *mut c_void) -> *mut c_void {
     // Safety: the box `create_program_thread` made for this thread.
-    let Start { start, arg } = *unsafe { Box::from_raw(p.cast::<Start>()) };
-    let _ = catch_unwind(crate::threads::start_thread);
-    // Safety: the program's start routine, which may unwind (forced).
-    let start = unsafe { std::mem::transmute::<StartFn, StartUnwindFn>(start) };
-    // Safety: the program's start routine with its argument.
-    unsafe { start(arg) }
+    let Start { start, arg } =
+        unsafe { crate::heap::unbox(core::ptr::NonNull::new_unchecked(p.cast::<Start>())) };
+    crate::threads::start_thread();
+    start(arg)
 }
 
 /// Starts a thread with the C library's `pthread_create`, uncounted (the
@@ -358,19 +352,20 @@ pub(crate) unsafe fn create_thread(
 ) -> c_int {
     match real(PTHREAD_CREATE) {
         0 => {
-            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            static SAID: core::sync::atomic::AtomicBool =
+                core::sync::atomic::AtomicBool::new(false);
             if !SAID.swap(true, Relaxed) {
                 crate::msg::Line::new()
-                    .text(format_args!(
+                    .text(
                         "pthread_create is not available in this static executable \
-                         (the runtime takes it over to count threads); link it dynamically"
-                    ))
+                         (the runtime takes it over to count threads); link it dynamically",
+                    )
                     .emit();
             }
             libc::EAGAIN
         }
         // Safety: the C library's `pthread_create`, with the caller's arguments.
-        f => unsafe { std::mem::transmute::<usize, CreateFn>(f)(thread, attr, start, arg) },
+        f => unsafe { core::mem::transmute::<usize, CreateFn>(f)(thread, attr, start, arg) },
     }
 }
 
@@ -431,7 +426,7 @@ fn search_path(
         return -1;
     }
     // Safety: `file` is a C string, by execvp's contract.
-    let name = unsafe { std::ffi::CStr::from_ptr(file) }.to_bytes();
+    let name = unsafe { core::ffi::CStr::from_ptr(file) }.to_bytes();
     if name.is_empty() {
         os::set_errno(libc::ENOENT);
         return -1;
@@ -445,7 +440,7 @@ fn search_path(
         b"/bin:/usr/bin"
     } else {
         // Safety: getenv returned a C string.
-        unsafe { std::ffi::CStr::from_ptr(path) }.to_bytes()
+        unsafe { core::ffi::CStr::from_ptr(path) }.to_bytes()
     };
     let mut denied = false;
     let mut full: MapVec<u8> = MapVec::new();
@@ -496,7 +491,7 @@ fn exec_or_shell(
         }
         i += 1;
     }
-    if !ok || !v.push(std::ptr::null()) {
+    if !ok || !v.push(core::ptr::null()) {
         os::set_errno(libc::ENOMEM);
         return -1;
     }
@@ -520,7 +515,7 @@ const REG_ARGS: usize = 0;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 macro_rules! interpose_asm {
     ($progbits:literal, $($execl_common:literal),* $(,)?) => {
-        std::arch::global_asm!(
+        core::arch::global_asm!(
             concat!(".pushsection .text.pathprof_interpose,\"ax\",", $progbits),
             trampoline!("_exit", "exit"),
             trampoline!("_Exit", "exit"),

@@ -204,16 +204,20 @@
 //! (a forked child's usual `_exit`), or by a signal another copy took. Fork
 //! handling is exact in every copy.
 
+#![cfg_attr(not(test), no_std)]
+
 pub mod abi;
 pub mod active;
 mod dump;
 mod hash;
+mod heap;
 mod hooks;
 mod interpose;
 mod list;
 mod mem;
 mod msg;
 mod names;
+mod once;
 mod os;
 mod output;
 mod process;
@@ -224,9 +228,21 @@ mod threads;
 mod twins;
 
 use abi::PpModule;
+
+/// A panic (a bug in the runtime) in the archive linked into programs: one
+/// line on stderr, then `abort` (the archive is built with `panic=abort`
+/// and without std, whose panic machinery would be most of its size).
+#[cfg(feature = "archive")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    Line::new()
+        .text("internal error in the runtime (a bug: please report it); aborting")
+        .emit();
+    // Safety: no preconditions.
+    unsafe { libc::abort() }
+}
+use core::sync::atomic::AtomicU64;
 use msg::Line;
-use std::panic::catch_unwind;
-use std::sync::atomic::AtomicU64;
 
 /// Registers an instrumented module; called from its constructor. Modules of
 /// another ABI version and null pointers are ignored (with a warning). In a
@@ -254,44 +270,41 @@ pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
 /// As for [`__pathprof_register`].
 pub(crate) unsafe extern "C" fn register_here(m: *const PpModule) {
     active::own();
-    let _ = catch_unwind(|| {
-        // Safety: by the contract, `m` is null or a live module.
-        let Some(module) = (unsafe { m.as_ref() }) else {
-            return;
-        };
-        if !module.is_valid() {
-            Line::new()
-                .text(format_args!(
-                    "ignoring a module of build {:016x}: it was built for runtime ABI {} \
-                     (this runtime speaks {}) or its function table is broken; \
-                     rebuild it with this pathprof",
-                    module.build_id,
-                    module.abi_version,
-                    abi::ABI_VERSION
-                ))
-                .emit();
-            return;
-        }
-        // Safety: the module is valid and lives forever.
-        let bad = unsafe { module.functions() }
-            .iter()
-            .filter(|f| !f.is_valid())
-            .count();
-        if bad > 0 {
-            Line::new()
-                .text(format_args!(
-                    "module of build {:016x}: {bad} function entries are malformed; \
-                     their counts are ignored",
-                    module.build_id
-                ))
-                .emit();
-        }
-        registry::init_config();
-        if registry::add(m, registry::object_of(m)) {
-            hooks::install();
-        }
-        threads::add_module(module);
-    });
+    // Safety: by the contract, `m` is null or a live module.
+    let Some(module) = (unsafe { m.as_ref() }) else {
+        return;
+    };
+    if !module.is_valid() {
+        Line::new()
+            .text("ignoring a module of build ")
+            .hex(module.build_id)
+            .text(": it was built for runtime ABI ")
+            .num(module.abi_version.into())
+            .text(" (this runtime speaks ")
+            .num(abi::ABI_VERSION.into())
+            .text(") or its function table is broken; rebuild it with this pathprof")
+            .emit();
+        return;
+    }
+    // Safety: the module is valid and lives forever.
+    let bad = unsafe { module.functions() }
+        .iter()
+        .filter(|f| !f.is_valid())
+        .count();
+    if bad > 0 {
+        Line::new()
+            .text("module of build ")
+            .hex(module.build_id)
+            .text(": ")
+            .num(bad as u64)
+            .text(" function entries are malformed; their counts are ignored")
+            .emit();
+    }
+    registry::init_config();
+    if registry::add(m, registry::object_of(m)) {
+        hooks::install();
+    }
+    threads::add_module(module);
 }
 
 /// The module's last write, from its destructor (`llvm.global_dtors`,
@@ -319,12 +332,10 @@ pub unsafe extern "C" fn __pathprof_fini(m: *const PpModule) {
 /// # Safety
 /// As for [`__pathprof_fini`].
 pub(crate) unsafe extern "C" fn fini_here(m: *const PpModule) {
-    let _ = catch_unwind(|| {
-        if let Some(node) = registry::find(m) {
-            dump::retire(node);
-            threads::retire_module(node.module());
-        }
-    });
+    if let Some(node) = registry::find(m) {
+        dump::retire(node);
+        threads::retire_module(node.module());
+    }
 }
 
 /// Counts one execution of path `id` in a hash-table function.
@@ -443,7 +454,7 @@ pub extern "C" fn __pathprof_dump() {
     match active::forwarded() {
         Some(rt) => (rt.dump)(active::DUMP_CALL),
         None => {
-            let _ = catch_unwind(|| dump::dump(dump::Trigger::Call));
+            dump::dump(dump::Trigger::Call);
         }
     }
 }

@@ -3,8 +3,8 @@
 //! regions, thread blocks) and the dumper walks without locks, also in a
 //! signal handler. The list holds the links: its items need none.
 
-use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering::*};
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering::*};
 
 /// One item and the link to the next one.
 struct Entry<T> {
@@ -21,12 +21,15 @@ impl<T: 'static> List<T> {
     }
 
     /// Puts `item` first, for good (it is never freed), and returns it.
-    /// Allocates: not for signal handlers.
+    /// Allocates (and aborts without memory, see [`crate::heap`]): not for
+    /// signal handlers.
     pub(crate) fn push(&self, item: T) -> &'static T {
-        let entry = Box::into_raw(Box::new(Entry {
+        let entry = crate::heap::boxed(Entry {
             item,
             next: ptr::null_mut(),
-        }));
+        })
+        .unwrap_or_else(|| crate::heap::out_of_memory())
+        .as_ptr();
         let mut head = self.0.load(Acquire);
         loop {
             // Safety: the entry is ours until published.
@@ -42,7 +45,7 @@ impl<T: 'static> List<T> {
     /// Every item, newest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &'static T> {
         let mut p = self.0.load(Acquire);
-        std::iter::from_fn(move || {
+        core::iter::from_fn(move || {
             // Safety: entries are published complete and never freed.
             let e: &'static Entry<T> = unsafe { p.as_ref()? };
             p = e.next;

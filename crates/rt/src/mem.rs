@@ -2,9 +2,9 @@
 //! `mmap`, so that dumping (also from a signal handler) never calls `malloc`,
 //! whose locks the interrupted program may hold.
 
-use std::marker::PhantomData;
-use std::mem::size_of;
-use std::ptr;
+use core::marker::PhantomData;
+use core::mem::size_of;
+use core::ptr;
 
 /// Maps `bytes` (rounded up to pages) of zeroed, private, anonymous memory.
 pub(crate) fn map_zeroed(bytes: usize) -> Option<*mut u8> {
@@ -140,7 +140,7 @@ impl<T: Copy> MapVec<T> {
             return &[];
         }
         // Safety: the first `len` values are initialised and the mapping lives as long as `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
@@ -148,7 +148,7 @@ impl<T: Copy> MapVec<T> {
             return &mut [];
         }
         // Safety: as in `as_slice`, and `&mut self` makes the borrow unique.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+        unsafe { core::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 }
 
@@ -157,16 +157,6 @@ impl<T: Copy> Drop for MapVec<T> {
         if !self.ptr.is_null() {
             // Safety: the mapping is ours and dies with `self`.
             unsafe { unmap(self.ptr.cast(), self.cap * size_of::<T>()) };
-        }
-    }
-}
-
-impl std::fmt::Write for MapVec<u8> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        if self.extend_from_slice(s.as_bytes()) {
-            Ok(())
-        } else {
-            Err(std::fmt::Error)
         }
     }
 }

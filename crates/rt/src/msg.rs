@@ -2,7 +2,7 @@
 //! (longer lines are cut) and written with one `write(2)`. The runtime only
 //! speaks on failure, or when `PATHPROF_VERBOSE=1`.
 
-use std::fmt::{self, Write};
+use pathprof_format::{FormatError, Text};
 
 /// A line under construction.
 pub(crate) struct Line {
@@ -30,10 +30,49 @@ impl Line {
         self
     }
 
-    /// Appends formatted text.
-    pub(crate) fn text(&mut self, args: fmt::Arguments<'_>) -> &mut Self {
-        let _ = self.write_fmt(args);
+    /// Appends text.
+    pub(crate) fn text(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+
+    /// Appends `v` in decimal.
+    pub(crate) fn num(&mut self, v: u64) -> &mut Self {
+        self.dec(v);
         self
+    }
+
+    /// Appends `v` as 16 hexadecimal digits (a build id, a fingerprint).
+    pub(crate) fn hex(&mut self, v: u64) -> &mut Self {
+        self.hex16(v);
+        self
+    }
+
+    /// Appends what a raw profile error means and what to do.
+    pub(crate) fn error(&mut self, e: &FormatError) -> &mut Self {
+        e.describe(self);
+        self
+    }
+
+    /// Appends what `errno` means (strerror may allocate or take locks).
+    pub(crate) fn errno(&mut self, errno: i32) -> &mut Self {
+        let what = match errno {
+            libc::ENOENT => "no such file or directory",
+            libc::EACCES => "permission denied",
+            libc::EPERM => "operation not permitted",
+            libc::ENOSPC => "no space left on device",
+            libc::EDQUOT => "disk quota exceeded",
+            libc::EROFS => "read-only file system",
+            libc::EISDIR => "is a directory",
+            libc::ENOTDIR => "a path component is not a directory",
+            libc::ENAMETOOLONG => "file name too long",
+            libc::ELOOP => "too many symbolic links",
+            libc::EMFILE | libc::ENFILE => "too many open files",
+            libc::ENOMEM => "out of memory",
+            libc::EIO => "input/output error",
+            libc::EFBIG => "file too large",
+            _ => return self.text("errno ").num(errno as u64),
+        };
+        self.text(what).text(" (errno ").num(errno as u64).text(")")
     }
 
     /// Writes the line and a newline to stderr.
@@ -54,35 +93,8 @@ impl Line {
     }
 }
 
-impl Write for Line {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
+impl Text for Line {
+    fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
-        Ok(())
-    }
-}
-
-/// What an errno means, for messages (strerror may allocate or take locks).
-pub(crate) struct Errno(pub i32);
-
-impl fmt::Display for Errno {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.0 {
-            libc::ENOENT => "no such file or directory",
-            libc::EACCES => "permission denied",
-            libc::EPERM => "operation not permitted",
-            libc::ENOSPC => "no space left on device",
-            libc::EDQUOT => "disk quota exceeded",
-            libc::EROFS => "read-only file system",
-            libc::EISDIR => "is a directory",
-            libc::ENOTDIR => "a path component is not a directory",
-            libc::ENAMETOOLONG => "file name too long",
-            libc::ELOOP => "too many symbolic links",
-            libc::EMFILE | libc::ENFILE => "too many open files",
-            libc::ENOMEM => "out of memory",
-            libc::EIO => "input/output error",
-            libc::EFBIG => "file too large",
-            _ => return write!(f, "errno {}", self.0),
-        };
-        write!(f, "{what} (errno {})", self.0)
     }
 }

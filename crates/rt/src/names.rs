@@ -11,7 +11,7 @@
 use crate::mem::MapVec;
 use crate::os;
 use crate::registry::Config;
-use std::fmt::Write;
+use pathprof_format::decimal;
 
 /// Expands `cfg.pattern` into `out`, NUL-terminated.
 pub(crate) fn profile_path(cfg: &Config, out: &mut MapVec<u8>) -> bool {
@@ -24,7 +24,7 @@ pub(crate) fn profile_path(cfg: &Config, out: &mut MapVec<u8>) -> bool {
             continue;
         }
         match it.next() {
-            Some(b'p') => ok &= write!(out, "{}", os::pid()).is_ok(),
+            Some(b'p') => ok &= out.extend_from_slice(decimal(os::pid().into(), &mut [0; 20])),
             Some(b'h') => {
                 let mut host = [0u8; 65];
                 let n = os::hostname(&mut host);
@@ -43,7 +43,10 @@ pub(crate) fn side_path(path: &[u8], out: &mut MapVec<u8>) -> bool {
     out.clear();
     let path = path.strip_suffix(&[0]).unwrap_or(path);
     let stem = path.strip_suffix(b".pprof").unwrap_or(path);
-    out.extend_from_slice(stem) && write!(out, ".{}.pprof\0", os::pid()).is_ok()
+    out.extend_from_slice(stem)
+        && out.push(b'.')
+        && out.extend_from_slice(decimal(os::pid().into(), &mut [0; 20]))
+        && out.extend_from_slice(b".pprof\0")
 }
 
 #[cfg(test)]
@@ -52,7 +55,7 @@ mod tests {
 
     fn name(pattern: &str) -> String {
         let cfg = Config {
-            pattern: pattern.as_bytes().to_vec(),
+            pattern: pattern.as_bytes().to_vec().leak(),
             verbose: false,
             interval_s: 0,
             write_delay_us: 0,

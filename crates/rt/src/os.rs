@@ -1,8 +1,8 @@
 //! Thin, allocation-free wrappers over the system calls the runtime uses
 //! (errno, file I/O, sleeping, page residency), retried on `EINTR`.
 
-use std::ffi::c_int;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// The calling thread's errno.
 pub(crate) fn errno() -> c_int {
@@ -89,7 +89,7 @@ fn status(st: &libc::stat) -> Status {
 /// The status of an open file.
 pub(crate) fn stat(fd: &Fd) -> Result<Status, c_int> {
     // Safety: fstat fills a zeroed stat buffer of ours.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
     // Safety: as above.
     retry(|| unsafe { libc::fstat(fd.0, &mut st) })?;
     Ok(status(&st))
@@ -103,7 +103,7 @@ pub(crate) fn stat_path(path: &[u8], link: bool) -> Result<(Status, bool), c_int
         return Err(libc::EINVAL);
     }
     // Safety: (l)stat fills a zeroed stat buffer of ours; `path` is NUL-terminated.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
     // Safety: as above.
     retry(|| unsafe {
         if link {
@@ -315,7 +315,7 @@ pub(crate) fn sleep_us(us: u64) {
         tv_nsec: ((us % 1_000_000) * 1000) as libc::c_long,
     };
     // Safety: a valid timespec; an early wake-up is harmless.
-    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+    unsafe { libc::nanosleep(&ts, core::ptr::null_mut()) };
 }
 
 /// The process id.
@@ -328,8 +328,8 @@ pub(crate) fn pid() -> u32 {
 pub(crate) fn block_all_signals() -> libc::sigset_t {
     // Safety: sigfillset and pthread_sigmask on signal sets of ours.
     unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
+        let mut all: libc::sigset_t = core::mem::zeroed();
+        let mut old: libc::sigset_t = core::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
         old
@@ -339,7 +339,7 @@ pub(crate) fn block_all_signals() -> libc::sigset_t {
 /// Gives the calling thread back a mask [`block_all_signals`] returned.
 pub(crate) fn restore_signals(old: &libc::sigset_t) {
     // Safety: restoring a mask pthread_sigmask gave us.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, core::ptr::null_mut()) };
 }
 
 /// Raises `sig` with its default action restored and unblocked in this
@@ -352,10 +352,10 @@ pub(crate) fn raise_with_default_action(sig: c_int) {
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
-        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut set: libc::sigset_t = core::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, core::ptr::null_mut());
     }
 }
 
@@ -370,7 +370,7 @@ pub(crate) fn exit_group(status: c_int) -> ! {
 /// The host name (uname, async-signal-safe), written into `buf`; its length.
 pub(crate) fn hostname(buf: &mut [u8; 65]) -> usize {
     // Safety: uname fills a zeroed utsname of ours.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    let mut u: libc::utsname = unsafe { core::mem::zeroed() };
     // Safety: as above.
     if unsafe { libc::uname(&mut u) } != 0 {
         return 0;

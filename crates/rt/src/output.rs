@@ -194,7 +194,7 @@ fn resolve_links(path: &[u8], out: &mut MapVec<u8>) -> Result<(), WriteError> {
         if !ok {
             return Err(WriteError::Memory);
         }
-        std::mem::swap(out, &mut next);
+        core::mem::swap(out, &mut next);
     }
     Ok(())
 }

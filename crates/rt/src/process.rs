@@ -3,7 +3,7 @@
 //! which shares our memory, writes nothing), whether it is a fork child, and
 //! how many threads the program started.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// The pid the runtime was installed in (updated in fork children); 0 before.
 static PID: AtomicU32 = AtomicU32::new(0);

@@ -16,17 +16,17 @@
 //! unit) wrote it, also a retired one.
 
 use crate::abi::PpModule;
+use crate::heap;
 use crate::list::List;
 use crate::mem::{map_zeroed, unmap};
-use std::os::unix::ffi::OsStrExt;
-use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::OnceLock;
+use crate::once::OnceValue;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 
 /// Settings read once, at the first registration.
 pub(crate) struct Config {
     /// `$PATHPROF_FILE`, or `default.pprof`.
-    pub pattern: Vec<u8>,
+    pub pattern: &'static [u8],
     /// `$PATHPROF_VERBOSE=1`: say where profiles went.
     pub verbose: bool,
     /// `$PATHPROF_DUMP_INTERVAL`: seconds between periodic dumps, 0 for none.
@@ -36,14 +36,14 @@ pub(crate) struct Config {
     pub write_delay_us: u64,
 }
 
-static CONFIG: OnceLock<Config> = OnceLock::new();
+static CONFIG: OnceValue<Config> = OnceValue::new();
 
 /// The settings, once a module has registered.
 pub(crate) fn config() -> Option<&'static Config> {
     CONFIG.get()
 }
 
-fn env(name: &std::ffi::CStr) -> Option<Vec<u8>> {
+fn env(name: &core::ffi::CStr) -> Option<&'static [u8]> {
     // Safety: getenv with a NUL-terminated name; the result is copied at once
     // (during registration, before the program's threads could change it).
     let p = unsafe { libc::getenv(name.as_ptr()) };
@@ -51,7 +51,7 @@ fn env(name: &std::ffi::CStr) -> Option<Vec<u8>> {
         return None;
     }
     // Safety: getenv returned a NUL-terminated string.
-    Some(unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().to_vec())
+    heap::leak_bytes(unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes())
 }
 
 /// Reads the settings (once).
@@ -59,18 +59,24 @@ pub(crate) fn init_config() -> &'static Config {
     CONFIG.get_or_init(|| Config {
         pattern: env(c"PATHPROF_FILE")
             .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| b"default.pprof".to_vec()),
+            .unwrap_or(b"default.pprof"),
         verbose: env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
-        interval_s: env(c"PATHPROF_DUMP_INTERVAL").map_or(0, |v| number(&v)),
-        write_delay_us: env(c"PATHPROF_TEST_WRITE_DELAY_US").map_or(0, |v| number(&v)),
+        interval_s: env(c"PATHPROF_DUMP_INTERVAL").map_or(0, number),
+        write_delay_us: env(c"PATHPROF_TEST_WRITE_DELAY_US").map_or(0, number),
     })
 }
 
 /// A decimal number; 0 for anything else.
 fn number(v: &[u8]) -> u64 {
-    std::str::from_utf8(v)
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
+    let digits = v.trim_ascii();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    digits
+        .iter()
+        .try_fold(0u64, |n, &d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
         .unwrap_or(0)
 }
 
@@ -82,9 +88,9 @@ pub(crate) struct Node {
     /// the process was counted in).
     build_id: AtomicU64,
     mode: AtomicU32,
-    /// The file the module was loaded from (a leaked `String`, null if
+    /// The file the module was loaded from (a leaked name, null if
     /// unknown), found at registration, where `malloc` is allowed.
-    object: AtomicPtr<String>,
+    object: AtomicPtr<&'static str>,
     /// How much of each slot and array path counter has been written to a
     /// profile, in module order (mapped at the first dump).
     shadow: AtomicPtr<AtomicU64>,
@@ -107,10 +113,12 @@ static NODES: List<Node> = List::new();
 /// added. A retired node of the same address (a library loaded again where
 /// it was before) comes back to life with its marks reset (and, if it is
 /// of the same build as before, knowing that the process was counted there).
-pub(crate) fn add(module: *const PpModule, object: Option<String>) -> bool {
+pub(crate) fn add(module: *const PpModule, object: Option<&'static str>) -> bool {
     // Safety: only valid, mapped modules are added (the caller checked).
     let (build_id, mode) = unsafe { ((*module).build_id, (*module).mode) };
-    let object = object.map_or(ptr::null_mut(), |o| Box::into_raw(Box::new(o)));
+    let object = object
+        .and_then(heap::boxed)
+        .map_or(ptr::null_mut(), ptr::NonNull::as_ptr);
     if let Some(old) = all_nodes().find(|n| ptr::eq(n.module, module)) {
         if old.retired.load(Acquire) {
             old.reset_shadow();
@@ -123,9 +131,10 @@ pub(crate) fn add(module: *const PpModule, object: Option<String>) -> bool {
             // but nodes are never freed either.
             old.object.store(object, Release);
             old.retired.store(false, Release);
-        } else if !object.is_null() {
+        } else if let Some(object) = ptr::NonNull::new(object) {
             // Safety: ours, never published.
-            drop(unsafe { Box::from_raw(object) });
+            // Safety: ours, never published.
+            unsafe { heap::unbox(object) };
         }
         return false;
     }
@@ -151,10 +160,10 @@ pub(crate) fn add(module: *const PpModule, object: Option<String>) -> bool {
 /// headers) lies in (for it `dli_fname` is only `argv[0]`), by an empty
 /// name, or by `dladdr` knowing nothing (a static executable). `None` if
 /// nothing is known. Registration only (allocates).
-pub(crate) fn object_of(module: *const PpModule) -> Option<String> {
+pub(crate) fn object_of(module: *const PpModule) -> Option<&'static str> {
     let dl = |addr: *const libc::c_void| {
         // Safety: a zeroed Dl_info is valid; dladdr only fills it.
-        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
         // Safety: dladdr looks `addr` up without touching it.
         (unsafe { libc::dladdr(addr, &mut info) } != 0).then_some(info)
     };
@@ -170,19 +179,56 @@ pub(crate) fn object_of(module: *const PpModule) -> Option<String> {
             return None;
         }
         // Safety: dladdr gave a NUL-terminated name.
-        let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
+        let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) };
         if name.is_empty() {
             return None;
         }
-        let name = std::path::Path::new(std::ffi::OsStr::from_bytes(name));
-        Some(std::fs::canonicalize(name).unwrap_or_else(|_| name.to_path_buf()))
+        let mut real = [0u8; libc::PATH_MAX as usize];
+        // Safety: realpath writes at most PATH_MAX bytes into `real`.
+        let resolved = unsafe { libc::realpath(name.as_ptr(), real.as_mut_ptr().cast()) };
+        Some(if resolved.is_null() {
+            leak_name(name.to_bytes())
+        } else {
+            // Safety: realpath wrote a NUL-terminated name into `real`.
+            leak_name(unsafe { core::ffi::CStr::from_ptr(resolved) }.to_bytes())
+        })
     });
     let path = match library {
-        Some(p) => p,
-        None => std::fs::read_link("/proc/self/exe").ok()?,
+        Some(p) => p?,
+        None => {
+            let mut target = [0u8; libc::PATH_MAX as usize];
+            // Safety: readlink writes at most `target.len()` bytes.
+            let n = unsafe {
+                libc::readlink(
+                    c"/proc/self/exe".as_ptr(),
+                    target.as_mut_ptr().cast(),
+                    target.len(),
+                )
+            };
+            leak_name(&target[..usize::try_from(n).ok()?])?
+        }
     };
-    let path = path.to_string_lossy().into_owned();
     (!path.is_empty()).then_some(path)
+}
+
+/// A file name as text, kept for the process: its bytes, with every
+/// sequence that is not UTF-8 replaced by U+FFFD (as Rust's lossy
+/// conversion does).
+fn leak_name(name: &[u8]) -> Option<&'static str> {
+    let mut text = [0u8; 3 * libc::PATH_MAX as usize];
+    let mut len = 0;
+    for chunk in name.utf8_chunks() {
+        for part in [chunk.valid().as_bytes(), "\u{FFFD}".as_bytes()]
+            .into_iter()
+            .take(if chunk.invalid().is_empty() { 1 } else { 2 })
+        {
+            let end = (len + part.len()).min(text.len());
+            text[len..end].copy_from_slice(&part[..end - len]);
+            len = end;
+        }
+    }
+    let bytes = heap::leak_bytes(&text[..len])?;
+    core::str::from_utf8(bytes).ok()
 }
 
 /// Whether this process was counted in the section of `build_id` (by a
@@ -235,8 +281,8 @@ impl Node {
     /// The file the module was loaded from, if known.
     pub(crate) fn object(&self) -> Option<&'static str> {
         let p = self.object.load(Acquire);
-        // Safety: a leaked String, never freed.
-        unsafe { p.as_ref() }.map(String::as_str)
+        // Safety: a leaked name, never freed.
+        unsafe { p.as_ref() }.copied()
     }
 
     /// The module.
@@ -263,7 +309,7 @@ impl Node {
             return None;
         }
         // Safety: a zeroed mapping of `len` u64s that is never unmapped.
-        Some(unsafe { std::slice::from_raw_parts(p, len) })
+        Some(unsafe { core::slice::from_raw_parts(p, len) })
     }
 
     /// Takes the module out of [`nodes`] (called under the dump lock, after

@@ -33,8 +33,8 @@ use crate::hash;
 use crate::mem::MapVec;
 use crate::registry::Node;
 use crate::sums::{position, Copies, QuietChunks, QUIET_CHUNK};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use pathprof_format::{Encoder, FormatError, Sink};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The longest path array whose chunks of the module array a dump asks
 /// about before reading it ([`QuietChunks`]): four pages of counters.
@@ -92,7 +92,7 @@ fn module_array(m: &crate::abi::PpModule) -> &'static [AtomicU64] {
     }
     // Safety: a valid module's array is `num_slots` aligned counters that
     // live as long as the module (checked by `PpModule::is_valid`).
-    unsafe { std::slice::from_raw_parts(m.slots.cast::<AtomicU64>(), m.num_slots as usize) }
+    unsafe { core::slice::from_raw_parts(m.slots.cast::<AtomicU64>(), m.num_slots as usize) }
 }
 
 fn shadow_layout(m: &crate::abi::PpModule) -> Result<ShadowLayout, SnapshotError> {

@@ -5,7 +5,7 @@
 use crate::hash;
 use crate::mem::MapVec;
 use crate::os::Fd;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The copies of one counter array: the deltas to add to its address.
 pub(crate) struct Copies {
@@ -44,7 +44,7 @@ impl Copies {
         let mut ok = true;
         crate::threads::copies(
             counters.as_ptr() as usize,
-            std::mem::size_of_val(counters),
+            core::mem::size_of_val(counters),
             |d| ok &= self.deltas.push(d),
         );
         ok
@@ -152,11 +152,11 @@ impl Copies {
         if !self.touched.extend_zeroed(copies * CHUNK) {
             return false;
         }
-        let counter = std::mem::size_of::<AtomicU64>();
+        let counter = core::mem::size_of::<AtomicU64>();
         let page = crate::os::page_size();
         let start = array.as_ptr() as usize;
         let first_page = start - start % page;
-        let end = start + std::mem::size_of_val(array);
+        let end = start + core::mem::size_of_val(array);
         let pages = (end - first_page).div_ceil(page);
         let deltas = self.deltas.as_slice();
         let touched = self.touched.as_mut_slice();
@@ -288,8 +288,8 @@ impl<'a> QuietChunks<'a> {
 pub(crate) fn position(
     array: &[AtomicU64],
     counters: &[AtomicU64],
-) -> Option<std::ops::Range<usize>> {
-    let counter = std::mem::size_of::<AtomicU64>();
+) -> Option<core::ops::Range<usize>> {
+    let counter = core::mem::size_of::<AtomicU64>();
     let bytes = (counters.as_ptr() as usize).checked_sub(array.as_ptr() as usize)?;
     let lo = bytes / counter;
     let hi = lo.checked_add(counters.len())?;
@@ -359,19 +359,19 @@ pub(crate) fn any_count(counts: &[u64]) -> bool {
 /// as by an atomic read, and is written by the next dump either way).
 fn plain(counters: &[AtomicU64]) -> &[u64] {
     // Safety: `AtomicU64` has `u64`'s layout; see above for the writers.
-    unsafe { std::slice::from_raw_parts(counters.as_ptr().cast(), counters.len()) }
+    unsafe { core::slice::from_raw_parts(counters.as_ptr().cast(), counters.len()) }
 }
 
 /// The counters `ids` of `array`'s copy at `delta` bytes (0: the array
 /// itself), as plain memory: its threads count in it with plain
 /// increments, so a count racing with this read is seen or not, as by an
 /// atomic read, and is written by the next dump either way.
-fn copy_part(array: &[AtomicU64], delta: isize, ids: std::ops::Range<usize>) -> &[u64] {
+fn copy_part(array: &[AtomicU64], delta: isize, ids: core::ops::Range<usize>) -> &[u64] {
     let at = array[ids.clone()].as_ptr().wrapping_byte_offset(delta);
     // Safety: `delta` is one of `threads::copies`' for `array`: 0, a block
     // or a twin covering it, mapped as long as its thread is listed (or
     // for good).
-    unsafe { std::slice::from_raw_parts(at.cast(), ids.len()) }
+    unsafe { core::slice::from_raw_parts(at.cast(), ids.len()) }
 }
 
 #[cfg(test)]

@@ -44,12 +44,13 @@
 //! handler) walks them without locks.
 
 use crate::abi::{PpModule, ThreadDeltaFn};
+use crate::heap::{self, HeapVec};
 use crate::list::List;
 use crate::mem::map_lazily;
-use std::ffi::c_void;
-use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
-use std::sync::OnceLock;
+use crate::once::OnceValue;
+use core::ffi::c_void;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 
 /// One linked object's writable segments, which hold its counters.
 pub(crate) struct Region {
@@ -105,7 +106,7 @@ impl Region {
     fn delta_variable(&self) -> *mut i64 {
         let f = self.delta_of.load(Acquire);
         // Safety: a `ThreadDeltaFn` stored by `add_module`.
-        let f = unsafe { std::mem::transmute::<usize, ThreadDeltaFn>(f) };
+        let f = unsafe { core::mem::transmute::<usize, ThreadDeltaFn>(f) };
         // Safety: the object is loaded (callers check `live`).
         unsafe { f() }
     }
@@ -142,7 +143,7 @@ impl Region {
 /// The blocks a thread holds: (region, block) pairs, and its entry in the
 /// list of threads whose slot twins are read (`twins`).
 struct Held {
-    blocks: Vec<(&'static Region, &'static Block)>,
+    blocks: HeapVec<(&'static Region, &'static Block)>,
     counting: Option<&'static crate::twins::Counting>,
     /// The rounds of thread-specific destructors run so far ([`give_back`]).
     rounds: u32,
@@ -167,7 +168,7 @@ fn destructor_rounds() -> u32 {
 
 /// The key whose value is a thread's `Held` (its destructor gives the
 /// blocks back).
-static KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
+static KEY: OnceValue<libc::pthread_key_t> = OnceValue::new();
 
 fn key() -> Option<libc::pthread_key_t> {
     KEY.get_or_init(|| {
@@ -196,32 +197,40 @@ fn held(create: bool) -> Option<&'static mut Held> {
     if !create {
         return None;
     }
-    let p = Box::into_raw(Box::new(Held {
-        blocks: Vec::new(),
+    let p = heap::boxed(Held {
+        blocks: HeapVec::new(),
         counting: None,
         rounds: 0,
-    }));
+    })?;
     // Safety: setting this thread's value to a record it owns.
-    if unsafe { libc::pthread_setspecific(key, p.cast()) } != 0 {
+    if unsafe { libc::pthread_setspecific(key, p.as_ptr().cast()) } != 0 {
         // Safety: ours, never published.
-        drop(unsafe { Box::from_raw(p) });
+        drop(unsafe { heap::unbox(p) });
         return None;
     }
     // Safety: just created, this thread's own.
-    Some(unsafe { &mut *p })
+    Some(unsafe { &mut *p.as_ptr() })
 }
 
 /// Gives the calling thread a block of `region` (keeping the one it holds)
 /// and points its delta at it. Without memory the thread counts into the
 /// region itself.
 fn enter(region: &'static Region, held: &mut Held) {
-    let block = match held.blocks.iter().find(|(r, _)| ptr::eq(*r, region)) {
+    let block = match held
+        .blocks
+        .as_slice()
+        .iter()
+        .find(|(r, _)| ptr::eq(*r, region))
+    {
         Some(&(_, b)) => b,
         None => {
             let Some(b) = region.take_block() else {
                 return;
             };
-            held.blocks.push((region, b));
+            if !held.blocks.push((region, b)) {
+                b.busy.store(false, Release);
+                return;
+            }
             b
         }
     };
@@ -298,7 +307,7 @@ fn counters_within(module: &PpModule, start: usize, end: usize) -> bool {
             let state: &[_] = state.map_or(&[], |s| &s[..]);
             [slots, array, state].iter().all(|c| {
                 let at = c.as_ptr() as usize;
-                c.is_empty() || (at >= start && at + std::mem::size_of_val(*c) <= end)
+                c.is_empty() || (at >= start && at + core::mem::size_of_val(*c) <= end)
             })
         })
 }
@@ -348,11 +357,12 @@ pub(crate) fn add_module(module: &PpModule) {
         // Safety: the object is being loaded; the variable is this thread's.
         unsafe { region.delta_variable().write(0) };
         crate::msg::Line::new()
-            .text(format_args!(
-                "module of build {:016x} has counters outside its object's data; \
+            .text("module of build ")
+            .hex(module.build_id)
+            .text(
+                " has counters outside its object's data; \
                  its object's threads count into shared counters",
-                module.build_id
-            ))
+            )
             .emit();
         return;
     }
@@ -409,11 +419,14 @@ extern "C" fn give_back(p: *mut c_void) {
         }
     }
     // Safety: the key's values are boxed `Held`s, given up once (here).
-    let held = unsafe { Box::from_raw(p.cast::<Held>()) };
+    let Some(p) = ptr::NonNull::new(p.cast::<Held>()) else {
+        return;
+    };
+    let held = unsafe { heap::unbox(p) };
     if let Some(me) = held.counting {
         crate::twins::leave(me);
     }
-    for (region, block) in held.blocks {
+    for &(region, block) in held.blocks.as_slice() {
         if region.live.load(Acquire) > 0 {
             // Safety: the object is loaded; the variable is this thread's.
             unsafe { region.delta_variable().write(0) };
@@ -427,7 +440,7 @@ extern "C" fn give_back(p: *mut c_void) {
 pub(crate) fn after_fork_in_child() {
     crate::twins::after_fork_in_child();
     let mine = held(false);
-    let mine = mine.map_or(&[][..], |h| &h.blocks[..]);
+    let mine = mine.map_or(&[][..], |h| h.blocks.as_slice());
     for region in regions() {
         for b in region.blocks() {
             let held_here = mine.iter().any(|(_, m)| ptr::eq(*m, b));

@@ -32,7 +32,7 @@
 use crate::abi::PpModule;
 use crate::list::List;
 use crate::sums::any_count;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 
 /// A module whose slots are counted in a thread-local twin.
 struct Twinned {
@@ -53,14 +53,14 @@ impl Twinned {
         // fork child), its twin is `len` bytes of its static thread-local
         // data, 8-aligned like the array, and nothing writes it meanwhile
         // (see above).
-        unsafe { std::slice::from_raw_parts(at, self.len / 8) }
+        unsafe { core::slice::from_raw_parts(at, self.len / 8) }
     }
 
     /// The array itself.
     fn array(&self) -> &'static [AtomicU64] {
         // Safety: a registered module's slot array, which lives as long as
         // the executable.
-        unsafe { std::slice::from_raw_parts(self.start as *const AtomicU64, self.len / 8) }
+        unsafe { core::slice::from_raw_parts(self.start as *const AtomicU64, self.len / 8) }
     }
 
     /// Adds the twin of thread `tp` (which does not run: see
@@ -102,7 +102,7 @@ fn thread_pointer() -> usize {
         let tp: usize;
         // Safety: reads the thread control block's self pointer.
         unsafe {
-            std::arch::asm!("mov {}, fs:0", out(reg) tp, options(nostack, readonly, preserves_flags))
+            core::arch::asm!("mov {}, fs:0", out(reg) tp, options(nostack, readonly, preserves_flags))
         };
         tp
     }
@@ -127,13 +127,13 @@ fn twin_bytes() -> usize {
 /// `attr` is null or points to initialised attributes.
 pub(crate) unsafe fn stack_with_room(
     attr: *const libc::pthread_attr_t,
-    copy: &mut std::mem::MaybeUninit<libc::pthread_attr_t>,
+    copy: &mut core::mem::MaybeUninit<libc::pthread_attr_t>,
 ) -> *const libc::pthread_attr_t {
     let extra = twin_bytes();
     if attr.is_null() || extra == 0 {
         return attr;
     }
-    let (mut low, mut len, mut size) = (std::ptr::null_mut::<libc::c_void>(), 0, 0);
+    let (mut low, mut len, mut size) = (core::ptr::null_mut::<libc::c_void>(), 0, 0);
     // Safety: initialised attributes, by the contract. glibc gives a stack
     // the program did not place as ending at address 0 (its `stackaddr`,
     // the top, is null), and the default size when none was chosen.
@@ -147,7 +147,7 @@ pub(crate) unsafe fn stack_with_room(
     // same settings (their extension is shared, read only), and the copy's
     // size is only set, never destroyed.
     unsafe {
-        let copy = copy.write(std::ptr::read(attr));
+        let copy = copy.write(core::ptr::read(attr));
         if libc::pthread_attr_setstacksize(copy, size.saturating_add(extra)) != 0 {
             return attr;
         }

@@ -1,10 +1,11 @@
 //! The runtime linked into C programs that register a hand-written module
 //! (tests/c/pathprof_test.h), checked by decoding the files they write.
 //!
-//! `cargo test` builds the library only as an rlib for tests, so the first
-//! test runs `cargo build -p pathprof-rt` into a target directory of its own
+//! The crate is an rlib for tests, so the first test builds the archive as
+//! pathprof's build script does (`cargo rustc --crate-type staticlib
+//! --profile runtime --features archive`) into a target directory of its own
 //! (no contention with the outer cargo's lock) for `libpathprof_rt.a`; the
-//! programs are compiled with clang-22 and linked with `-lpthread -ldl -lm`.
+//! programs are compiled with clang-22 and linked with `-lpthread -ldl`.
 
 use pathprof_format::{Facts, ProfileFile, RawFunction, RawProfile};
 use std::io::{BufRead, BufReader, Write};
@@ -22,14 +23,9 @@ fn runtime_lib() -> &'static Path {
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "pathprof-rt",
-                "--lib",
-                "--manifest-path",
-            ])
+            .args(["rustc", "--quiet", "-p", "pathprof-rt", "--lib"])
+            .args(["--crate-type", "staticlib", "--profile", "runtime"])
+            .args(["--features", "archive", "--manifest-path"])
             .arg(&manifest)
             .arg("--target-dir")
             .arg(&target)
@@ -37,10 +33,10 @@ fn runtime_lib() -> &'static Path {
             .unwrap();
         assert!(
             out.status.success(),
-            "cargo build -p pathprof-rt failed:\n{}",
+            "building the runtime archive failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let lib = target.join("debug/libpathprof_rt.a");
+        let lib = target.join("runtime/libpathprof_rt.a");
         assert!(lib.exists(), "{} is missing", lib.display());
         lib
     })
@@ -83,7 +79,7 @@ fn build_as(dir: &Path, name: &str, output: &str, defines: &[&str], more: &[&str
         .args(defines.iter().map(|d| format!("-D{d}")))
         .args(more)
         .arg(runtime_lib())
-        .args(["-lpthread", "-ldl", "-lm"])
+        .args(["-lpthread", "-ldl"])
         .output()
         .unwrap();
     assert!(

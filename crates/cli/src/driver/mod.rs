@@ -189,21 +189,18 @@ fn compile_sources_for_link(
 /// Runs the final link (`args` plus the runtime) and, when it succeeds,
 /// writes the map of what it linked.
 fn finish_link(clang: &Path, inv: &Invocation, args: Vec<String>) -> Result<ExitCode> {
-    let code = link_with_runtime(clang, inv, args)?;
+    let code = link_with_runtime(clang, args)?;
     if code == ExitCode::SUCCESS {
         timings::time(Phase::Link, || write_map(inv))?;
     }
     Ok(code)
 }
 
-/// Runs a link: `args` plus the runtime (the private runtime for rustc's
-/// links, whose programs have a standard library of their own).
-fn link_with_runtime(clang: &Path, inv: &Invocation, mut args: Vec<String>) -> Result<ExitCode> {
-    let runtime = if inv.options.cargo_link {
-        crate::private_runtime::private_runtime()?
-    } else {
-        toolchain::runtime()?
-    };
+/// Runs a link: `args` plus the runtime (the same archive for C, C++ and
+/// Rust programs: it holds no Rust standard library, and every symbol of
+/// its own but the C ABI and the functions it interposes is local).
+fn link_with_runtime(clang: &Path, mut args: Vec<String>) -> Result<ExitCode> {
+    let runtime = toolchain::runtime()?;
     args.extend(runtime_args(&args, &runtime));
     timings::time(Phase::Link, || exec(clang, &args))
 }
@@ -248,13 +245,7 @@ fn runtime_args(args: &[String], runtime: &Path) -> Vec<String> {
         out.push("-Wl,--export-dynamic-symbol=__pathprof_runtime_v1".to_string());
     }
     out.push(runtime.display().to_string());
-    // A static link has no libgcc_s: the unwinder the runtime's Rust code
-    // needs comes from libgcc_eh there.
-    let static_link = args.iter().any(|a| a == "-static" || a == "-static-pie");
-    out.extend(toolchain::RUNTIME_LIBS.iter().map(|&lib| match lib {
-        "-lgcc_s" if static_link => "-lgcc_eh".to_string(),
-        _ => lib.to_string(),
-    }));
+    out.extend(toolchain::RUNTIME_LIBS.iter().map(|&lib| lib.to_string()));
     out
 }
 

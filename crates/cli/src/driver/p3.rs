@@ -99,7 +99,7 @@ pub(super) fn link(
         emit_object(&clone, level, &object)?;
         let name = copy_name(Path::new(output), copy);
         let args = inputs.link_line(&with_output(inv, &name.display().to_string()), &object);
-        let code = link_with_runtime(clang, inv, args)?;
+        let code = link_with_runtime(clang, args)?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }
