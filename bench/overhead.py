@@ -10,18 +10,35 @@ its output compared to the plain build's (a difference stops the script);
 then all variants run round-robin RUNS times on the same workload, and the
 median CPU time (user + system of the child) of each is reported with its
 ratio to the plain build (gcc's --coverage also against plain gcc -O2,
-`gcc-plain`). The results end with one table of every program's ratios and
-their geometric mean, the build times, the overhead goals judged from
-each round's ratios (bench/goals.py: median margin, interquartile range,
-verdict), and the machine (bench/machine.py: CPU, caches, steal during the
-run, how it forwards a counter's stores); the results open with the command,
-the date and the commit measured. With --out, the same as JSON beside the
-markdown (`.json`, with each round's ratios). The current results are
-bench/results/overhead.md and .json. Run on purpose, not in CI:
+`gcc-plain`). Beside it, each variant's code size (the executable's `.text`
+section in bytes, read from its ELF section headers: the profiler's
+statically linked runtime is in it) and its peak memory (the median over the
+rounds of the run's peak resident set, `ru_maxrss` in KiB), each with its
+ratio to the plain build. CPU time and peak RSS come from one wait4 of each
+measured run, by bench/rusage.c (built at the start into the temporary
+directory) between the script and the program: a program Python started
+itself would report at least Python's own peak (Linux keeps the peak of
+the address space exec replaces). The results end with one table
+of every program's CPU-time ratios and their geometric mean, the build
+times, the same tables of `.text` and peak RSS ratios, the overhead goals
+judged from each round's CPU-time ratios (bench/goals.py: median margin,
+interquartile range, verdict), and the machine (bench/machine.py: CPU,
+caches, steal during the run, how it forwards a counter's stores); the
+results open with the command, the date and the commit measured. With
+--out, the same as JSON beside the markdown (`.json`: per program and
+variant `median_cpu_s`, `ratio`, `build_s`, `text_bytes`, `text_ratio`,
+`peak_rss_kib`, `peak_rss_ratio`; each round's CPU-time ratios in
+`round_ratios` and its peak RSS in `round_peak_rss_kib`). The current
+results are bench/results/overhead.md and .json. Run on purpose, not in CI:
 
     bench/overhead.py [--runs 7] [--scale 50] [--out bench/results/overhead.md]
                       [--variants plain,clang-instr,pathprof-path,pathprof-ppp]
-                      [--only PROGRAM] [--baseline DIR]
+                      [--only PROGRAM] [--baseline DIR] [--pathprof BINARY]
+
+Without --pathprof it builds this checkout's pathprof first (`cargo build
+--release -p pathprof -p pathprof-rt -p pathprof-plugin`); with it, it uses
+that binary and the runtime and plugin beside it (the results still name
+this checkout's commit).
 
 Preferential path profiling (`pathprof-ppp*`) is trained first: the path-mode
 build runs a training input, `pathprof interesting` lists the paths it ran,
@@ -58,6 +75,7 @@ import resource
 import shlex
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -354,6 +372,74 @@ def cpu_time(cmd, env, stdin=None):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def rusage_helper(out):
+    """Builds bench/rusage.c into `out` and returns it: the small process that
+    starts each measured run (`measure`), so that the run's peak resident set
+    is its own (a program Python starts reports at least Python's peak)."""
+    helper = str(out / "rusage")
+    subprocess.run([CLANG, "-O2", str(ROOT / "bench/rusage.c"), "-o", helper], check=True)
+    return helper
+
+
+def measure(helper, cmd, env, stdin=None):
+    """CPU time (user + system, seconds) and peak resident set (ru_maxrss,
+    KiB) of running `cmd` to its end, its standard output discarded, from
+    the rusage wait4 gives for that one process (and the children it waited
+    for); `helper` is `rusage_helper`'s, `stdin` bytes fed to its standard
+    input, if any. A failed run raises CalledProcessError, as `cpu_time`'s."""
+    r, w = os.pipe()
+    try:
+        p = subprocess.Popen([helper, str(w)] + list(cmd), pass_fds=(w,), env=env, stdout=subprocess.DEVNULL,
+                             stdin=subprocess.PIPE if stdin is not None else None)
+    finally:
+        os.close(w)
+    with os.fdopen(r) as f:
+        p.communicate(stdin)
+        said = f.read().split()
+    if p.returncode != 0 or len(said) != 4:
+        raise subprocess.CalledProcessError(p.returncode or 127, cmd)
+    user_us, system_us, maxrss_kib, status = map(int, said)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise subprocess.CalledProcessError(code, cmd)
+    return (user_us + system_us) / 1e6, maxrss_kib
+
+
+def text_bytes(exe):
+    """The size in bytes of `exe`'s `.text` section, from its ELF section
+    headers (what `llvm-size -A` says; the profilers' runtimes, linked in
+    statically, are in it too)."""
+    with open(exe, "rb") as f:
+        elf = f.read()
+    if elf[:4] != b"\x7fELF":
+        sys.exit(f"{exe} is not an ELF file")
+    wide, order = elf[4] == 2, "<" if elf[5] == 1 else ">"
+    if wide:
+        shoff, = struct.unpack_from(order + "Q", elf, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", elf, 0x3A)
+        header = order + "IIQQQQIIQQ"
+    else:
+        shoff, = struct.unpack_from(order + "I", elf, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", elf, 0x2E)
+        header = order + "IIIIIIIIII"
+    # (name, type, flags, address, offset, size, link, ...) of section i.
+    def section(i):
+        return struct.unpack_from(header, elf, shoff + i * shentsize)
+    if shoff == 0:
+        sys.exit(f"{exe} has no section headers")
+    if shnum == 0:  # more sections than e_shnum holds: the count is section 0's size
+        shnum = section(0)[5]
+    if shstrndx == 0xFFFF:  # SHN_XINDEX: the index is section 0's link
+        shstrndx = section(0)[6]
+    names = section(shstrndx)
+    for i in range(shnum):
+        s = section(i)
+        start = names[4] + s[0]
+        if elf[start:elf.index(b"\0", start)] == b".text":
+            return s[5]
+    sys.exit(f"{exe} has no .text")
+
+
 def same_output(prog, exes, scale, out):
     """Runs each build of `prog` once and stops the script unless its output
     and exit status are the plain build's."""
@@ -369,28 +455,49 @@ def same_output(prog, exes, scale, out):
 
 
 def ratio(medians, v):
-    """`v`'s median CPU time over the plain build's; gcc's --coverage over
-    plain gcc's when that was measured."""
+    """`v`'s value in `medians` (median CPU time, `.text` bytes or median
+    peak RSS by variant) over the plain build's; gcc's --coverage over plain
+    gcc's when that was measured."""
     base = medians["gcc-plain"] if v == "gcc-coverage" and "gcc-plain" in medians else medians["plain"]
     return medians[v] / base
+
+
+def ratio_table(heading, values, shown):
+    """A table of every program's ratios to plain (`ratio`) of `values`
+    (`{program: {variant: value}}`) for the variants `shown`, and their
+    geometric mean over the single-threaded programs, as markdown lines."""
+    lines = [heading, "| program | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
+    for name, ms in values.items():
+        lines.append(f"| {name} | " + " | ".join(f"{ratio(ms, v):.2f}" for v in shown) + " |")
+    single = [ms for name, ms in values.items() if name in SUITE]
+    if single:
+        mean = [statistics.geometric_mean([ratio(ms, v) for ms in single]) for v in shown]
+        lines.append("| geometric mean (single-threaded) | " + " | ".join(f"{g:.2f}" for g in mean) + " |")
+    return lines
 
 
 def suite_table(medians, build_s, variants):
     """Every program's ratios, their geometric mean, and build times, as
     markdown lines."""
     shown = [v for v in variants if v not in ("plain", "gcc-plain")]
-    lines = ["## The suite (CPU time ratio to plain clang -O2; gcc-coverage to plain gcc -O2)\n",
-             "| program | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
-    for name, ms in medians.items():
-        lines.append(f"| {name} | " + " | ".join(f"{ratio(ms, v):.2f}" for v in shown) + " |")
-    single = [ms for name, ms in medians.items() if name in SUITE]
-    if single:
-        mean = [statistics.geometric_mean([ratio(ms, v) for ms in single]) for v in shown]
-        lines.append("| geometric mean (single-threaded) | " + " | ".join(f"{g:.2f}" for g in mean) + " |")
+    lines = ratio_table("## The suite (CPU time ratio to plain clang -O2; gcc-coverage to plain gcc -O2)\n",
+                        medians, shown)
     lines += ["", "Build wall time, seconds (one build each, on the same machine):\n",
               "| program | " + " | ".join(variants) + " |", "|---" * (len(variants) + 1) + "|"]
     for name in medians:
         lines.append(f"| {name} | " + " | ".join(f"{build_s[(name, v)]:.1f}" for v in variants) + " |")
+    lines.append("")
+    return lines
+
+
+def size_tables(texts, peak_rss, variants):
+    """Every program's `.text` size and median peak RSS as ratios to plain,
+    and their geometric means, as markdown lines."""
+    shown = [v for v in variants if v not in ("plain", "gcc-plain")]
+    lines = ratio_table("## The suite's code size (`.text` bytes ratio to plain clang -O2; "
+                        "gcc-coverage to plain gcc -O2)\n", texts, shown)
+    lines += [""] + ratio_table("## The suite's peak memory (median peak RSS ratio to plain clang -O2; "
+                                "gcc-coverage to plain gcc -O2)\n", peak_rss, shown)
     lines.append("")
     return lines
 
@@ -427,6 +534,8 @@ def main():
                     help="another pathprof checkout (release build) to compare with")
     ap.add_argument("--variants", type=lambda s: s.split(","),
                     help="comma-separated subset of: " + ", ".join(VARIANTS) + " (plain is always measured)")
+    ap.add_argument("--pathprof", help="a pathprof binary to use, its runtime and plugin beside it "
+                    "(default: build this checkout's)")
     args = ap.parse_args()
     command = shlex.join([sys.argv[0]] + sys.argv[1:])
     commit, date = commit_and_date()
@@ -441,7 +550,7 @@ def main():
         baseline = str(args.baseline.resolve() / "target/release/pathprof")
         if not os.access(baseline, os.X_OK):
             sys.exit(f"no {baseline}: run `cargo build --release -p pathprof -p pathprof-rt` there")
-    pathprof = build_pathprof()
+    pathprof = os.path.abspath(args.pathprof) if args.pathprof else build_pathprof()
     variants = [v for v in VARIANTS if v == "plain" or not args.variants or v in args.variants]
     if baseline:
         # Older builds have no --every-block: their block mode is that one.
@@ -449,8 +558,10 @@ def main():
     lines = ["# Overhead suite (bench/overhead.py)\n",
              f"`{command}`, {date}, pathprof {commit}, {os.cpu_count()} CPUs.\n"]
     medians, build_s, rounds, shares = {}, {}, {}, {}
+    texts, peak_rss, rss_rounds = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
+        helper = rusage_helper(out)
         for name, make in PROGRAMS.items():
             if args.only and name not in args.only:
                 continue
@@ -481,25 +592,34 @@ def main():
                 built(v)
             same_output(prog, {v: exes[v] for v in variants}, args.scale, out)
             times = {v: [] for v in variants}
+            rss = {v: [] for v in variants}
             for _ in range(args.runs):
                 for v in variants:
                     name = f"{prog['name']}-{v.replace(':', '-')}"
                     env = dict(os.environ, PATHPROF_FILE=str(out / f"{name}.pprof"),
                                LLVM_PROFILE_FILE=str(out / f"{name}.profraw"))
                     cmd, _ = prog["run"](exes[v], args.scale, out)
-                    times[v].append(cpu_time(cmd, env))
+                    cpu, kib = measure(helper, cmd, env)
+                    times[v].append(cpu)
+                    rss[v].append(kib)
             base = statistics.median(times["plain"])
             medians[prog["name"]] = {v: statistics.median(times[v]) for v in variants}
             rounds[prog["name"]] = goals.round_ratios(times)
+            text = texts[prog["name"]] = {v: text_bytes(exes[v]) for v in variants}
+            peak = peak_rss[prog["name"]] = {v: statistics.median(rss[v]) for v in variants}
+            rss_rounds[prog["name"]] = [{v: rss[v][k] for v in variants} for k in range(args.runs)]
             if "pathprof-path" in variants:
                 shares[prog["name"]] = hashing_share(pathprof, exes["pathprof-path"],
                                                      out / f"{prog['name']}-pathprof-path.pprof")
             lines.append(f"## {prog['name']} (scale {args.scale}, median of {args.runs} interleaved runs)\n")
-            lines.append("| variant | median CPU s | ratio to plain |")
-            lines.append("|---|---|---|")
+            lines.append("| variant | median CPU s | ratio to plain "
+                         "| text KiB | text ×plain | peak RSS MiB | RSS ×plain |")
+            lines.append("|---|---|---|---|---|---|---|")
             for v in variants:
                 m = statistics.median(times[v])
-                lines.append(f"| {v} | {m:.3f} | {m / base:.2f} |")
+                lines.append(f"| {v} | {m:.3f} | {m / base:.2f} "
+                             f"| {text[v] / 1024:.1f} | {text[v] / text['plain']:.2f} "
+                             f"| {peak[v] / 1024:.2f} | {peak[v] / peak['plain']:.2f} |")
             lines.append("")
             lines += [summary + "\n" for _, summary in lists.values()]
             if replay:
@@ -511,6 +631,7 @@ def main():
                                            capture_output=True, text=True).stdout
                     lines += [f"`pathprof ppp-stats` of {prog['name']}-{v}:\n", "```", stats.rstrip(), "```", ""]
     lines += suite_table(medians, build_s, variants)
+    lines += size_tables(texts, peak_rss, variants)
     judged = goals.judge(rounds, set(SUITE), shares)
     lines += goals.goals_table(judged)
     measured_on = machine.facts(CLANG, steal)
@@ -519,10 +640,13 @@ def main():
     publish("\n".join(lines), args.out, {
         "command": command, "date": date, "commit": commit,
         "runs": args.runs, "scale": args.scale,
-        "programs": {name: {v: {"median_cpu_s": m, "ratio": ratio(ms, v), "build_s": build_s[(name, v)]}
+        "programs": {name: {v: {"median_cpu_s": m, "ratio": ratio(ms, v), "build_s": build_s[(name, v)],
+                                "text_bytes": texts[name][v], "text_ratio": ratio(texts[name], v),
+                                "peak_rss_kib": peak_rss[name][v], "peak_rss_ratio": ratio(peak_rss[name], v)}
                             for v, m in ms.items()}
                      for name, ms in medians.items()},
         "round_ratios": rounds,
+        "round_peak_rss_kib": rss_rounds,
         "hashed_path_share": shares,
         "goals": judged,
         "machine": measured_on,

@@ -13,8 +13,10 @@
 /// themselves). Version 3 put every function's slots in one array per
 /// module (`PpModule::slots`) with, in executables, a thread-local twin the
 /// probes count into (`PpModule::thread_slots`), which the runtime reads
-/// per thread.
-pub const ABI_VERSION: u32 = 4;
+/// per thread. Version 5 has no thread-local counters: `thread_slots` is
+/// reserved (null), every counter is counted at the delta, and a thread's
+/// copy is memory backed when the thread first counts there.
+pub const ABI_VERSION: u32 = 5;
 
 /// `PpModule::mode` and a profile section's mode: block counts.
 pub const MODE_BLOCK: u32 = 0;

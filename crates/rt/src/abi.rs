@@ -44,11 +44,6 @@ pub struct PpHashState {
 /// runtime gives it a block).
 pub type ThreadDeltaFn = unsafe extern "C" fn() -> *mut i64;
 
-/// A module's `__pathprof_thread_slots_here()`: the calling thread's twin of
-/// the module's slot array (a local-exec thread-local `uint64_t[num_slots]`
-/// of the executable, at the same offset from every thread's pointer).
-pub type ThreadSlotsFn = unsafe extern "C" fn() -> *mut u64;
-
 /// One instrumented module (a program, a shared library, or one translation
 /// unit of either).
 #[repr(C)]
@@ -73,11 +68,9 @@ pub struct PpModule {
     pub slots: *mut u64,
     /// The array's length.
     pub num_slots: u64,
-    /// The array's thread-local twin, which the probes count into instead
-    /// (each thread its own; the runtime adds a thread's twin to the array
-    /// when the thread ends); null when the probes count the array itself
-    /// (at the thread delta).
-    pub thread_slots: Option<ThreadSlotsFn>,
+    /// Reserved: null (ABI version 3 and 4 had a thread-local twin of
+    /// `slots` here).
+    pub reserved: *const core::ffi::c_void,
 }
 
 const _: () = assert!(core::mem::size_of::<PpFunction>() == 48);
@@ -157,7 +150,7 @@ impl PpModule {
             && self.functions.is_aligned()
             && usize::try_from(self.num_functions).is_ok_and(|n| n <= isize::MAX as usize / 48)
             && counters_ok(self.slots, self.num_slots)
-            && (self.thread_slots.is_none() || !self.slots.is_null())
+            && self.reserved.is_null()
     }
 
     /// The module's functions.

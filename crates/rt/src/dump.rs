@@ -113,13 +113,6 @@ pub(crate) fn retire(node: &'static Node) {
     });
 }
 
-/// Runs `f` while no dump runs (holding the dump lock, signals blocked);
-/// the dumps asked for meanwhile run after it. In a thread that is inside a
-/// dump already `f` runs at once.
-pub(crate) fn excluding_dumps(f: impl FnOnce()) {
-    with_dump_lock(|_| f());
-}
-
 /// Runs `f(locked)` with every signal blocked, holding the dump lock
 /// (`locked`), or without it in a thread that is inside a dump already;
 /// then runs the dumps asked for meanwhile and lets go.

@@ -312,9 +312,6 @@ pub(crate) unsafe extern "C" fn create_program_thread(
         return libc::EAGAIN;
     };
     let main: StartFn = thread_main;
-    let mut roomier = core::mem::MaybeUninit::uninit();
-    // Safety: the caller's attributes (null or initialised).
-    let attr = unsafe { crate::twins::stack_with_room(attr, &mut roomier) };
     // Safety: the caller's arguments, our start routine and its argument.
     let r = unsafe { create_thread(thread, attr, main, boxed.as_ptr().cast()) };
     if r == 0 {

@@ -225,7 +225,6 @@ mod registry;
 mod snapshot;
 mod sums;
 mod threads;
-mod twins;
 
 use abi::PpModule;
 

@@ -116,12 +116,8 @@ impl Copies {
     /// copy touched holds zeros, and so does its part of the marks (a count
     /// written earlier was on a touched page). A copy that lines up with the
     /// array's pages (the array itself, a thread block) says which it
-    /// touched by the kernel's page map (present or swapped out). A thread's
-    /// twin of the module array (`twins`) does not line up, and the C
-    /// library zeroed all of it when the thread started: it touched a page
-    /// where it holds a count there, or where a mark there is not 0 (a twin
-    /// counter taken back to 0, by an early-exit uncount, after its count
-    /// was written). A page whose copies sum to its marks (nothing new
+    /// touched by the kernel's page map (present or swapped out). A page
+    /// whose copies sum to its marks (nothing new
     /// since the last dump) is passed over. These tests read plain memory
     /// many counters at a time, many times cheaper than summing each.
     ///
@@ -307,7 +303,7 @@ const LANES: usize = 32;
 /// Whether the sum of `counters`' copies at `deltas` equals `marks`, counter
 /// by counter: nothing to write. Read as plain memory in passes the
 /// compiler vectorises for up to [`FAST_COPIES`] copies (the array alone,
-/// or with up to three threads' twins or blocks), many times cheaper than
+/// or with up to three threads' blocks), many times cheaper than
 /// [`Copies::sum`] on each counter; with more copies, or a count near
 /// overflow (where a wrapping sum could pass for a saturated mark), the
 /// answer is "no", and the caller reads the counters one by one.
@@ -368,9 +364,8 @@ fn plain(counters: &[AtomicU64]) -> &[u64] {
 /// atomic read, and is written by the next dump either way.
 fn copy_part(array: &[AtomicU64], delta: isize, ids: core::ops::Range<usize>) -> &[u64] {
     let at = array[ids.clone()].as_ptr().wrapping_byte_offset(delta);
-    // Safety: `delta` is one of `threads::copies`' for `array`: 0, a block
-    // or a twin covering it, mapped as long as its thread is listed (or
-    // for good).
+    // Safety: `delta` is one of `threads::copies`' for `array`: 0 or a
+    // block covering it, mapped for good.
     unsafe { core::slice::from_raw_parts(at.cast(), ids.len()) }
 }
 

@@ -31,10 +31,7 @@
 //! A thread gives its blocks back from a thread-specific-data destructor
 //! (after its C++ `thread_local` destructors, also after `pthread_exit`, in
 //! the C library's last round of destructors), with its delta set back to
-//! 0; there it also leaves the threads whose slot twins are read (`twins`:
-//! slots of an executable's modules, which the probes count in a
-//! thread-local array instead of at the delta). Blocks are never unmapped and never
-//! cleared: a block given back keeps its counts, the next thread that takes
+//! 0. Blocks are never unmapped and never cleared: a block given back keeps its counts, the next thread that takes
 //! it adds to them, and a dump reads the sum of the region and all its
 //! blocks (see `snapshot`), so nothing a thread counted is lost when it
 //! ends, also while a dump runs. A process has as many blocks per region
@@ -140,22 +137,11 @@ impl Region {
     }
 }
 
-/// The blocks a thread holds: (region, block) pairs, and its entry in the
-/// list of threads whose slot twins are read (`twins`).
+/// The blocks a thread holds: (region, block) pairs.
 struct Held {
     blocks: HeapVec<(&'static Region, &'static Block)>,
-    counting: Option<&'static crate::twins::Counting>,
     /// The rounds of thread-specific destructors run so far ([`give_back`]).
     rounds: u32,
-}
-
-impl Held {
-    /// Lists the thread as counting into slot twins (once).
-    fn count_in_twins(&mut self) {
-        if self.counting.is_none() {
-            self.counting = crate::twins::enter();
-        }
-    }
 }
 
 /// How many rounds of destructors the C library runs at most (its
@@ -199,7 +185,6 @@ fn held(create: bool) -> Option<&'static mut Held> {
     }
     let p = heap::boxed(Held {
         blocks: HeapVec::new(),
-        counting: None,
         rounds: 0,
     })?;
     // Safety: setting this thread's value to a record it owns.
@@ -316,11 +301,6 @@ fn counters_within(module: &PpModule, start: usize, end: usize) -> bool {
 /// it; a library loaded again revives it with its blocks cleared) and gives
 /// the calling thread a block of it.
 pub(crate) fn add_module(module: &PpModule) {
-    if crate::twins::add_module(module) {
-        if let Some(held) = held(true) {
-            held.count_in_twins();
-        }
-    }
     let Some(delta_of) = module.thread_delta else {
         return;
     };
@@ -391,15 +371,13 @@ pub(crate) fn start_thread() {
     let Some(held) = held(true) else {
         return;
     };
-    held.count_in_twins();
     for region in regions().filter(|r| r.live.load(Acquire) > 0) {
         enter(region, held);
     }
 }
 
 /// The key's destructor: the thread ends; its delta goes back to 0 (code of
-/// later destructors counts into the region), its slot twins go into the
-/// arrays (`twins`) and its blocks are free. The C library calls the
+/// later destructors counts into the region) and its blocks are free. The C library calls the
 /// destructors of a thread's keys in rounds, as long as one of them sets a
 /// value again, at most `PTHREAD_DESTRUCTOR_ITERATIONS` times: this one
 /// sets its value again until the last round, so that what the other keys'
@@ -423,9 +401,6 @@ extern "C" fn give_back(p: *mut c_void) {
         return;
     };
     let held = unsafe { heap::unbox(p) };
-    if let Some(me) = held.counting {
-        crate::twins::leave(me);
-    }
     for &(region, block) in held.blocks.as_slice() {
         if region.live.load(Acquire) > 0 {
             // Safety: the object is loaded; the variable is this thread's.
@@ -438,7 +413,6 @@ extern "C" fn give_back(p: *mut c_void) {
 /// In a fork child (one thread): the blocks of the parent's other threads
 /// are free (their counts stay, marked written by `snapshot`).
 pub(crate) fn after_fork_in_child() {
-    crate::twins::after_fork_in_child();
     let mine = held(false);
     let mine = mine.map_or(&[][..], |h| h.blocks.as_slice());
     for region in regions() {
@@ -450,16 +424,10 @@ pub(crate) fn after_fork_in_child() {
 }
 
 /// The deltas of every copy of the counters at `[addr, addr + len)` bytes:
-/// 0 (the counters themselves), and each counting thread's twin if they
-/// are twinned slots (`twins`), or else, if they lie in a region, each of
-/// its blocks' that covers them. (Twinned counters are never counted at a
-/// thread's delta, so the blocks' copies of them stay 0: not reading them
-/// spares their pages too.) `f` is called once per copy.
+/// 0 (the counters themselves) and, if they lie in a region, each of its
+/// blocks' that covers them. `f` is called once per copy.
 pub(crate) fn copies(addr: usize, len: usize, mut f: impl FnMut(isize)) {
     f(0);
-    if crate::twins::copies(addr, len, &mut f) {
-        return;
-    }
     let Some(end) = addr.checked_add(len) else {
         return;
     };

@@ -621,13 +621,13 @@ fn counts_saturate_at_u64_max() {
     assert_eq!(p.functions[1].slots, vec![u64::MAX]);
 }
 
-/// Counters in a thread-local twin, read page by page: a fork child whose
-/// undo takes a path's count below its mark writes the resume, though its
-/// twin holds nothing on that page any more.
+/// A path array read page by page: a fork child whose undo takes a path's
+/// count below its mark writes the resume, though its counters hold
+/// nothing on that page any more.
 #[test]
-fn a_twins_counts_taken_back_after_a_fork_are_resumes() {
-    let dir = test_dir("twin_resume");
-    let exe = build(&dir, "twin_resume", &[]);
+fn counts_taken_back_after_a_fork_on_a_page_read_alone_are_resumes() {
+    let dir = test_dir("paged_resume");
+    let exe = build(&dir, "paged_resume", &[]);
     let out = run(&exe, &dir, "t.pprof", &[]);
     assert!(out.status.success(), "{out:?}");
     assert_quiet(&out);

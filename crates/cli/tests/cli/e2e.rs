@@ -159,8 +159,7 @@ const FORK_CALLEE_EARLY: Program = Program {
     cut_short: &["main", "spawn"],
 };
 /// The same with 2^8 times as many paths through main (`-DWIDE`): a path
-/// array the runtime reads page by page, in the thread-local twin of an
-/// executable.
+/// array the runtime reads page by page.
 const FORK_CALLEE_WIDE_EARLY: Program = Program {
     name: "forkcallee-wide-early",
     sources: &["forkcallee.c"],

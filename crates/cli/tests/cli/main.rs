@@ -4,6 +4,8 @@
 //!
 //! - [`driver`]: the compiler wrapper as build systems use it;
 //! - [`e2e`]: the programs of `tests/programs/` in every mode, counts by hand;
+//! - [`footprint`]: what the runtime costs a program: code, thread memory,
+//!   static thread-local data, many `dlopen`ed libraries;
 //! - [`p3`]: partitioned path profiling: K copies built, run in parallel and
 //!   merged into path mode's profile (bzip2 too: a `third_party` test);
 //! - [`pgo`]: optimised builds from profiles (`--profile-use`, `pathprof
@@ -24,6 +26,7 @@ mod support;
 
 mod driver;
 mod e2e;
+mod footprint;
 mod p3;
 mod pgo;
 mod probe_code;

@@ -104,37 +104,35 @@ fn a_probe_is_one_instruction_on_a_base_computed_once() {
     }
 }
 
-/// In an executable's code (`-fPIE`) every mode counts in the module
-/// array's thread-local twin (path mode: a path array that short): each
-/// probe is one `incq %fs:k` (local-exec, a `R_X86_64_TPOFF32` relocation;
-/// indexed by the path register in path mode), with no address of the
-/// counters and no thread delta in the function at all.
+/// In an executable's code (`-fPIE`) no counter is thread-local data: each
+/// probe is one increment on the base computed once, and the thread's
+/// delta is one local-exec load (`R_X86_64_TPOFF32` of the delta variable,
+/// the object's only thread-local symbol), so a thread costs nothing until
+/// it counts.
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn an_executables_probe_is_one_increment_of_its_thread_local_twin() {
+fn an_executables_delta_is_one_local_exec_load_and_no_counter_is_thread_local() {
     for mode in ["block", "edge", "path"] {
         let code = classify_code(mode, "-fPIE");
         let listing = code.join("\n");
-        let increments = lines(&code, |l| {
-            l.contains("incq\t%fs:") || l.contains("addq\t$0x1, %fs:")
+        let delta = lines(&code, |l| {
+            l.contains("R_X86_64_TPOFF32") && l.contains("__pathprof_thread_delta_variable")
         });
+        assert_eq!(delta, 1, "{mode} mode: one load of the delta:\n{listing}");
+        let thread_local = lines(&code, |l| l.contains("TPOFF") || l.contains("TLS"));
+        assert_eq!(
+            thread_local, delta,
+            "{mode} mode: nothing else thread-local:\n{listing}"
+        );
+        let increments = lines(&code, |l| l.contains("incq") || l.contains("addq\t$0x1,"));
         assert!(
             increments >= least_increments(mode),
             "{mode} mode: counted branches, each one increment:\n{listing}"
         );
-        let twin = lines(&code, |l| {
-            l.contains("R_X86_64_TPOFF32") && l.contains("__pathprof_thread_slots")
-        });
+        let on_fs = lines(&code, |l| l.contains("incq\t%fs:"));
         assert_eq!(
-            twin, increments,
-            "{mode} mode: each probe at the twin:\n{listing}"
-        );
-        let elsewhere = lines(&code, |l| {
-            l.contains("__pathprof_") && !l.contains("__pathprof_thread_slots")
-        });
-        assert_eq!(
-            elsewhere, 0,
-            "{mode} mode: no other counter or delta:\n{listing}"
+            on_fs, 0,
+            "{mode} mode: no counter at the thread pointer:\n{listing}"
         );
     }
 }

@@ -9,8 +9,8 @@
 //! [`SlotArray`]) and each function's `__pathprof_paths.<i>` /
 //! `__pathprof_hash.<i>` (`i` = the function's index). Per thread,
 //! instrumented code counts them at their address plus its thread's delta
-//! ([`ThreadDelta`]), or counts the slots in the array's thread-local twin
-//! ([`SlotArray::thread`]); the descriptors are private constants. The constructor runs at priority 0,
+//! ([`ThreadDelta`]: the only thread-local variable, 8 bytes per linked
+//! object); the descriptors are private constants. The constructor runs at priority 0,
 //! before ordinary constructors, so the runtime's `atexit` handler is registered
 //! early and runs after the program's own; the destructor, also at priority 0,
 //! runs after the module's other destructors (`.fini_array`), which run after
@@ -40,33 +40,16 @@ pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
 /// Constructors of this priority run first and destructors last.
 const STRUCTOR_PRIORITY: u64 = 0;
 
-/// The largest module array that gets a thread-local twin
-/// ([`ModuleArray::thread`]), in counters: the C library gives every thread
-/// a zeroed copy of the executable's thread-local data, carved out of the
-/// thread's stack, so a module with more slots counts them at the delta.
-pub(crate) const MAX_THREAD_COUNTERS: u64 = 1 << 16;
-
 /// The module's counter array: every function's slots, one after another
 /// (so that a function and the callees inlined into it reach all of theirs
-/// from one address), then, when it has a thread-local twin, the path
-/// arrays of the functions with the fewest paths, as many as the twin
-/// takes.
+/// from one address).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ModuleArray<'ctx> {
     /// Its length, in counters (`PpModule::num_slots`).
     pub len: u64,
     /// `__pathprof_slots`, `[len x i64]`: what the runtime reads, and
-    /// where the probes count (at the thread's delta) without a twin.
+    /// where the probes count (at the thread's delta).
     pub global: GlobalValue<'ctx>,
-    /// `__pathprof_thread_slots`: the array's local-exec thread-local twin,
-    /// which the probes count into (`incq %fs:k`: no delta, no register;
-    /// inside a loop an opaque zero indexes it, see `emit::renames_slots`)
-    /// when only an executable can hold the module (it is not
-    /// position-independent code for a shared library), on x86-64, without
-    /// atomic updates, and with at most [`MAX_THREAD_COUNTERS`] slots. The
-    /// runtime reads each thread's twin and adds it to the array when the
-    /// thread ends (`PpModule::thread_slots`).
-    pub thread: Option<GlobalValue<'ctx>>,
 }
 
 /// Counters of a function in the module's array, from `offset`.
@@ -87,24 +70,18 @@ pub(crate) struct Counters<'ctx> {
 }
 
 impl Counters<'_> {
-    /// Whether the function counts at the thread delta: it has path
-    /// counters outside the module array, or slots without a thread-local
-    /// twin.
+    /// Whether the function counts at the thread delta: it has counters.
     pub(crate) fn at_delta(&self) -> bool {
-        self.slots.is_some_and(|s| s.array.thread.is_none())
-            || !matches!(self.paths, PathCounters::None | PathCounters::InModule(_))
+        self.slots.is_some() || !matches!(self.paths, PathCounters::None)
     }
 }
 
-/// Whether only an executable can hold `module`'s code, on x86-64: it is
+/// Whether only an executable can hold `module`'s code: it is
 /// position-independent for an executable (`PIE Level`) or not
 /// position-independent at all, so local-exec thread-local variables are
 /// valid in it.
-pub(crate) fn executable_only_x86_64(module: &Module<'_>) -> bool {
-    let triple = module.get_triple();
-    let triple = triple.as_str().to_string_lossy();
-    triple.starts_with("x86_64")
-        && (module.get_flag("PIE Level").is_some() || module.get_flag("PIC Level").is_none())
+fn executable_only(module: &Module<'_>) -> bool {
+    module.get_flag("PIE Level").is_some() || module.get_flag("PIC Level").is_none()
 }
 
 /// Where a PPP function counts its interesting paths: `slots[base + p]` for
@@ -128,9 +105,6 @@ pub(crate) enum PathCounters<'ctx> {
     None,
     /// `[len x i64]`, indexed by path id.
     Array(GlobalValue<'ctx>),
-    /// `len` counters of the module's array, indexed by path id (only in an
-    /// array with a twin: counted in the twin).
-    InModule(Span<'ctx>),
     /// A `PpHashState` (`[8 x i64]`) passed to `__pathprof_hash_count*` and
     /// `_uncount`, followed by the inline cache's base word and its
     /// `HASH_CACHE_SLOTS` slots (`[HASH_GLOBAL_WORDS x i64]` in all).
@@ -148,91 +122,48 @@ fn zeroed<'ctx>(module: &Module<'ctx>, name: &str, len: u64) -> GlobalValue<'ctx
 }
 
 /// Creates the counter globals: the module array (absent when empty) and
-/// every function's counters (`plans[i]` is function `i`'s);
-/// `thread_slots`: the module array may get a thread-local twin (see
-/// [`ModuleArray`]).
+/// every function's counters (`plans[i]` is function `i`'s).
 pub(crate) fn counters<'ctx>(
     module: &Module<'ctx>,
     plans: &[FunctionPlan],
-    thread_slots: bool,
 ) -> (Option<ModuleArray<'ctx>>, Vec<Counters<'ctx>>) {
-    let slots: u64 = plans.iter().map(|p| u64::from(p.num_slots)).sum();
-    let twinned = thread_slots && slots <= MAX_THREAD_COUNTERS;
-    // The path arrays the twin takes: the shortest first.
-    let mut arrays: Vec<(u64, usize)> = plans
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| match p.paths {
-            PathStorage::Array { len } if len > 0 && twinned => Some((len, i)),
-            _ => None,
-        })
-        .collect();
-    arrays.sort_unstable();
-    let mut total = slots;
-    let mut in_module = vec![false; plans.len()];
-    for (len, i) in arrays {
-        if total + len > MAX_THREAD_COUNTERS {
-            break;
-        }
-        total += len;
-        in_module[i] = true;
-    }
+    let total: u64 = plans.iter().map(|p| u64::from(p.num_slots)).sum();
     let array = (total > 0).then(|| ModuleArray {
         len: total,
         global: zeroed(module, &format!("{RESERVED_PREFIX}_slots"), total),
-        thread: twinned.then(|| {
-            let g = zeroed(module, &format!("{RESERVED_PREFIX}_thread_slots"), total);
-            g.set_thread_local_mode(Some(ThreadLocalMode::LocalExecTLSModel));
-            g
-        }),
     });
-    // Slots first, then the path arrays, each in function order.
+    // Every function's slots, in function order.
     let mut offset = 0;
-    let mut span = |len: u64| {
-        let at = offset;
-        offset += len;
-        array.map(|array| Span { array, offset: at })
-    };
-    let slot_spans: Vec<_> = plans
-        .iter()
-        .map(|p| span(p.num_slots.into()).filter(|_| p.num_slots > 0))
-        .collect();
-    let array_spans: Vec<_> = plans
-        .iter()
-        .zip(&in_module)
-        .map(|(p, &inside)| match p.paths {
-            PathStorage::Array { len } if inside => span(len),
-            _ => None,
-        })
-        .collect();
     let counters = plans
         .iter()
         .enumerate()
         .map(|(index, plan)| {
-            function_counters(module, index, plan, slot_spans[index], array_spans[index])
+            let at = offset;
+            offset += u64::from(plan.num_slots);
+            let slots = array
+                .filter(|_| plan.num_slots > 0)
+                .map(|array| Span { array, offset: at });
+            function_counters(module, index, plan, slots)
         })
         .collect();
     (array, counters)
 }
 
-/// Function `index`'s path counters, with its `slots`; `array`: its path
-/// array's place in the module array, if it has one there.
+/// Function `index`'s path counters, with its `slots`.
 fn function_counters<'ctx>(
     module: &Module<'ctx>,
     index: usize,
     plan: &FunctionPlan,
     slots: Option<Span<'ctx>>,
-    array: Option<Span<'ctx>>,
 ) -> Counters<'ctx> {
     let i64_type = module.get_context().i64_type();
     let zeroed = |name: String, len: u64| zeroed(module, &name, len);
-    let paths = match (plan.paths, array) {
-        (PathStorage::None | PathStorage::Array { len: 0 }, _) => PathCounters::None,
-        (PathStorage::Array { .. }, Some(span)) => PathCounters::InModule(span),
-        (PathStorage::Array { len }, None) => {
+    let paths = match plan.paths {
+        PathStorage::None | PathStorage::Array { len: 0 } => PathCounters::None,
+        PathStorage::Array { len } => {
             PathCounters::Array(zeroed(format!("{RESERVED_PREFIX}_paths.{index}"), len))
         }
-        (PathStorage::Hash { .. }, _) => PathCounters::Hash(zeroed(
+        PathStorage::Hash { .. } => PathCounters::Hash(zeroed(
             format!("{RESERVED_PREFIX}_hash.{index}"),
             HASH_GLOBAL_WORDS as u64,
         )),
@@ -260,10 +191,11 @@ fn function_counters<'ctx>(
 
 /// The calling thread's counter delta: a thread-local `i64` of the linked
 /// object (`linkonce_odr`, hidden, in a comdat: one per executable or
-/// shared library, whichever of its modules define it), initial-exec, so
-/// reading it is one load at a constant offset from the thread pointer (one
-/// more through the GOT in a shared library); 0 until the runtime gives the
-/// thread a block. The runtime reaches it through `accessor`, a function of
+/// shared library, whichever of its modules define it; the object's only
+/// static thread-local data), local-exec where only an executable can hold
+/// the module (reading it is one load at a constant offset from the thread
+/// pointer), else initial-exec (one more load, through the GOT); 0 until
+/// the runtime gives the thread a block. The runtime reaches it through `accessor`, a function of
 /// the same object that returns its address in the calling thread.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ThreadDelta<'ctx> {
@@ -331,7 +263,11 @@ impl<'ctx> ThreadDelta<'ctx> {
         let variable = module.add_global(i64_type, None, &name);
         variable.set_initializer(&i64_type.const_zero());
         variable.set_alignment(8);
-        variable.set_thread_local_mode(Some(ThreadLocalMode::InitialExecTLSModel));
+        variable.set_thread_local_mode(Some(if executable_only(module) {
+            ThreadLocalMode::LocalExecTLSModel
+        } else {
+            ThreadLocalMode::InitialExecTLSModel
+        }));
         shared(&name, variable);
         let name = format!("{RESERVED_PREFIX}_thread_delta");
         let accessor = thread_accessor(module, &name, variable, None);
@@ -402,9 +338,6 @@ pub(crate) fn register<'ctx>(
                 (PathStorage::Array { len }, PathCounters::Array(g)) => {
                     (PATHS_ARRAY, len, ptr_or_null(Some(g)))
                 }
-                (PathStorage::Array { len }, PathCounters::InModule(span)) => {
-                    (PATHS_ARRAY, len, span_at(Some(span)))
-                }
                 (PathStorage::Hash { num_paths }, PathCounters::Hash(g)) => {
                     (PATHS_HASH, num_paths, ptr_or_null(Some(g)))
                 }
@@ -436,7 +369,7 @@ pub(crate) fn register<'ctx>(
     //                   const PpFunction *functions;
     //                   int64_t *(*thread_delta)(void);
     //                   uint64_t *slots; uint64_t num_slots;
-    //                   uint64_t *(*thread_slots)(void); }
+    //                   void *thread_slots /* reserved, NULL */; }
     let module_type = context.struct_type(
         &[
             i32_type.into(),
@@ -452,12 +385,6 @@ pub(crate) fn register<'ctx>(
         false,
     );
     let accessor = delta.map_or(null, |d| d.accessor.as_global_value().as_pointer_value());
-    let thread_slots = module_array.and_then(|a| a.thread).map_or(null, |twin| {
-        let name = format!("{RESERVED_PREFIX}_thread_slots_here");
-        thread_accessor(module, &name, twin, Some(Linkage::Internal))
-            .as_global_value()
-            .as_pointer_value()
-    });
     let descriptor = module_type.const_named_struct(&[
         i32_type.const_int(ABI_VERSION.into(), false).into(),
         i32_type
@@ -471,7 +398,8 @@ pub(crate) fn register<'ctx>(
         i64_type
             .const_int(module_array.map_or(0, |a| a.len), false)
             .into(),
-        thread_slots.into(),
+        // `thread_slots`: reserved, always null (no counter is thread-local).
+        null.into(),
     ]);
     let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());
 

@@ -7,8 +7,7 @@
 //!    Nothing is edited until every function has been read and placed.
 //! 2. [`attrs`] drops the attributes the probes make untrue (`memory(none)`,
 //!    `nosync`...); [`abi::counters`] creates the counter globals (the
-//!    module's slot array, with its thread-local twin where it may have one,
-//!    and each function's path counters) and [`abi::ThreadDelta`] the
+//!    module's slot array and each function's path counters) and [`abi::ThreadDelta`] the
 //!    per-thread delta the others are counted at;
 //!    [`emit`] splits the edges that need it ([`split`]) and emits the ops
 //!    ([`unwind`] undoes counts around `invoke`s); [`scope`] tells LLVM that
@@ -99,8 +98,7 @@ pub fn instrument(
 
     // 2. Attributes, counters and probes.
     attrs::drop_untrue_attributes(module, &bodies);
-    let thread_slots = !info.atomic && abi::executable_only_x86_64(module);
-    let (module_array, counters) = abi::counters(module, plans, thread_slots);
+    let (module_array, counters) = abi::counters(module, plans);
     let registered: Vec<_> = plans.iter().zip(counters).collect();
     let delta = registered
         .iter()

@@ -66,18 +66,6 @@ impl Placement {
             .count()
     }
 
-    /// Whether a `CountSlot` op runs inside a loop: in a block `depth` (loop
-    /// depth per block, [`pathprof_core::weights::loop_depths`]) puts in one,
-    /// on an edge between two such blocks, or at a call in one.
-    pub fn counts_slot_in_loop(&self, cfg: &Cfg, depth: &[u32]) -> bool {
-        let counts_slot = |ops: &[Op]| ops.iter().any(|op| matches!(op, Op::CountSlot(_)));
-        let calls = self
-            .calls
-            .iter()
-            .any(|(b, _, ops)| in_loop(depth, *b) && counts_slot(ops));
-        calls || self.in_loop(cfg, depth).any(counts_slot)
-    }
-
     /// Whether a `CountPath` op runs inside a loop, at a block's start or end
     /// or on an edge (a call probe's counts, undone after the call, stay
     /// plain increments).

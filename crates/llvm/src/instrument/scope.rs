@@ -1,7 +1,7 @@
 //! Tells LLVM what is true of the probes' memory: the program never reads
 //! or writes it, and the probes never touch the program's. Without the
 //! fact every counter increment is a store through a pointer LLVM knows
-//! nothing of (an integer turned pointer, a thread-local twin), which may
+//! nothing of (an integer turned pointer), which may
 //! alias any of the program's memory: values the program had in registers
 //! are loaded again after each probe, and a loop's counter is stored back
 //! at every round.

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 
 /* The ABI version these modules are written for (pathprof_format::abi). */
-#define PP_ABI 4
+#define PP_ABI 5
 
 struct PpFunction {
     uint64_t hash;
@@ -37,7 +37,7 @@ struct PpModule {
                                     /* are shared by all threads */
     uint64_t *slots;                /* NULL: its functions' slots are arrays */
     uint64_t num_slots;             /* of their own, */
-    uint64_t *(*thread_slots)(void); /* without thread-local twins */
+    void *reserved;                  /* NULL */
 };
 _Static_assert(sizeof(struct PpModule) == 64, "PpModule is 64 bytes");
 void __pathprof_register(const struct PpModule *m);

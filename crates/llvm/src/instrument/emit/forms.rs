@@ -1,6 +1,6 @@
 //! The choices of a probe's machine-code form, per function: which
-//! functions hold their counters' addresses from entry, count slots through
-//! a renamed register, or count path ends inside loops at a repeat site.
+//! functions hold their counters' addresses from entry, or count path ends
+//! inside loops at a repeat site.
 //! Each doc says what the form buys and where it would cost; the
 //! measurements behind them are `bench/`'s (docs/benchmarks.md).
 
@@ -18,39 +18,6 @@ pub(super) fn pins_bases(body: &Body<'_>, placement: &Placement) -> bool {
     body.blocks.len() <= LARGE_FUNCTION_BLOCKS && placement.counts() >= 2
 }
 
-/// Whether a function indexes its slots in the thread-local twin by an
-/// opaque zero ([`Site::slot_zero`]): when it counts a slot inside a loop
-/// (`depth`: loop depth per block), unless it is one of the largest
-/// functions, whose registers are scarce.
-/// A probe is then `incq %fs:k(,%reg,8)` rather than `incq %fs:k`: AMD Zen
-/// forwards a store to the next load of the same address with no latency
-/// (memory renaming) only when the address has a register, so a loop
-/// incrementing one counter at an absolute address waits about five cycles
-/// a round for the last round's store, and with the register about one
-/// (`bench/renaming.c`, see `bench/README.md`). The zero's register is held
-/// from the entry: made at each probe, LLVM does not hoist it out of every
-/// loop (zlib's `longest_match`), and each probe pays for it again. So the
-/// function runs a few more instructions and, where a loop waits on its
-/// counter, less time (measured with `bench/overhead.py`, see
-/// `docs/benchmarks.md`). Unlike the alias scope, this keeps the largest
-/// functions' direct callees in: their loops are hot ones, such as Lua's
-/// table lookups. Path arrays get no zero: they are indexed by the path
-/// register already, and a zero would only take a register.
-pub(super) fn renames_slots(
-    body: &Body<'_>,
-    cfg: &Cfg,
-    placement: &Placement,
-    counters: &Counters<'_>,
-    depth: &[u32],
-) -> bool {
-    let twinned = counters
-        .slots
-        .is_some_and(|slots| slots.array.thread.is_some());
-    twinned
-        && body.blocks.len() <= LARGE_FUNCTION_BLOCKS
-        && placement.counts_slot_in_loop(cfg, depth)
-}
-
 /// Whether a function counts its path ends inside loops at a *repeat site*
 /// ([`Site::count_repeat`]): when it is in [`crate::instrument::scope`]'s alias scope
 /// (not one of the largest functions or what LLVM may inline into them) and
@@ -60,7 +27,8 @@ pub(super) fn renames_slots(
 ///
 /// A path end is `incq array(,%id,8)`, one instruction for every path. AMD
 /// Zen forwards a store to the next load of the same instruction and
-/// address at once (memory renaming, see [`renames_slots`]); when a loop's
+/// address at once (memory renaming: only when the address has a register,
+/// `bench/renaming.c`, see `bench/README.md`); when a loop's
 /// path changes, the increment's next load predicts its value from the
 /// last store, of another counter, and the CPU starts over from it, several
 /// times a round's cost (`bench/renaming.c`, see `bench/README.md`). So an
@@ -87,10 +55,7 @@ pub(super) fn repeats_path_ends(
     scoped_plain: bool,
 ) -> bool {
     scoped_plain
-        && matches!(
-            counters.paths,
-            PathCounters::Array(_) | PathCounters::InModule(_)
-        )
+        && matches!(counters.paths, PathCounters::Array(_))
         && !calls_out(body)
         && placement.ends_path_in_loop(cfg, depth)
 }

@@ -29,12 +29,8 @@
 //!   pointer: the copy is memory LLVM knows nothing of). For the slot and
 //!   path-array globals that sum is computed once there too, behind an empty
 //!   `asm`, so that each probe is one instruction on a register
-//!   ([`Site::pinned_bases`]). Slots with a thread-local twin
-//!   ([`abi::ModuleArray::thread`]) are counted in it instead: each slot probe
-//!   is one `incq %fs:k`, with no delta and no register; in a function that
-//!   counts a slot inside a loop, `incq %fs:k(,%reg,8)` with an opaque zero
-//!   in the register, so that the CPU forwards one round's increment to the
-//!   next at once ([`renames_slots`]).
+//!   ([`Site::pinned_bases`]). No counter is thread-local data: a thread's
+//!   copy is memory the runtime backs when the thread first counts there.
 //! - A PPP function (preferential path profiling) has a second register `q`,
 //!   an `i64` alloca beside `r`: `SetPpp(c)` / `AddPpp(c)` as above;
 //!   `CountPpp { bl, ppp }` calls an internal helper,
@@ -95,7 +91,7 @@
 //! once (`fork`, `setjmp`: a resume edge follows) it is before that call too.
 //! A block that is only a `catchswitch` has neither.
 
-use super::abi::{self, enum_attribute, Counters, PathCounters, ThreadDelta};
+use super::abi::{enum_attribute, Counters, PathCounters, ThreadDelta};
 use super::place::{self, Placement};
 use super::split;
 use super::unwind::Unwinds;
@@ -124,7 +120,7 @@ mod helpers;
 mod positions;
 mod site;
 
-use forms::{pins_bases, renames_slots, repeats_path_ends};
+use forms::{pins_bases, repeats_path_ends};
 pub(super) use positions::first_insertion_point;
 use positions::{catchswitch, musttail_call_before, no_return_call_before};
 use site::{Repeat, Site};
@@ -271,7 +267,6 @@ impl<'ctx> Emitter<'ctx> {
             in_loop: false,
             delta: None,
             bases: Vec::new(),
-            slot_zero: None,
         };
         // Entry: the path register first of all, then (after the block's leading
         // allocas) r = 0, the FunctionEntry ops and the entry block's start ops.
@@ -324,11 +319,9 @@ impl<'ctx> Emitter<'ctx> {
                 site.bases = site.pinned_bases();
             }
         }
-        let slots_renamed = renames_slots(body, cfg, placement, &counters, &depth);
-        if slots_renamed || repeats {
+        if repeats {
             let zero = site.emitter.i64_type.const_zero();
             let zero = site.opaque(zero);
-            site.slot_zero = slots_renamed.then_some(zero);
             site.repeat = last.map(|last| Repeat { last, zero });
         }
         site.ops(&placement.entry);

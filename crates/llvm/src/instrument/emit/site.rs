@@ -26,9 +26,6 @@ pub(super) struct Site<'e, 'ctx> {
     /// The counter globals whose address in the calling thread is computed
     /// once, in the entry block (see [`Site::pinned_bases`]), with it.
     pub(super) bases: Vec<(GlobalValue<'ctx>, PointerValue<'ctx>)>,
-    /// An opaque zero added to the index of every slot counted in the
-    /// thread-local twin (see [`renames_slots`]), when the function has one.
-    pub(super) slot_zero: Option<IntValue<'ctx>>,
 }
 
 /// What a function's repeat sites ([`Site::count_repeat`]) share.
@@ -37,8 +34,8 @@ pub(super) struct Repeat<'ctx> {
     /// An `i64` alloca (0 on entry): the path register's value at the last
     /// path end counted inside a loop.
     pub(super) last: PointerValue<'ctx>,
-    /// An opaque zero (the same as `slot_zero` where both are made) added,
-    /// in bytes, to the address of a repeated path's increment.
+    /// An opaque zero added, in bytes, to the address of a repeated path's
+    /// increment.
     pub(super) zero: IntValue<'ctx>,
 }
 
@@ -125,10 +122,9 @@ impl<'ctx> Site<'_, 'ctx> {
     pub(super) fn pinned_bases(&self) -> Vec<(GlobalValue<'ctx>, PointerValue<'ctx>)> {
         let array = match self.counters.paths {
             PathCounters::Array(g) => Some(g),
-            PathCounters::None | PathCounters::Hash(_) | PathCounters::InModule(_) => None,
+            PathCounters::None | PathCounters::Hash(_) => None,
         };
-        let slots = self.counters.slots.map(|s| s.array);
-        let slots = slots.filter(|a| a.thread.is_none()).map(|a| a.global);
+        let slots = self.counters.slots.map(|s| s.array.global);
         [slots, array]
             .into_iter()
             .flatten()
@@ -207,7 +203,12 @@ impl<'ctx> Site<'_, 'ctx> {
             .counters
             .slots
             .expect("placement checked the slot number");
-        self.in_module(slots, k.into(), self.slot_zero)
+        let index = self
+            .emitter
+            .i64_type
+            .const_int(slots.offset + u64::from(k), false);
+        self.emitter
+            .element(self.counters_at(slots.array.global), index)
     }
 
     /// The calling thread's copy of the function's path array (its first
@@ -215,37 +216,10 @@ impl<'ctx> Site<'_, 'ctx> {
     pub(super) fn path_array(&self) -> PointerValue<'ctx> {
         match self.counters.paths {
             PathCounters::Array(g) => self.counters_at(g),
-            PathCounters::InModule(span) => self.in_module(span, 0, None),
             PathCounters::None | PathCounters::Hash(_) => {
                 unreachable!("placement checked the path array")
             }
         }
-    }
-
-    /// The calling thread's copy of counter `k` of `span`: in the module
-    /// array's thread-local twin (indexed by `zero + k`, when given), or at
-    /// its base (see [`Site::counters_at`]).
-    pub(super) fn in_module(
-        &self,
-        span: abi::Span<'ctx>,
-        k: u64,
-        zero: Option<IntValue<'ctx>>,
-    ) -> PointerValue<'ctx> {
-        let mut index = self.emitter.i64_type.const_int(span.offset + k, false);
-        let array = match span.array.thread {
-            Some(twin) => {
-                if let Some(zero) = zero {
-                    index = self
-                        .emitter
-                        .builder
-                        .build_int_add(zero, index, "pp.index")
-                        .expect(POSITIONED);
-                }
-                abi::in_this_thread(self.module, &self.emitter.builder, twin)
-            }
-            None => self.counters_at(span.array.global),
-        };
-        self.emitter.element(array, index)
     }
 
     pub(super) fn path_register(&self) -> PointerValue<'ctx> {
@@ -395,7 +369,7 @@ impl<'ctx> Site<'_, 'ctx> {
             _ => first,
         };
         let (residual, hash) = match self.counters.paths {
-            PathCounters::Array(_) | PathCounters::InModule(_) => (self.path_array(), false),
+            PathCounters::Array(_) => (self.path_array(), false),
             PathCounters::Hash(state) => (self.counters_at(state), true),
             PathCounters::None => unreachable!("placement checked CountPpp has storage"),
         };
@@ -429,7 +403,7 @@ impl<'ctx> Site<'_, 'ctx> {
     /// Counts one execution of path `id`.
     pub(super) fn count_path(&mut self, id: IntValue<'ctx>) -> Counted<'ctx> {
         match self.counters.paths {
-            PathCounters::Array(_) | PathCounters::InModule(_) => {
+            PathCounters::Array(_) => {
                 let p = self.emitter.element(self.path_array(), id);
                 self.emitter.increment(p);
                 Counted::Counter(p)
