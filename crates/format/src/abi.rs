@@ -13,10 +13,20 @@
 /// themselves). Version 3 put every function's slots in one array per
 /// module (`PpModule::slots`) with, in executables, a thread-local twin the
 /// probes count into (`PpModule::thread_slots`), which the runtime reads
-/// per thread. Version 5 has no thread-local counters: `thread_slots` is
-/// reserved (null), every counter is counted at the delta, and a thread's
-/// copy is memory backed when the thread first counts there.
+/// per thread. Version 5 has no thread-local counters: a thread's copy is
+/// memory backed when the thread first counts there; an executable's
+/// modules on x86-64 increment their slots and path arrays through `%gs`
+/// (`PpModule::segment`), whose base the runtime sets to the thread's delta.
 pub const ABI_VERSION: u32 = 5;
+
+/// `PpModule::segment`: every counter is counted at its address plus the
+/// delta the probes load.
+pub const SEGMENT_NONE: u64 = 0;
+/// `PpModule::segment`: slot and path-array increments address `%gs:`
+/// (x86-64: the counter's own address in address space 256), so each
+/// thread's GS base must be its delta for the object (0: the counters
+/// themselves); hash states and helpers' addresses still use the delta.
+pub const SEGMENT_GS: u64 = 1;
 
 /// `PpModule::mode` and a profile section's mode: block counts.
 pub const MODE_BLOCK: u32 = 0;

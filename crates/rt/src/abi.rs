@@ -6,7 +6,7 @@
 
 use core::sync::atomic::AtomicU64;
 pub use pathprof_format::abi::{
-    ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE,
+    ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE, SEGMENT_GS, SEGMENT_NONE,
 };
 
 /// One instrumented function (48 bytes).
@@ -68,9 +68,9 @@ pub struct PpModule {
     pub slots: *mut u64,
     /// The array's length.
     pub num_slots: u64,
-    /// Reserved: null (ABI version 3 and 4 had a thread-local twin of
-    /// `slots` here).
-    pub reserved: *const core::ffi::c_void,
+    /// [`SEGMENT_NONE`], or [`SEGMENT_GS`]: the probes increment slots and
+    /// path arrays through `%gs`, whose base must be the thread's delta.
+    pub segment: u64,
 }
 
 const _: () = assert!(core::mem::size_of::<PpFunction>() == 48);
@@ -150,7 +150,10 @@ impl PpModule {
             && self.functions.is_aligned()
             && usize::try_from(self.num_functions).is_ok_and(|n| n <= isize::MAX as usize / 48)
             && counters_ok(self.slots, self.num_slots)
-            && self.reserved.is_null()
+            && (self.segment == SEGMENT_NONE
+                || (self.segment == SEGMENT_GS
+                    && cfg!(target_arch = "x86_64")
+                    && self.thread_delta.is_some()))
     }
 
     /// The module's functions.

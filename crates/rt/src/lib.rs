@@ -222,6 +222,7 @@ mod os;
 mod output;
 mod process;
 mod registry;
+mod segment;
 mod snapshot;
 mod sums;
 mod threads;

@@ -40,7 +40,7 @@
 //! Regions and blocks are [`List`]s, so that the dumper (also in a signal
 //! handler) walks them without locks.
 
-use crate::abi::{PpModule, ThreadDeltaFn};
+use crate::abi::{PpModule, ThreadDeltaFn, SEGMENT_GS};
 use crate::heap::{self, HeapVec};
 use crate::list::List;
 use crate::mem::map_lazily;
@@ -64,6 +64,9 @@ pub(crate) struct Region {
     shared: AtomicBool,
     /// Every block mapped for the region, newest first.
     blocks: List<Block>,
+    /// A module of the region increments through `%gs`
+    /// (`PpModule::segment`): a thread's GS base is its delta here.
+    gs: AtomicBool,
 }
 
 /// One thread's copy of a region's counters.
@@ -222,9 +225,22 @@ fn enter(region: &'static Region, held: &mut Held) {
     if block.end < region.end.load(Acquire) {
         return; // a block of the segments before they grew: count into the region
     }
-    // Safety: the object is loaded (the caller registers or saw it live);
-    // the variable is this thread's.
-    unsafe { region.delta_variable().write(block.delta as i64) };
+    // Safety: the object is loaded (the caller registers or saw it live).
+    unsafe { point(region, block.delta) };
+}
+
+/// Points the calling thread's counters of `region` at the copy `delta`
+/// bytes away (0: the counters themselves): its delta variable and, where
+/// the region counts through `%gs`, its GS base.
+///
+/// # Safety
+/// The region's object is loaded.
+unsafe fn point(region: &Region, delta: isize) {
+    // Safety: by the contract; the variable is this thread's.
+    unsafe { region.delta_variable().write(delta as i64) };
+    if region.gs.load(Acquire) {
+        crate::segment::set_gs_base(delta);
+    }
 }
 
 /// The address of one of `module`'s counters, if it has any.
@@ -315,8 +331,12 @@ pub(crate) fn add_module(module: &PpModule) {
             live: AtomicUsize::new(0),
             shared: AtomicBool::new(false),
             blocks: List::new(),
+            gs: AtomicBool::new(false),
         })
     });
+    if module.segment == SEGMENT_GS {
+        region.gs.store(true, Release);
+    }
     if region.live.fetch_add(1, AcqRel) == 0 && region.blocks().next().is_some() {
         // Loaded again where it was: what the blocks hold was written when
         // it went away, and no thread counts into them (its old variables
@@ -334,8 +354,8 @@ pub(crate) fn add_module(module: &PpModule) {
         // Never seen (zero-initialised globals are in writable segments),
         // but a thread must never count outside its block.
         region.shared.store(true, Release);
-        // Safety: the object is being loaded; the variable is this thread's.
-        unsafe { region.delta_variable().write(0) };
+        // Safety: the object is being loaded.
+        unsafe { point(region, 0) };
         crate::msg::Line::new()
             .text("module of build ")
             .hex(module.build_id)
@@ -368,6 +388,10 @@ pub(crate) fn retire_module(module: &PpModule) {
 /// The start of a thread started through the runtime's `pthread_create`: a
 /// block of every region.
 pub(crate) fn start_thread() {
+    // The creator's GS base until a block sets it: counters themselves.
+    if regions().any(|r| r.gs.load(Acquire)) {
+        crate::segment::set_gs_base(0);
+    }
     let Some(held) = held(true) else {
         return;
     };
@@ -403,8 +427,8 @@ extern "C" fn give_back(p: *mut c_void) {
     let held = unsafe { heap::unbox(p) };
     for &(region, block) in held.blocks.as_slice() {
         if region.live.load(Acquire) > 0 {
-            // Safety: the object is loaded; the variable is this thread's.
-            unsafe { region.delta_variable().write(0) };
+            // Safety: the object is loaded.
+            unsafe { point(region, 0) };
         }
         block.busy.store(false, Release);
     }

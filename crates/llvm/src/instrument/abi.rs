@@ -33,7 +33,9 @@ use inkwell::AddressSpace;
 use inkwell::{GlobalVisibility, ThreadLocalMode};
 use pathprof_core::plan::{FunctionPlan, PathStorage};
 use pathprof_core::profile::mode_number;
-use pathprof_format::abi::{ABI_VERSION, HASH_GLOBAL_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE};
+use pathprof_format::abi::{
+    ABI_VERSION, HASH_GLOBAL_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE, SEGMENT_GS, SEGMENT_NONE,
+};
 
 /// Name of the `PpModule` global; its presence means "already instrumented".
 pub(crate) const MODULE_SYMBOL: &str = "__pathprof_module";
@@ -82,6 +84,15 @@ impl Counters<'_> {
 /// valid in it.
 fn executable_only(module: &Module<'_>) -> bool {
     module.get_flag("PIE Level").is_some() || module.get_flag("PIC Level").is_none()
+}
+
+/// Whether `module` counts its slots and path arrays through `%gs`: only an
+/// executable can hold it ([`executable_only`]: one object per process,
+/// whose delta the runtime makes each thread's GS base), on x86-64.
+pub(crate) fn executable_only_x86_64(module: &Module<'_>) -> bool {
+    let triple = module.get_triple();
+    let triple = triple.as_str().to_string_lossy();
+    triple.starts_with("x86_64") && executable_only(module)
 }
 
 /// Where a PPP function counts its interesting paths: `slots[base + p]` for
@@ -295,6 +306,7 @@ pub(crate) fn register<'ctx>(
     functions: &[(&FunctionPlan, Counters<'ctx>)],
     module_array: Option<ModuleArray<'ctx>>,
     delta: Option<ThreadDelta<'ctx>>,
+    segment: bool,
 ) {
     let context = module.get_context();
     let i32_type = context.i32_type();
@@ -369,7 +381,7 @@ pub(crate) fn register<'ctx>(
     //                   const PpFunction *functions;
     //                   int64_t *(*thread_delta)(void);
     //                   uint64_t *slots; uint64_t num_slots;
-    //                   void *thread_slots /* reserved, NULL */; }
+    //                   uint64_t segment; }
     let module_type = context.struct_type(
         &[
             i32_type.into(),
@@ -380,7 +392,7 @@ pub(crate) fn register<'ctx>(
             ptr_type.into(),
             ptr_type.into(),
             i64_type.into(),
-            ptr_type.into(),
+            i64_type.into(),
         ],
         false,
     );
@@ -398,8 +410,9 @@ pub(crate) fn register<'ctx>(
         i64_type
             .const_int(module_array.map_or(0, |a| a.len), false)
             .into(),
-        // `thread_slots`: reserved, always null (no counter is thread-local).
-        null.into(),
+        i64_type
+            .const_int(if segment { SEGMENT_GS } else { SEGMENT_NONE }, false)
+            .into(),
     ]);
     let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());
 

@@ -104,7 +104,8 @@ pub fn instrument(
         .iter()
         .any(|(_, c)| c.at_delta())
         .then(|| abi::ThreadDelta::define(module));
-    let mut emitter = emit::Emitter::new(module, info.atomic, delta);
+    let segment = !info.atomic && abi::executable_only_x86_64(module);
+    let mut emitter = emit::Emitter::new(module, info.atomic, delta, segment);
     let scope = scope::CounterScope::new(module);
     let scoped = scope::scoped(&bodies, info.mode);
     for (((body, (cfg, placement)), (_, counters)), &scoped) in
@@ -123,7 +124,15 @@ pub fn instrument(
     }
 
     // 3. Registration, then check the whole module.
-    abi::register(module, info, &registered, module_array, delta);
+    // A module without counters has no delta: nothing counts through `%gs`.
+    abi::register(
+        module,
+        info,
+        &registered,
+        module_array,
+        delta,
+        segment && delta.is_some(),
+    );
     module.verify().map_err(|message| LlvmError::Verify {
         message: message.to_string(),
     })

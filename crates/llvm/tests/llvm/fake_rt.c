@@ -36,7 +36,8 @@ struct PpModule {
                                    /* at the counters themselves (delta 0) */
   uint64_t *slots;                 /* every function's slots */
   uint64_t num_slots;
-  uint64_t *(*thread_slots)(void); /* their thread-local twin, counted instead */
+  uint64_t segment;                /* 1: slots and path arrays through %gs, */
+                                   /* GS base 0 here: the counters themselves */
 };
 _Static_assert(sizeof(struct PpFunction) == 48, "PpFunction is 48 bytes");
 _Static_assert(sizeof(struct PpModule) == 64, "PpModule is 64 bytes");
@@ -55,19 +56,15 @@ static struct {
 } hashed[MAX_HASHED];
 static int num_hashed;
 
-/* Where counter *p of mod is counted: in the main thread's twin of the
- * module's array (slots, then some path arrays) if it has one and p lies in
- * the array, else at p. */
+/* Where counter *p of mod is counted: at p (the test program's one thread
+ * counts at the counters themselves: delta 0, thread base the array). */
 static uint64_t *at(const struct PpModule *mod, uint64_t *p) {
-  if (mod->thread_slots == NULL || p < mod->slots || p >= mod->slots + mod->num_slots)
-    return p;
-  return &mod->thread_slots()[p - mod->slots];
+  (void)mod;
+  return p;
 }
 
 /* What counter *p of mod counted. */
-static uint64_t count(const struct PpModule *mod, uint64_t *p) {
-  return at(mod, p) == p ? *p : *p + *at(mod, p);
-}
+static uint64_t count(const struct PpModule *mod, uint64_t *p) { return *at(mod, p); }
 
 static void print_function(const struct PpModule *mod, const struct PpFunction *f) {
   fprintf(stderr, "pp-function %u %016llx %u %llu slots", f->index,
@@ -75,7 +72,7 @@ static void print_function(const struct PpModule *mod, const struct PpFunction *
           (unsigned long long)f->num_paths);
   if (f->num_slots != 0 && f->slots == NULL)
     fprintf(stderr, "\npp-error function %u has slots but no slot array", f->index);
-  if (mod->thread_slots != NULL && f->num_slots != 0 && (f->slots < mod->slots || f->slots >= mod->slots + mod->num_slots))
+  if (mod->slots != NULL && f->num_slots != 0 && (f->slots < mod->slots || f->slots >= mod->slots + mod->num_slots))
     fprintf(stderr, "\npp-error function %u's slots are outside the module's array", f->index);
   for (uint32_t k = 0; k < f->num_slots; k++)
     fprintf(stderr, " %llu", (unsigned long long)count(mod, &f->slots[k]));

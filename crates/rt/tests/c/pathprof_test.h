@@ -37,7 +37,7 @@ struct PpModule {
                                     /* are shared by all threads */
     uint64_t *slots;                /* NULL: its functions' slots are arrays */
     uint64_t num_slots;             /* of their own, */
-    void *reserved;                  /* NULL */
+    uint64_t segment;                /* 0: counted at the delta */
 };
 _Static_assert(sizeof(struct PpModule) == 64, "PpModule is 64 bytes");
 void __pathprof_register(const struct PpModule *m);

@@ -249,17 +249,21 @@ impl<'ctx> Site<'_, 'ctx> {
     /// `__pathprof_count_repeat`, defined on first use (see
     /// [`Self::count_repeat`]).
     pub(super) fn repeat_fn(&mut self) -> FunctionValue<'ctx> {
-        if let Some(f) = self.emitter.repeat_fn {
+        let gs = usize::from(self.through_gs);
+        if let Some(f) = self.emitter.repeat_fns[gs] {
             return f;
         }
         let context = self.module.get_context();
         let ptr = context.ptr_type(AddressSpace::default());
+        // The array through `%gs` (see `Site::direct`) or as an address.
+        let array_type = context.ptr_type(AddressSpace::from(if gs == 1 { 256u16 } else { 0 }));
         let i64_type = self.emitter.i64_type;
         let i64s = i64_type.into();
         let ty = context
             .void_type()
-            .fn_type(&[ptr.into(), ptr.into(), i64s, i64s, i64s], false);
-        let f = self.inline_helper("__pathprof_count_repeat", ty);
+            .fn_type(&[array_type.into(), ptr.into(), i64s, i64s, i64s], false);
+        let name = ["__pathprof_count_repeat", "__pathprof_count_repeat_gs"][gs];
+        let f = self.inline_helper(name, ty);
         let saved = std::mem::replace(&mut self.emitter.builder, context.create_builder());
         let param = |i: u32| f.get_nth_param(i).expect("five parameters");
         let (array, last, r, c, zero) = (
@@ -305,7 +309,7 @@ impl<'ctx> Site<'_, 'ctx> {
         e.add_one(e.element(array, id), false);
         b.build_return(None).expect(POSITIONED);
         self.emitter.builder = saved;
-        self.emitter.repeat_fn = Some(f);
+        self.emitter.repeat_fns[gs] = Some(f);
         f
     }
 

@@ -133,9 +133,9 @@ pub(crate) struct Emitter<'ctx> {
     hash_fns: [Option<FunctionValue<'ctx>>; 3],
     /// The inline-cache hash count helper; defined on first use.
     hash_inline: Option<FunctionValue<'ctx>>,
-    /// The repeat-site path count helper ([`repeats_path_ends`]); defined
-    /// on first use.
-    repeat_fn: Option<FunctionValue<'ctx>>,
+    /// The repeat-site path count helpers ([`repeats_path_ends`]), of an
+    /// array as an address and through `%gs`; defined on first use.
+    repeat_fns: [Option<FunctionValue<'ctx>>; 2],
     /// The PPP helpers, indexed by `4 * packed + 2 * uncount + hash`;
     /// defined on first use.
     ppp_fns: [Option<FunctionValue<'ctx>>; 8],
@@ -145,6 +145,9 @@ pub(crate) struct Emitter<'ctx> {
     atomic: bool,
     /// The module's thread delta, when it has counters.
     delta: Option<ThreadDelta<'ctx>>,
+    /// The module's slots and path arrays may be incremented through `%gs`,
+    /// whose base the runtime sets to each thread's delta ([`Site::direct`]).
+    segment: bool,
 }
 
 pub(super) const POSITIONED: &str = "the builder is positioned";
@@ -195,7 +198,12 @@ enum Counted<'ctx> {
 }
 
 impl<'ctx> Emitter<'ctx> {
-    pub fn new(module: &Module<'ctx>, atomic: bool, delta: Option<ThreadDelta<'ctx>>) -> Self {
+    pub fn new(
+        module: &Module<'ctx>,
+        atomic: bool,
+        delta: Option<ThreadDelta<'ctx>>,
+        segment: bool,
+    ) -> Self {
         let context = module.get_context();
         let i64_type = context.i64_type();
         Emitter {
@@ -203,11 +211,12 @@ impl<'ctx> Emitter<'ctx> {
             i64_type,
             hash_fns: [None; 3],
             hash_inline: None,
-            repeat_fn: None,
+            repeat_fns: [None; 2],
             ppp_fns: [None; 8],
             volatile_slots: false,
             atomic,
             delta,
+            segment,
         }
     }
 
@@ -217,7 +226,7 @@ impl<'ctx> Emitter<'ctx> {
     pub fn helpers(&self) -> impl Iterator<Item = FunctionValue<'ctx>> + '_ {
         self.hash_inline
             .iter()
-            .chain(&self.repeat_fn)
+            .chain(self.repeat_fns.iter().flatten())
             .chain(self.ppp_fns.iter().flatten())
             .copied()
     }
@@ -256,11 +265,16 @@ impl<'ctx> Emitter<'ctx> {
             split_blocks.push((block, ops));
         }
 
+        let through_gs = self.segment
+            && !call_probes
+                .iter()
+                .any(|(call, _)| call.get_opcode() == InstructionOpcode::Invoke);
         let mut site = Site {
             emitter: self,
             module,
             counters,
             function: body.function,
+            through_gs,
             r: None,
             q: None,
             repeat: None,
@@ -313,7 +327,12 @@ impl<'ctx> Emitter<'ctx> {
                 .build_store(reg, zero)
                 .expect(POSITIONED);
         }
-        if counters.at_delta() {
+        // Through `%gs`, only the PPP helpers' addresses and hash states are
+        // at the delta.
+        let flat = !site.through_gs
+            || counters.ppp.is_some()
+            || matches!(counters.paths, PathCounters::Hash(_));
+        if counters.at_delta() && flat {
             site.delta = Some(site.load_delta());
             if pins_bases(body, placement) {
                 site.bases = site.pinned_bases();

@@ -11,6 +11,10 @@ pub(super) struct Site<'e, 'ctx> {
     pub(super) counters: Counters<'ctx>,
     /// The function being instrumented.
     pub(super) function: FunctionValue<'ctx>,
+    /// Slots and path arrays are incremented through `%gs` (the module
+    /// counts there and no count of the function is undone through a
+    /// pointer in memory: an `invoke`'s pending undo is a plain pointer).
+    pub(super) through_gs: bool,
     /// The path register, when the function uses one.
     pub(super) r: Option<PointerValue<'ctx>>,
     /// The PPP register, when the function uses one.
@@ -197,8 +201,33 @@ impl<'ctx> Site<'_, 'ctx> {
         }
     }
 
-    /// The calling thread's copy of the function's slot `k`.
-    pub(super) fn slot(&self, k: u32) -> PointerValue<'ctx> {
+    /// Where a probe increments counter global `g` in the calling thread:
+    /// through `%gs` in a module counted there (`g`'s own address in
+    /// address space 256: `incq %gs:g+k(%rip)`, no register), else where
+    /// [`counters_at`](Self::counters_at) says.
+    pub(super) fn direct(&self, g: GlobalValue<'ctx>) -> PointerValue<'ctx> {
+        if !self.through_gs {
+            return self.counters_at(g);
+        }
+        let b = &self.emitter.builder;
+        let at = b
+            .build_ptr_to_int(g.as_pointer_value(), self.emitter.i64_type, "pp.global")
+            .expect(POSITIONED);
+        let gs = self
+            .module
+            .get_context()
+            .ptr_type(AddressSpace::from(256u16));
+        b.build_int_to_ptr(at, gs, "pp.gs").expect(POSITIONED)
+    }
+
+    /// The calling thread's copy of the function's slot `k`, at `array`
+    /// (the slot array's copy: [`direct`](Self::direct)'s or
+    /// [`counters_at`](Self::counters_at)'s).
+    fn slot_in(
+        &self,
+        k: u32,
+        array: impl Fn(GlobalValue<'ctx>) -> PointerValue<'ctx>,
+    ) -> PointerValue<'ctx> {
         let slots = self
             .counters
             .slots
@@ -207,8 +236,13 @@ impl<'ctx> Site<'_, 'ctx> {
             .emitter
             .i64_type
             .const_int(slots.offset + u64::from(k), false);
-        self.emitter
-            .element(self.counters_at(slots.array.global), index)
+        self.emitter.element(array(slots.array.global), index)
+    }
+
+    /// The calling thread's copy of the function's slot `k`, as an address
+    /// (for the PPP helpers).
+    pub(super) fn slot(&self, k: u32) -> PointerValue<'ctx> {
+        self.slot_in(k, |g| self.counters_at(g))
     }
 
     /// The calling thread's copy of the function's path array (its first
@@ -403,8 +437,8 @@ impl<'ctx> Site<'_, 'ctx> {
     /// Counts one execution of path `id`.
     pub(super) fn count_path(&mut self, id: IntValue<'ctx>) -> Counted<'ctx> {
         match self.counters.paths {
-            PathCounters::Array(_) => {
-                let p = self.emitter.element(self.path_array(), id);
+            PathCounters::Array(g) => {
+                let p = self.emitter.element(self.direct(g), id);
                 self.emitter.increment(p);
                 Counted::Counter(p)
             }
@@ -429,7 +463,10 @@ impl<'ctx> Site<'_, 'ctx> {
     /// c` this end's id). `last` is the function's alloca, an SSA value
     /// once the helper is inlined.
     pub(super) fn count_repeat(&mut self, Repeat { last, zero }: Repeat<'ctx>, c: i64) {
-        let array = self.path_array();
+        let array = match self.counters.paths {
+            PathCounters::Array(g) => self.direct(g),
+            _ => self.path_array(),
+        };
         let r = self.path_plus(self.path_register(), 0);
         let c = self.constant(c);
         let f = self.repeat_fn();
@@ -441,7 +478,7 @@ impl<'ctx> Site<'_, 'ctx> {
 
     /// Increments `slots[k]`.
     pub(super) fn count_slot(&mut self, k: u32) -> Counted<'ctx> {
-        let p = self.slot(k);
+        let p = self.slot_in(k, |g| self.direct(g));
         self.emitter.increment_slot(p);
         Counted::Counter(p)
     }
