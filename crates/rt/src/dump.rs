@@ -86,6 +86,11 @@ pub(crate) fn dump(trigger: Trigger) {
         return;
     }
     let old = os::block_all_signals();
+    // The runtime's interval thread counts nothing and keeps its creator's
+    // GS base.
+    if !matches!(trigger, Trigger::Interval) {
+        crate::threads::check_gs_base();
+    }
     dump_locked(trigger);
     os::restore_signals(&old);
 }

@@ -13,10 +13,12 @@
 //! void __pathprof_dump(void);                                 // write (merge) now
 //! ```
 //!
-//! Link a program with `libpathprof_rt.a -lpthread -ldl -lm` (for the Rust
-//! standard library inside; with glibc ≥ 2.34 they are part of libc anyway;
-//! `rustc --print native-static-libs` also lists `-lgcc_s -lutil -lrt`, which
-//! clang links by default or glibc contains).
+//! Link a program with `libpathprof_rt.a -lpthread -ldl` (with glibc ≥ 2.34
+//! both are part of libc anyway). The archive is this crate without std
+//! (`#![no_std]` on libc, built with the `archive` feature under the
+//! workspace's `runtime` profile: panic=abort, fat LTO), so every symbol but
+//! the C ABI and the functions it interposes is local and C, C++ and Rust
+//! programs link the same archive.
 //!
 //! ## Environment
 //!

@@ -27,6 +27,51 @@ pub(crate) fn set_gs_base(delta: isize) {
     }
 }
 
+/// Says once on stderr when the calling thread's GS base is not `delta`,
+/// where the runtime set it: the program changed it, and what the
+/// executable's probes counted in this thread since went where it points.
+pub(crate) fn check_gs_base(delta: isize) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if read().is_some_and(|base| base != delta) && !SAID.swap(true, Relaxed) {
+        crate::msg::Line::new()
+            .text(
+                "the program changed a thread's GS base, where the executable's probes \
+                 count: that thread's counts since then went where it points, and are lost \
+                 unless it is 0; build with --atomic for such a program",
+            )
+            .emit();
+    }
+}
+
+/// The calling thread's GS base, where it can be read.
+#[cfg(target_arch = "x86_64")]
+fn read() -> Option<isize> {
+    const HWCAP2_FSGSBASE: libc::c_ulong = 1 << 1;
+    const ARCH_GET_GS: libc::c_long = 0x1004;
+    // Safety: getauxval has no preconditions.
+    if unsafe { libc::getauxval(libc::AT_HWCAP2) } & HWCAP2_FSGSBASE != 0 {
+        let base: isize;
+        // Safety: the kernel enabled the instruction (`rdgsbase %rax`).
+        unsafe {
+            core::arch::asm!(
+                ".byte 0xf3, 0x48, 0x0f, 0xae, 0xc8",
+                out("rax") base,
+                options(nostack, preserves_flags)
+            )
+        };
+        return Some(base);
+    }
+    let mut base: isize = 0;
+    // Safety: arch_prctl writes this thread's GS base into `base`.
+    let ok = unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_GET_GS, &mut base) } == 0;
+    ok.then_some(base)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn read() -> Option<isize> {
+    None
+}
+
 #[cfg(target_arch = "x86_64")]
 fn try_set(delta: isize) -> bool {
     const HWCAP2_FSGSBASE: libc::c_ulong = 1 << 1;

@@ -243,6 +243,17 @@ unsafe fn point(region: &Region, delta: isize) {
     }
 }
 
+/// Says when the calling thread's GS base is not what the runtime set for
+/// an executable counted through `%gs` (its delta there): see
+/// `segment::check_gs_base`.
+pub(crate) fn check_gs_base() {
+    for region in regions().filter(|r| r.gs.load(Acquire) && r.live.load(Acquire) > 0) {
+        // Safety: the region's object is loaded; the variable is this thread's.
+        let delta = unsafe { region.delta_variable().read() };
+        crate::segment::check_gs_base(delta as isize);
+    }
+}
+
 /// The address of one of `module`'s counters, if it has any.
 fn some_counter(module: &PpModule) -> Option<usize> {
     // Safety: registered modules are valid (the caller checked).

@@ -228,3 +228,36 @@ fn sixty_four_dlopened_libraries_load_and_write_their_counts() {
         assert_eq!(report["processes"].as_u64(), Some(1), "lib{n}.so");
     }
 }
+
+/// An executable that sets its own GS base (where its probes count) to 0:
+/// the dump at exit says so; the counts made since went to the counters
+/// themselves, which the dump reads too.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_changed_gs_base_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("gs_changed");
+    cc(
+        dir.path(),
+        "edge",
+        &["-O1", source("gs_changed.c").to_str().unwrap()],
+        &exe,
+    );
+    let out = Command::new(&exe)
+        .current_dir(dir.path())
+        .env("PATHPROF_FILE", "gs.pprof")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", failure("gs_changed", &out));
+    if String::from_utf8_lossy(&out.stdout).trim() == "no fsgsbase" {
+        return; // the kernel does not let a program set its base with wrgsbase
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the program changed a thread's GS base"),
+        "stderr: {stderr}"
+    );
+    let report = json_report_in(dir.path(), "gs.pprof", &[&exe]);
+    let work = crate::support::report::function(&report, "work");
+    assert_eq!(work["entry_count"].as_u64(), Some(2), "{work}");
+}
