@@ -18,8 +18,8 @@ use alloc::vec::Vec;
 pub struct RawProfile {
     /// The build id of the program (the map file's `build_id`).
     pub build_id: u64,
-    /// The instrumentation mode: [`abi::MODE_BLOCK`] (0), [`abi::MODE_EDGE`]
-    /// (1) or [`abi::MODE_PATH`] (2).
+    /// The instrumentation mode: [`crate::abi::MODE_BLOCK`] (0), [`crate::abi::MODE_EDGE`]
+    /// (1) or [`crate::abi::MODE_PATH`] (2).
     pub mode: u32,
     /// Processes whose final write (at exit, `_exit`, exec, abort or a fatal
     /// signal) added to this profile. For a program profiled from `main`,

@@ -12,6 +12,17 @@ use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
 /// Said once: the base could not be set.
 static WARNED: AtomicBool = AtomicBool::new(false);
 
+/// `AT_HWCAP2`'s bit for `rdgsbase`/`wrgsbase` enabled by the kernel.
+#[cfg(target_arch = "x86_64")]
+const HWCAP2_FSGSBASE: libc::c_ulong = 1 << 1;
+
+/// Whether the kernel lets this process use `rdgsbase`/`wrgsbase`.
+#[cfg(target_arch = "x86_64")]
+fn fsgsbase() -> bool {
+    // Safety: getauxval has no preconditions.
+    (unsafe { libc::getauxval(libc::AT_HWCAP2) } & HWCAP2_FSGSBASE) != 0
+}
+
 /// Sets the calling thread's GS base to `delta`; says once on stderr when
 /// it cannot (the thread then counts wherever its base points: the counters
 /// themselves in a thread that never had one set).
@@ -46,10 +57,8 @@ pub(crate) fn check_gs_base(delta: isize) {
 /// The calling thread's GS base, where it can be read.
 #[cfg(target_arch = "x86_64")]
 fn read() -> Option<isize> {
-    const HWCAP2_FSGSBASE: libc::c_ulong = 1 << 1;
     const ARCH_GET_GS: libc::c_long = 0x1004;
-    // Safety: getauxval has no preconditions.
-    if unsafe { libc::getauxval(libc::AT_HWCAP2) } & HWCAP2_FSGSBASE != 0 {
+    if fsgsbase() {
         let base: isize;
         // Safety: the kernel enabled the instruction (`rdgsbase %rax`).
         unsafe {
@@ -74,10 +83,8 @@ fn read() -> Option<isize> {
 
 #[cfg(target_arch = "x86_64")]
 fn try_set(delta: isize) -> bool {
-    const HWCAP2_FSGSBASE: libc::c_ulong = 1 << 1;
     const ARCH_SET_GS: libc::c_long = 0x1001;
-    // Safety: getauxval has no preconditions.
-    if unsafe { libc::getauxval(libc::AT_HWCAP2) } & HWCAP2_FSGSBASE != 0 {
+    if fsgsbase() {
         // Safety: the kernel enabled the instruction (HWCAP2_FSGSBASE); it
         // sets this thread's GS base only (`wrgsbase %rax`, spelled in bytes
         // so that no target feature is needed to assemble it).
