@@ -217,14 +217,15 @@ pub(crate) fn object_of(module: *const PpModule) -> Option<&'static str> {
 fn leak_name(name: &[u8]) -> Option<&'static str> {
     let mut text = [0u8; 3 * libc::PATH_MAX as usize];
     let mut len = 0;
+    let mut append = |part: &[u8]| {
+        let end = (len + part.len()).min(text.len());
+        text[len..end].copy_from_slice(&part[..end - len]);
+        len = end;
+    };
     for chunk in name.utf8_chunks() {
-        for part in [chunk.valid().as_bytes(), "\u{FFFD}".as_bytes()]
-            .into_iter()
-            .take(if chunk.invalid().is_empty() { 1 } else { 2 })
-        {
-            let end = (len + part.len()).min(text.len());
-            text[len..end].copy_from_slice(&part[..end - len]);
-            len = end;
+        append(chunk.valid().as_bytes());
+        if !chunk.invalid().is_empty() {
+            append("\u{FFFD}".as_bytes());
         }
     }
     let bytes = heap::leak_bytes(&text[..len])?;
