@@ -276,8 +276,16 @@ PLAIN_INLINING_VARIANTS = {
     "pathprof-path-plain-inlining": "pathprof-path",
 }
 
+# The same builds run in continuous mode (PATHPROF_CONTINUOUS=1: counters in
+# a live file mapped into the process, which a SIGKILL cannot lose).
+CONTINUOUS_VARIANTS = {
+    "pathprof-block-continuous": "pathprof-block",
+    "pathprof-edge-continuous": "pathprof-edge",
+    "pathprof-path-continuous": "pathprof-path",
+}
+
 VARIANTS = (["plain", "clang-instr", "gcc-plain", "gcc-coverage"] + list(PATHPROF_VARIANTS)
-            + list(PPP_VARIANTS) + list(PLAIN_INLINING_VARIANTS))
+            + list(PPP_VARIANTS) + list(PLAIN_INLINING_VARIANTS) + list(CONTINUOUS_VARIANTS))
 
 
 BEFORE = "before:"
@@ -569,6 +577,9 @@ def main():
             exes, lists, replay = {}, {}, []
 
             def built(v):
+                if v in CONTINUOUS_VARIANTS:
+                    exes[v] = built(CONTINUOUS_VARIANTS[v])
+                    build_s[(prog["name"], v)] = build_s[(prog["name"], CONTINUOUS_VARIANTS[v])]
                 if v not in exes:
                     # The plain build with remarks comes first: not this build's time.
                     flags = inlining() if v in PLAIN_INLINING_VARIANTS else ()
@@ -598,6 +609,8 @@ def main():
                     name = f"{prog['name']}-{v.replace(':', '-')}"
                     env = dict(os.environ, PATHPROF_FILE=str(out / f"{name}.pprof"),
                                LLVM_PROFILE_FILE=str(out / f"{name}.profraw"))
+                    if v in CONTINUOUS_VARIANTS:
+                        env["PATHPROF_CONTINUOUS"] = "1"
                     cmd, _ = prog["run"](exes[v], args.scale, out)
                     cpu, kib = measure(helper, cmd, env)
                     times[v].append(cpu)

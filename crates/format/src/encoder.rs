@@ -233,7 +233,7 @@ impl<S: Sink> Encoder<S> {
         self.put(&build_id.to_le_bytes());
         self.put(&mode.to_le_bytes());
         self.put(&0u32.to_le_bytes()); // flags
-        self.put(&[0u8; 24]); // process facts, zero unless set with `facts`
+        self.put(&[0u8; 32]); // process facts, zero unless set with `facts`
         self.put(&0u64.to_le_bytes()); // object count, patched as objects come
         self.last_build = Some(build_id);
         self.section = Some(Section {
@@ -265,6 +265,7 @@ impl<S: Sink> Encoder<S> {
         self.patch(at, facts.processes);
         self.patch(at + 8, facts.forked);
         self.patch(at + 16, facts.threads);
+        self.patch(at + 24, facts.killed);
     }
 
     /// Adds an object path (an executable or shared library the build was

@@ -35,14 +35,14 @@
 //! flag, which then stays set (it says "more objects wrote this section
 //! than are listed", not how many).
 //!
-//! ## Layout (version 4)
+//! ## Layout (version 5)
 //!
 //! Every integer is little-endian; there is no padding.
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `PPROFRAW` |
-//! | 8 | 4 | version, `4` |
+//! | 8 | 4 | version, `5` |
 //! | 12 | 4 | reserved, `0` |
 //! | 16 | 8 | section count N |
 //! | 24 | … | N sections, build ids strictly increasing |
@@ -58,14 +58,15 @@
 //! | 16 | 8 | processes: processes whose final write (exit, `_exit`, exec, abort, fatal signal) added to the section |
 //! | 24 | 8 | forked: how many of those processes were fork children |
 //! | 32 | 8 | threads: threads those processes started with `pthread_create` |
-//! | 40 | 8 | object path count O, at most 32 |
-//! | 48 | … | O object paths: each a length L (8 bytes) and L bytes of UTF-8, nonempty, strictly increasing by bytes |
+//! | 40 | 8 | killed: how many of those processes died without their final write (SIGKILL, a fault) and were merged from their live files (continuous mode) |
+//! | 48 | 8 | object path count O, at most 32 |
+//! | 56 | … | O object paths: each a length L (8 bytes) and L bytes of UTF-8, nonempty, strictly increasing by bytes |
 //! | … | 8 | function count F |
 //! | … | … | F function records, indices strictly increasing |
 //!
 //! Version 1 (pathprof before the process facts) had no processes, forked
-//! and threads fields, version 2 had no resumes, and version 3 held one
-//! build only, with no object paths; reading any of them fails with
+//! and threads fields, version 2 had no resumes, version 3 held one
+//! build only, with no object paths, and version 4 had no killed field; reading any of them fails with
 //! [`FormatError::OlderVersion`] (record the profile again).
 //!
 //! A function record:
@@ -116,6 +117,7 @@
 //!     processes: 1,
 //!     forked: 0,
 //!     threads: 0,
+//!     killed: 0,
 //!     objects: vec!["/usr/bin/prog".into()],
 //!     objects_truncated: false,
 //!     functions: vec![RawFunction {
@@ -158,6 +160,7 @@ pub mod abi;
 mod checksum;
 mod encoder;
 mod error;
+pub mod live;
 #[cfg(feature = "std")]
 pub mod map_schema;
 mod merge;
@@ -180,7 +183,7 @@ pub use view::{FunctionView, Functions, Objects, ProfileView, SectionView, Secti
 /// The first 8 bytes of every raw profile.
 pub const MAGIC: [u8; 8] = *b"PPROFRAW";
 /// The format version this crate reads and writes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// The most object paths a section lists (see the crate doc).
 pub const MAX_OBJECTS: usize = 32;
 
@@ -197,6 +200,9 @@ pub struct Facts {
     /// Threads started with `pthread_create` by the processes that wrote
     /// to the profile (0 if none ever started one).
     pub threads: u64,
+    /// How many of `processes` died without their final write (SIGKILL, a
+    /// fault) and were merged from their live files (continuous mode).
+    pub killed: u64,
 }
 
 impl Facts {
@@ -206,6 +212,7 @@ impl Facts {
             processes: self.processes.saturating_add(other.processes),
             forked: self.forked.saturating_add(other.forked),
             threads: self.threads.saturating_add(other.threads),
+            killed: self.killed.saturating_add(other.killed),
         }
     }
 }

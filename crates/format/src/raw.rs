@@ -32,6 +32,9 @@ pub struct RawProfile {
     /// this profile; nonzero in a build without atomic updates means counts
     /// may have lost increments.
     pub threads: u64,
+    /// How many of `processes` died without their final write (SIGKILL, a
+    /// fault) and were merged from their live files (continuous mode).
+    pub killed: u64,
     /// The executables and shared libraries the build was loaded from when
     /// its counts were written (absolute paths as the runtime found them),
     /// sorted, each once, at most [`MAX_OBJECTS`].
@@ -78,26 +81,29 @@ impl RawProfile {
             processes: 0,
             forked: 0,
             threads: 0,
+            killed: 0,
             objects: Vec::new(),
             objects_truncated: false,
             functions: Vec::new(),
         }
     }
 
-    /// The process facts (`processes`, `forked`, `threads`).
+    /// The process facts (`processes`, `forked`, `threads`, `killed`).
     pub fn facts(&self) -> Facts {
         Facts {
             processes: self.processes,
             forked: self.forked,
             threads: self.threads,
+            killed: self.killed,
         }
     }
 
-    /// Sets `processes`, `forked` and `threads`.
+    /// Sets `processes`, `forked`, `threads` and `killed`.
     pub fn set_facts(&mut self, f: Facts) {
         self.processes = f.processes;
         self.forked = f.forked;
         self.threads = f.threads;
+        self.killed = f.killed;
     }
 
     /// The bytes of a file holding this one section (see the crate doc for
@@ -209,6 +215,7 @@ impl RawProfile {
             processes: facts.processes,
             forked: facts.forked,
             threads: facts.threads,
+            killed: facts.killed,
             objects: view.objects().map(str::to_string).collect(),
             objects_truncated: view.objects_truncated(),
             functions,

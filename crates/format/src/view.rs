@@ -13,15 +13,15 @@ pub(crate) const FILE_HEADER_LEN: usize = 24;
 pub(crate) const SECTION_COUNT_AT: usize = 16;
 /// Bytes of a section header before its object paths (build id, mode,
 /// flags, facts, object count).
-pub(crate) const SECTION_HEADER_LEN: usize = 48;
+pub(crate) const SECTION_HEADER_LEN: usize = 56;
 /// Bytes of a section with no objects and no functions.
 pub(crate) const SECTION_MIN_LEN: usize = SECTION_HEADER_LEN + 8;
 /// Offset of the flags in a section.
 pub(crate) const FLAGS_AT: usize = 12;
-/// Offset of the process facts (processes, forked, threads) in a section.
+/// Offset of the process facts (processes, forked, threads, killed) in a section.
 pub(crate) const FACTS_AT: usize = 16;
 /// Offset of the object count in a section.
-pub(crate) const OBJECT_COUNT_AT: usize = 40;
+pub(crate) const OBJECT_COUNT_AT: usize = 48;
 /// Bytes of an object path entry besides the path itself.
 pub(crate) const OBJECT_MIN_LEN: usize = 8;
 /// Bytes of a function record with no slots, paths or resumes.
@@ -201,6 +201,7 @@ fn read_section<'a>(
         processes: r.u64("process count")?,
         forked: r.u64("fork child count")?,
         threads: r.u64("thread count")?,
+        killed: r.u64("killed process count")?,
     };
     if flags & !FLAG_OBJECTS_TRUNCATED != 0 {
         note(&mut problem, start, "a section has unknown flags set");

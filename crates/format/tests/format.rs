@@ -12,6 +12,7 @@ fn sample() -> RawProfile {
         processes: 3,
         forked: 1,
         threads: 4,
+        killed: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![
@@ -105,6 +106,7 @@ fn random_profile(rng: &mut Lcg, build_id: u64) -> RawProfile {
         processes: rng.below(4),
         forked: rng.below(2),
         threads: rng.below(3),
+        killed: 0,
         objects: (0..rng.below(4))
             .map(|k| format!("/lib/{build_id:x}/{k}.so"))
             .collect(),
@@ -121,7 +123,7 @@ fn round_trip() {
     assert_eq!(&bytes[..8], &MAGIC);
     assert_eq!(RawProfile::decode(&bytes), Ok(p));
     let empty = RawProfile::new(42, 0);
-    assert_eq!(empty.encode().len(), 24 + 56 + 8);
+    assert_eq!(empty.encode().len(), 24 + 64 + 8);
     assert_eq!(RawProfile::decode(&empty.encode()), Ok(empty));
     let mut rng = Lcg(1);
     for _ in 0..200 {
@@ -138,6 +140,7 @@ fn layout_is_as_documented() {
         processes: 10,
         forked: 11,
         threads: 12,
+        killed: 13,
         objects: vec!["/a".into(), "/bc".into()],
         objects_truncated: true,
         functions: vec![RawFunction {
@@ -154,34 +157,37 @@ fn layout_is_as_documented() {
     let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     // The file header.
     assert_eq!(&b[..8], b"PPROFRAW");
-    assert_eq!(u32_at(8), 4);
+    assert_eq!(u32_at(8), 5);
     assert_eq!(u32_at(12), 0);
     assert_eq!(u64_at(16), 1);
     // The section.
     assert_eq!(u64_at(24), 0x0102_0304_0506_0708);
     assert_eq!(u32_at(32), 1);
     assert_eq!(u32_at(36), 1, "objects truncated");
-    assert_eq!((u64_at(40), u64_at(48), u64_at(56)), (10, 11, 12));
-    assert_eq!(u64_at(64), 2);
+    assert_eq!(
+        (u64_at(40), u64_at(48), u64_at(56), u64_at(64)),
+        (10, 11, 12, 13)
+    );
     assert_eq!(u64_at(72), 2);
-    assert_eq!(&b[80..82], b"/a");
-    assert_eq!(u64_at(82), 3);
-    assert_eq!(&b[90..93], b"/bc");
-    assert_eq!(u64_at(93), 1);
+    assert_eq!(u64_at(80), 2);
+    assert_eq!(&b[88..90], b"/a");
+    assert_eq!(u64_at(90), 3);
+    assert_eq!(&b[98..101], b"/bc");
+    assert_eq!(u64_at(101), 1);
     // The function record.
-    assert_eq!(u32_at(101), 5);
-    assert_eq!(u64_at(105), 6);
-    assert_eq!(u64_at(113), 1);
-    assert_eq!(u64_at(121), 7);
-    assert_eq!(u64_at(129), 1);
-    assert_eq!((u64_at(137), u64_at(145)), (8, 9));
-    assert_eq!(u64_at(153), 1);
-    assert_eq!((u64_at(161), u64_at(169)), (0, 10));
-    assert_eq!(u64_at(177), 2);
-    assert_eq!((u64_at(185), u64_at(193)), (11, 12));
-    assert_eq!((u64_at(201), u64_at(209)), (13, 14));
-    assert_eq!(u64_at(217), fnv1a64(&b[..217]));
-    assert_eq!(b.len(), 225);
+    assert_eq!(u32_at(109), 5);
+    assert_eq!(u64_at(113), 6);
+    assert_eq!(u64_at(121), 1);
+    assert_eq!(u64_at(129), 7);
+    assert_eq!(u64_at(137), 1);
+    assert_eq!((u64_at(145), u64_at(153)), (8, 9));
+    assert_eq!(u64_at(161), 1);
+    assert_eq!((u64_at(169), u64_at(177)), (0, 10));
+    assert_eq!(u64_at(185), 2);
+    assert_eq!((u64_at(193), u64_at(201)), (11, 12));
+    assert_eq!((u64_at(209), u64_at(217)), (13, 14));
+    assert_eq!(u64_at(225), fnv1a64(&b[..225]));
+    assert_eq!(b.len(), 233);
 
     // Two sections follow each other in build id order, behind one header
     // and one checksum.
@@ -194,10 +200,10 @@ fn layout_is_as_documented() {
     let two = file.encode();
     let u64_at = |at: usize| u64::from_le_bytes(two[at..at + 8].try_into().unwrap());
     assert_eq!(u64_at(16), 2);
-    assert_eq!(&two[24..217], &b[24..217], "p's section first");
-    assert_eq!(u64_at(217), 0x0102_0304_0506_0709);
-    assert_eq!(u64_at(217 + 16), 1);
-    assert_eq!(two.len(), 217 + 56 + 8);
+    assert_eq!(&two[24..225], &b[24..225], "p's section first");
+    assert_eq!(u64_at(225), 0x0102_0304_0506_0709);
+    assert_eq!(u64_at(225 + 16), 1);
+    assert_eq!(two.len(), 225 + 64 + 8);
     assert_eq!(u64_at(two.len() - 8), fnv1a64(&two[..two.len() - 8]));
     let back = ProfileFile::decode(&two).unwrap();
     assert_eq!(back.sections, vec![p, q]);
@@ -211,6 +217,7 @@ fn encode_normalizes() {
         processes: 0,
         forked: 0,
         threads: 0,
+        killed: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![
@@ -298,6 +305,7 @@ fn merge_adds_saturating_and_unions() {
         processes: u64::MAX,
         forked: 2,
         threads: 0,
+        killed: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![
@@ -558,10 +566,10 @@ fn every_error_kind() {
     assert!(!is_profile(b"PPROF"));
 
     let mut v = good.clone();
-    v[8] = 5;
+    v[8] = 6;
     let e = RawProfile::decode(&v).unwrap_err();
-    assert_eq!(e, FormatError::UnsupportedVersion { found: 5 });
-    assert!(e.to_string().contains("unsupported raw profile version 5"));
+    assert_eq!(e, FormatError::UnsupportedVersion { found: 6 });
+    assert!(e.to_string().contains("unsupported raw profile version 6"));
 
     // Version-2 and version-3 files (no resumes; one build, no object
     // paths), complete and sealed: written by an older pathprof, refused for
@@ -631,9 +639,9 @@ fn every_error_kind() {
     e.end_function(false);
     let ok = e.finish().unwrap();
     // Duplicate the function record by hand: count 2, same index twice.
-    let rec = ok[80..ok.len() - 8].to_vec();
-    let mut v = ok[..80].to_vec();
-    v[72] = 2;
+    let rec = ok[88..ok.len() - 8].to_vec();
+    let mut v = ok[..88].to_vec();
+    v[80] = 2;
     v.extend_from_slice(&rec);
     v.extend_from_slice(&rec);
     v.extend_from_slice(&[0; 8]);
@@ -641,7 +649,7 @@ fn every_error_kind() {
     assert_eq!(
         e,
         FormatError::Malformed {
-            at: 80 + rec.len() as u64,
+            at: 88 + rec.len() as u64,
             what: "function indices are not strictly increasing"
         }
     );
@@ -654,6 +662,7 @@ fn every_error_kind() {
         processes: 0,
         forked: 0,
         threads: 0,
+        killed: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![RawFunction {
@@ -678,8 +687,8 @@ fn every_error_kind() {
 
     // Broken resume lists behind a good checksum. One function of 2 slots,
     // no paths, slot resumes (0, 1), (1, 1) and path resumes (4, 1), (5, 1):
-    // the slot resumes are at 80 + 4 + 8 + 8 + 16 + 8 + 8 = 132, the path
-    // resumes at 132 + 32 + 8 = 172.
+    // the slot resumes are at 88 + 4 + 8 + 8 + 16 + 8 + 8 = 140, the path
+    // resumes at 140 + 32 + 8 = 180.
     let good = RawProfile {
         build_id: 1,
         mode: 2,
@@ -694,33 +703,33 @@ fn every_error_kind() {
         ..Default::default()
     }
     .encode();
-    assert_eq!(good.len(), 172 + 32 + 8);
+    assert_eq!(good.len(), 180 + 32 + 8);
     let at = |bytes: &mut Vec<u8>, i: usize, x: u64| {
         bytes[i..i + 8].copy_from_slice(&x.to_le_bytes());
     };
     let cases: [(usize, u64, &str); 7] = [
-        (132, 1, "slot resume indices are not strictly increasing"),
-        (132, 2, "slot resume indices are not strictly increasing"),
+        (140, 1, "slot resume indices are not strictly increasing"),
+        (140, 2, "slot resume indices are not strictly increasing"),
         (
-            148,
+            156,
             2,
             "a slot resume names a slot the function does not have",
         ),
-        (140, 0, "a slot resume has a zero count"),
-        (156, 0, "a slot resume has a zero count"),
-        (172, 5, "path resume ids are not strictly increasing"),
-        (196, 0, "a path resume has a zero count"),
+        (148, 0, "a slot resume has a zero count"),
+        (164, 0, "a slot resume has a zero count"),
+        (180, 5, "path resume ids are not strictly increasing"),
+        (204, 0, "a path resume has a zero count"),
     ];
     for (i, x, what) in cases {
         let mut v = good.clone();
         at(&mut v, i, x);
         let e = RawProfile::decode(&reseal(v)).unwrap_err();
-        assert_eq!(e, FormatError::Malformed { at: 80, what }, "{i} = {x}");
+        assert_eq!(e, FormatError::Malformed { at: 88, what }, "{i} = {x}");
     }
     // A slot resume in a function without slots.
     let mut v = good.clone();
-    at(&mut v, 92, 0);
-    let v: Vec<u8> = [&v[..100], &v[116..]].concat();
+    at(&mut v, 100, 0);
+    let v: Vec<u8> = [&v[..108], &v[124..]].concat();
     assert!(matches!(
         RawProfile::decode(&reseal(v)),
         Err(FormatError::Malformed {
@@ -938,22 +947,22 @@ fn absurd_counts_do_not_allocate() {
     ));
     let mut v = sample().encode();
     // The slot count of the first function.
-    v[92..100].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
+    v[100..108].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
     assert!(matches!(
         RawProfile::decode(&v),
-        Err(FormatError::Truncated { at: 92, .. })
+        Err(FormatError::Truncated { at: 100, .. })
     ));
     // The first function: 3 slots, no paths, then its slot resume count (at
-    // 80 + 4 + 8 + 8 + 24 + 8 = 132: 2 entries) and path resume count (at
-    // 132 + 8 + 32 = 172: 1 entry).
+    // 88 + 4 + 8 + 8 + 24 + 8 = 140: 2 entries) and path resume count (at
+    // 140 + 8 + 32 = 180: 1 entry).
     let good = sample().encode();
     let u64_at = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap());
-    assert_eq!((u64_at(132), u64_at(172)), (2, 1));
+    assert_eq!((u64_at(140), u64_at(180)), (2, 1));
     for (at, n) in [
-        (132, u64::MAX / 16),
-        (132, u64::MAX),
-        (172, u64::MAX / 16),
-        (172, 1 << 60),
+        (140, u64::MAX / 16),
+        (140, u64::MAX),
+        (180, u64::MAX / 16),
+        (180, 1 << 60),
     ] {
         let mut v = good.clone();
         v[at..at + 8].copy_from_slice(&n.to_le_bytes());
@@ -961,7 +970,7 @@ fn absurd_counts_do_not_allocate() {
             RawProfile::decode(&v),
             Err(FormatError::Truncated {
                 at: at as u64,
-                what: if at == 132 {
+                what: if at == 140 {
                     "slot resumes"
                 } else {
                     "path resumes"
@@ -1266,12 +1275,12 @@ fn object_paths_merge_into_a_capped_union() {
 #[test]
 fn section_and_object_rules() {
     // One section, build 7, no facts, objects "/a" and "/b", no functions:
-    // the objects are at 24 + 48 = 72 (length) and 80 ("/a"), 82 and 90.
+    // the objects are at 24 + 56 = 88 (length) and 88 ("/a"), 98 and 98.
     let mut p = RawProfile::new(7, 2);
     p.objects = vec!["/a".into(), "/b".into()];
     let good = p.encode();
-    assert_eq!(&good[80..82], b"/a");
-    assert_eq!(&good[90..92], b"/b");
+    assert_eq!(&good[88..90], b"/a");
+    assert_eq!(&good[98..100], b"/b");
     let malformed = |v: Vec<u8>| ProfileFile::decode(&reseal(v)).unwrap_err();
     let edit = |i: usize, bytes: &[u8]| {
         let mut v = good.clone();
@@ -1282,19 +1291,19 @@ fn section_and_object_rules() {
         (edit(12, &[1]), 12, "the reserved header word is not zero"),
         (edit(36, &[2]), 24, "a section has unknown flags set"),
         (
-            edit(91, b"a"),
-            82,
+            edit(99, b"a"),
+            90,
             "object paths are not strictly increasing",
         ),
         (
-            edit(90, b"/a"),
-            82,
+            edit(98, b"/a"),
+            90,
             "object paths are not strictly increasing",
         ),
-        (edit(80, &[0xff]), 72, "an object path is not UTF-8"),
+        (edit(88, &[0xff]), 80, "an object path is not UTF-8"),
         (
-            [&good[..72], &0u64.to_le_bytes(), &good[82..]].concat(),
-            72,
+            [&good[..80], &0u64.to_le_bytes(), &good[90..]].concat(),
+            80,
             "an object path is empty",
         ),
     ];
@@ -1309,7 +1318,7 @@ fn section_and_object_rules() {
     }
     let full = e.finish().unwrap();
     let mut v = full[..full.len() - 16].to_vec(); // without the function count and checksum
-    v[64..72].copy_from_slice(&33u64.to_le_bytes());
+    v[72..80].copy_from_slice(&33u64.to_le_bytes());
     v.extend_from_slice(&3u64.to_le_bytes());
     v.extend_from_slice(b"/99");
     v.extend_from_slice(&[0; 16]);
@@ -1331,12 +1340,12 @@ fn section_and_object_rules() {
     assert_eq!(
         malformed(v.clone()),
         FormatError::Malformed {
-            at: 80,
+            at: 88,
             what: "section build ids are not strictly increasing"
         }
     );
     // The same build twice.
-    v[80] = 2;
+    v[88] = 2;
     assert!(matches!(
         malformed(v),
         FormatError::Malformed {
@@ -1345,7 +1354,7 @@ fn section_and_object_rules() {
         }
     ));
     // Absurd section and object counts are refused before allocating.
-    for (at, n) in [(16, u64::MAX), (16, 1 << 40), (64, u64::MAX), (72, 1 << 50)] {
+    for (at, n) in [(16, u64::MAX), (16, 1 << 40), (72, u64::MAX), (80, 1 << 50)] {
         let mut v = good.clone();
         v[at..at + 8].copy_from_slice(&n.to_le_bytes());
         assert!(

@@ -12,6 +12,7 @@
 //!   through a link planted there.
 
 pub mod elf;
+pub mod live;
 pub mod map;
 pub mod output;
 pub mod profile;

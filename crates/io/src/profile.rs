@@ -5,8 +5,13 @@ use pathprof_core::profile::ProfileError;
 use pathprof_format::{FormatError, ProfileFile};
 use std::path::Path;
 
-/// Reads and decodes a raw profile file of any number of builds.
+/// Reads and decodes a raw profile file of any number of builds, after
+/// merging into it the live files of processes killed in continuous mode
+/// (`live`; a failure there is a warning: the profile is read as it is).
 pub fn read_file(path: &Path) -> Result<ProfileFile, ProfileError> {
+    if let Err(e) = crate::live::fold(path) {
+        eprintln!("pathprof: warning: could not merge the live files of killed processes: {e}");
+    }
     read_with(path, ProfileFile::decode)
 }
 

@@ -110,6 +110,9 @@ pub struct Program {
 pub struct Totals {
     pub processes: u64,
     pub forked: u64,
+    /// Processes killed before their final write (SIGKILL, a fault),
+    /// merged from their live files (continuous mode).
+    pub killed: u64,
     pub threads: u64,
     pub functions: usize,
     /// Every slot counter and path count added up, saturating.
@@ -160,6 +163,7 @@ fn section(s: &RawProfile) -> Section {
         totals: Totals {
             processes: s.processes,
             forked: s.forked,
+            killed: s.killed,
             threads: s.threads,
             functions: s.functions.len(),
             counts: total_counts(s),
@@ -193,6 +197,7 @@ fn programs(sections: &[Section]) -> Vec<Program> {
         let (t, u) = (&mut p.totals, &s.totals);
         t.processes = t.processes.max(u.processes);
         t.forked = t.forked.max(u.forked);
+        t.killed = t.killed.max(u.killed);
         t.threads = t.threads.max(u.threads);
         t.functions += u.functions;
         t.counts = t.counts.saturating_add(u.counts);

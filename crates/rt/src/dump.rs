@@ -283,6 +283,7 @@ fn facts(build_id: u64, last: bool, threads_seen: u64) -> Facts {
         processes,
         forked: u64::from(processes == 1 && process::forked()),
         threads: threads_seen.saturating_sub(registry::threads_written(build_id)),
+        killed: 0,
     }
 }
 
@@ -425,12 +426,61 @@ fn collect(nodes: &mut [&'static Node], last: bool) -> Option<Batch> {
 /// Marks everything `batch` holds as written.
 fn commit(batch: &Batch) {
     snapshot::commit(batch.log.as_slice());
+    for (w, value) in record_moves(batch) {
+        // Safety: words of module records in the arena, mapped for good.
+        unsafe { (*w).store(value, SeqCst) };
+    }
     for &(node, counted) in batch.nodes.as_slice() {
         if counted {
             node.process_written.store(true, SeqCst);
         }
         node.threads_written.store(batch.threads_seen, SeqCst);
         node.wrote.store(true, SeqCst);
+    }
+}
+
+/// What [`commit`] changes in the live file's module records (continuous
+/// mode): the process counted, the threads written.
+fn record_moves(batch: &Batch) -> impl Iterator<Item = crate::live::Move> + Clone + '_ {
+    use crate::registry::{RECORD_FLAGS, RECORD_THREADS_WRITTEN};
+    batch
+        .nodes
+        .as_slice()
+        .iter()
+        .flat_map(move |&(node, counted)| {
+            let flags = node.record_word(RECORD_FLAGS).map(|w| {
+                let counted = if counted {
+                    pathprof_format::live::MODULE_COUNTED
+                } else {
+                    0
+                };
+                (w as *const AtomicU64, w.load(SeqCst) | counted)
+            });
+            let threads = node
+                .record_word(RECORD_THREADS_WRITTEN)
+                .map(|w| (w as *const AtomicU64, batch.threads_seen));
+            flags.into_iter().chain(threads)
+        })
+}
+
+/// The journal and the commit of one write, under the profile's lock
+/// (`output::Around`): the moves go in the journal before the rename and
+/// are made after it.
+struct Committing<'a>(&'a Batch);
+
+impl output::Around for Committing<'_> {
+    fn before(&mut self, checksum: u64) {
+        let log = self.0.log.as_slice().iter().flat_map(Commit::moves);
+        if !crate::live::journal(log.chain(record_moves(self.0)), checksum) {
+            Line::new()
+                .text("continuous mode: no room for the journal of this write in the live file")
+                .emit();
+        }
+    }
+
+    fn after(&mut self) {
+        commit(self.0);
+        crate::live::journal_done();
     }
 }
 
@@ -453,9 +503,15 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
         return;
     }
     let delay = cfg.write_delay_us;
-    match output::write_merged(path.as_slice(), batch.file.as_slice(), delay, true) {
+    let mut around = Committing(&batch);
+    match output::write_merged(
+        path.as_slice(),
+        batch.file.as_slice(),
+        delay,
+        true,
+        &mut around,
+    ) {
         Ok(outcome) => {
-            commit(&batch);
             if cfg.verbose {
                 let how = match outcome {
                     Outcome::Created => "wrote",
@@ -479,9 +535,14 @@ fn dump_nodes(cfg: &Config, nodes: &MapVec<&'static Node>, last: bool) {
                     .emit();
                 return;
             }
-            match output::write_merged(side.as_slice(), batch.file.as_slice(), delay, false) {
+            match output::write_merged(
+                side.as_slice(),
+                batch.file.as_slice(),
+                delay,
+                false,
+                &mut around,
+            ) {
                 Ok(_) => {
-                    commit(&batch);
                     l.text("; wrote this run's counts to ").bytes(shown(&side));
                 }
                 Err(e) => {

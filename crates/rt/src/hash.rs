@@ -194,7 +194,14 @@ fn grow(state: &[AtomicU64; 8], old: *mut Table) -> bool {
     else {
         return false;
     };
-    let Some(mem) = map_zeroed(bytes) else {
+    // A thread block's state (continuous mode) keeps its tables in the live
+    // file too.
+    let live = crate::live::contains(state.as_ptr() as usize);
+    let Some(mem) = (if live {
+        crate::live::alloc(bytes)
+    } else {
+        map_zeroed(bytes)
+    }) else {
         return false;
     };
     let t = mem.cast::<Table>();
@@ -212,10 +219,47 @@ fn grow(state: &[AtomicU64; 8], old: *mut Table) -> bool {
         .compare_exchange(old as u64, t as u64, AcqRel, Acquire)
         .is_err()
     {
-        // Safety: the table was never published.
-        unsafe { unmap(mem, bytes) };
+        if live {
+            // Never published: its pages go back to the file system.
+            crate::live::clear(mem, bytes);
+        } else {
+            // Safety: the table was never published.
+            unsafe { unmap(mem, bytes) };
+        }
     }
     true
+}
+
+/// In a fork child whose arena was copied while its parent's other threads
+/// went on (`live`): tables pushed after the copy was taken lie past it
+/// and are cut from the chains, and so are the inline cache's entries in
+/// them (`cache` is the state's cache, `base` its base word's address).
+/// The copy's counts there were its parent's anyway.
+pub(crate) fn cut_after_fork(state: &[AtomicU64; 8], cache: &[AtomicU64], base: u64) {
+    let kept = |t: u64| t == 0 || crate::live::contains(t as usize);
+    if !kept(state[HEAD].load(Relaxed)) {
+        state[HEAD].store(0, Relaxed);
+    }
+    let mut t = head(state);
+    while !t.is_null() {
+        // Safety: a table below the copy's end: in the child's file.
+        let table = unsafe { &mut *t };
+        if !kept(table.prev as u64) {
+            table.prev = core::ptr::null_mut();
+        }
+        t = table.prev;
+    }
+    for c in state.iter().skip(1).take(1).chain(&state[5..8]) {
+        if !kept(c.load(Relaxed)) {
+            c.store(0, Relaxed);
+        }
+    }
+    for slot in cache {
+        let at = slot.load(Relaxed);
+        if at != 0 && !crate::live::contains(base.wrapping_add(at) as usize) {
+            slot.store(0, Relaxed);
+        }
+    }
 }
 
 /// The entry counting `key`, creating it if needed; None if out of memory.

@@ -97,12 +97,21 @@ fn take_signal(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
 }
 
 extern "C" fn on_exit() {
+    crate::live::set_header(
+        pathprof_format::live::header::ENDING,
+        pathprof_format::live::ENDING_EXIT,
+    );
     dump::dump(Trigger::Exit);
+    crate::live::finish();
 }
 
 /// A signal whose default action ends the process: write, then die by it.
 extern "C" fn on_fatal(sig: libc::c_int) {
     let saved = os::errno();
+    crate::live::set_header(
+        pathprof_format::live::header::ENDING,
+        pathprof_format::live::ENDING_SIGNAL + sig as u64,
+    );
     dump::dump(Trigger::Final);
     // It is blocked while its handler runs: pending until the unblock, then
     // its default action ends the process.
@@ -161,8 +170,18 @@ extern "C" fn on_sigusr1(_sig: libc::c_int) {
 /// The child has one thread here.
 extern "C" fn on_fork_child() {
     process::on_fork_child();
+    // Before any mark is set: the child's own live file (continuous mode).
+    let live = crate::live::after_fork_in_child();
+    if !live {
+        Line::new()
+            .text("fork child: no live file of its own; continuous mode is off in it")
+            .emit();
+    }
     crate::threads::after_fork_in_child();
     registry::forget_all_writes();
+    for node in registry::nodes() {
+        snapshot::cut_after_fork(node);
+    }
     for node in registry::nodes() {
         if !snapshot::mark_all_written(node) {
             node.retire();
@@ -176,6 +195,7 @@ extern "C" fn on_fork_child() {
                 .emit();
         }
     }
+    crate::live::publish();
     dump::reset_after_fork();
     start_interval_thread();
 }

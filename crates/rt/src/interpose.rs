@@ -136,6 +136,7 @@ pub(crate) type CreateFn = unsafe extern "C" fn(
 /// `_exit` and `_Exit`.
 extern "C" fn hook_exit(status: c_int) -> ! {
     final_dump();
+    crate::live::finish();
     match real(EXIT) {
         0 => os::exit_group(status),
         // Safety: the C library's `_exit`, which has this type.

@@ -33,6 +33,10 @@
 //!   for programs that may be killed with SIGKILL: such a process loses only
 //!   what it counted since the last write. Each write that has something
 //!   new rewrites the profile file, so choose N in seconds to minutes.
+//! * `PATHPROF_CONTINUOUS=1`: continuous mode (`live`): every counter a
+//!   thread counts into lives in the process's live file beside the
+//!   profile, mapped shared, so a process killed by SIGKILL loses nothing;
+//!   the next writer merges the live files of killed processes (`dead`).
 //! * `PATHPROF_TEST_WRITE_DELAY_US=N` (for tests): pause N µs twice while
 //!   holding a profile's lock, to widen the window in which a writer can be
 //!   killed.
@@ -210,12 +214,14 @@
 
 pub mod abi;
 pub mod active;
+mod dead;
 mod dump;
 mod hash;
 mod heap;
 mod hooks;
 mod interpose;
 mod list;
+mod live;
 mod mem;
 mod msg;
 mod names;
@@ -302,11 +308,26 @@ pub(crate) unsafe extern "C" fn register_here(m: *const PpModule) {
             .text(" function entries are malformed; their counts are ignored")
             .emit();
     }
-    registry::init_config();
+    let cfg = registry::init_config();
+    if cfg.continuous {
+        live::start(cfg);
+    }
     if registry::add(m, registry::object_of(m)) {
         hooks::install();
     }
-    threads::add_module(module);
+    let region = threads::add_module(module);
+    if live::on() {
+        if let Some(node) = registry::find(m).filter(|n| n.record_word(0).is_none()) {
+            match region {
+                Some(start) => snapshot::record_live(node, start),
+                None => Line::new()
+                    .text("continuous mode: build ")
+                    .hex(module.build_id)
+                    .text(" counts into counters shared by all threads, which are not in the live file; its counts are written at exit and on signals only")
+                    .emit(),
+            }
+        }
+    }
 }
 
 /// The module's last write, from its destructor (`llvm.global_dtors`,

@@ -56,6 +56,7 @@ mod tests {
     fn name(pattern: &str) -> String {
         let cfg = Config {
             pattern: pattern.as_bytes().to_vec().leak(),
+            continuous: false,
             verbose: false,
             interval_s: 0,
             write_delay_us: 0,

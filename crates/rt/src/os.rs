@@ -51,6 +51,33 @@ pub(crate) fn open_rw(path: &[u8]) -> Result<Fd, c_int> {
     retry(|| unsafe { libc::open(path.as_ptr().cast(), flags, 0o666 as libc::c_uint) }).map(Fd)
 }
 
+/// Creates `path` (NUL-terminated) for reading and writing, a file that did
+/// not exist (mode 0666 less umask, never through a symbolic link).
+pub(crate) fn open_rw_new(path: &[u8]) -> Result<Fd, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    let flags = libc::O_RDWR
+        | libc::O_CREAT
+        | libc::O_EXCL
+        | libc::O_CLOEXEC
+        | libc::O_NOCTTY
+        | libc::O_NOFOLLOW;
+    // Safety: `path` is NUL-terminated.
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags, 0o666 as libc::c_uint) }).map(Fd)
+}
+
+/// Opens the existing file `path` (NUL-terminated) for reading and writing,
+/// never through a symbolic link.
+pub(crate) fn open_existing_rw(path: &[u8]) -> Result<Fd, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    let flags = libc::O_RDWR | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NOFOLLOW;
+    // Safety: `path` is NUL-terminated.
+    retry(|| unsafe { libc::open(path.as_ptr().cast(), flags) }).map(Fd)
+}
+
 /// Tries to take an exclusive flock without waiting: Ok(false) if another
 /// open file holds it.
 pub(crate) fn try_lock(fd: &Fd) -> Result<bool, c_int> {

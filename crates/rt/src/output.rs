@@ -90,6 +90,25 @@ pub(crate) enum WriteError {
     Link { owner: Option<u32> },
 }
 
+/// What a writer does under the profile's lock around the write itself
+/// (`dump`: the journal and commit of continuous mode).
+pub(crate) trait Around {
+    /// Before the new contents take the name; `checksum` is theirs (the
+    /// last 8 bytes of a profile file).
+    fn before(&mut self, checksum: u64);
+    /// Once they have, still under the lock.
+    fn after(&mut self);
+}
+
+/// The trailing checksum of a profile file's bytes (0 for none).
+fn checksum_of(file: &[u8]) -> u64 {
+    file.len()
+        .checked_sub(8)
+        .and_then(|at| file.get(at..))
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
 /// Longest wait for the lock, in microseconds.
 const LOCK_PATIENCE_US: u64 = 30_000_000;
 
@@ -299,6 +318,7 @@ pub(crate) fn write_merged(
     ours: &[u8],
     delay_us: u64,
     follow: bool,
+    around: &mut dyn Around,
 ) -> Result<Outcome, WriteError> {
     let mut real: MapVec<u8> = MapVec::new();
     if follow {
@@ -317,7 +337,9 @@ pub(crate) fn write_merged(
         };
         let st = os::stat(&fd).map_err(io("stat"))?;
         if !st.regular {
+            around.before(checksum_of(ours));
             os::write_all(&fd, ours, false).map_err(io("write"))?;
+            around.after();
             return Ok(Outcome::Streamed);
         }
         lock(&fd, &mut waited)?;
@@ -336,9 +358,12 @@ pub(crate) fn write_merged(
     let st = os::stat(&fd).unwrap_or(st);
     let size = usize::try_from(st.size).map_err(|_| WriteError::Memory)?;
     let mut existing: MapVec<u8> = MapVec::new();
-    let merged;
-    let (out, outcome) = if size == 0 {
-        (ours, Outcome::Created)
+    let mut merged: MapVec<u8> = MapVec::new();
+    let outcome = if size == 0 {
+        if !merged.extend_from_slice(ours) {
+            return Err(WriteError::Memory);
+        }
+        Outcome::Created
     } else {
         if !existing.extend_zeroed(size) {
             return Err(WriteError::Memory);
@@ -351,11 +376,30 @@ pub(crate) fn write_merged(
             Err(FormatError::OutOfSpace { .. }) => return Err(WriteError::Memory),
             Err(e) => return Err(WriteError::Foreign(e)),
         };
-        (merged.as_slice(), Outcome::Merged)
+        Outcome::Merged
+    };
+    // The live files of killed processes (continuous mode) join in.
+    let on_disk = if size == 0 {
+        0
+    } else {
+        checksum_of(existing.as_slice())
+    };
+    let dead = crate::dead::fold(path, on_disk, &mut merged);
+    let out = merged.as_slice();
+    let checksum = checksum_of(out);
+    let before = |around: &mut dyn Around| {
+        dead.mark_merged(checksum);
+        around.before(checksum);
+    };
+    let after = |around: &mut dyn Around| {
+        dead.remove();
+        around.after();
     };
     if st.uid != os::euid() {
         // Another user's profile keeps its inode and its owner.
+        before(around);
         write_in_place(&fd, out, size)?;
+        after(around);
         return Ok(outcome);
     }
     remove_stale_temps(path);
@@ -367,7 +411,9 @@ pub(crate) fn write_merged(
             ..
         }) => {
             // The directory is closed to us but the file may not be: in place.
+            before(around);
             write_in_place(&fd, out, size)?;
+            after(around);
             return Ok(outcome);
         }
         Err(e) => return Err(e),
@@ -378,11 +424,15 @@ pub(crate) fn write_merged(
     if delay_us > 0 && written.is_ok() {
         os::sleep_us(delay_us);
     }
+    if written.is_ok() {
+        before(around);
+    }
     let renamed = written.and_then(|()| {
         os::rename(temp.as_slice(), path).map_err(io("rename a temporary file over"))
     });
-    if renamed.is_err() {
-        os::unlink(temp.as_slice());
+    match renamed {
+        Ok(()) => after(around),
+        Err(_) => os::unlink(temp.as_slice()),
     }
     drop(fd);
     renamed.map(|()| outcome)

@@ -39,7 +39,8 @@ pub(crate) fn forked() -> bool {
 
 /// One more thread started by the program.
 pub(crate) fn note_thread() {
-    THREADS.fetch_add(1, Relaxed);
+    let n = THREADS.fetch_add(1, Relaxed) + 1;
+    crate::live::set_header(pathprof_format::live::header::THREADS, n);
 }
 
 /// Threads the program started in this process.

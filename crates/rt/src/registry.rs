@@ -34,6 +34,8 @@ pub(crate) struct Config {
     /// `$PATHPROF_TEST_WRITE_DELAY_US` (tests only): a pause while holding
     /// the profile's lock, to widen the window for killing a writer.
     pub write_delay_us: u64,
+    /// `$PATHPROF_CONTINUOUS=1`: counters in the live file (`live`).
+    pub continuous: bool,
 }
 
 static CONFIG: OnceValue<Config> = OnceValue::new();
@@ -63,6 +65,7 @@ pub(crate) fn init_config() -> &'static Config {
         verbose: env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
         interval_s: env(c"PATHPROF_DUMP_INTERVAL").map_or(0, number),
         write_delay_us: env(c"PATHPROF_TEST_WRITE_DELAY_US").map_or(0, number),
+        continuous: env(c"PATHPROF_CONTINUOUS").is_some_and(|v| v == b"1"),
     })
 }
 
@@ -105,9 +108,15 @@ pub(crate) struct Node {
     pub wrote: AtomicBool,
     /// The module went away (`__pathprof_fini`): skipped by [`nodes`].
     retired: AtomicBool,
+    /// Its record in the live file (continuous mode), or null.
+    record: AtomicPtr<u64>,
 }
 
 static NODES: List<Node> = List::new();
+
+/// Module record words the runtime updates (`pathprof_format::live`).
+pub(crate) const RECORD_FLAGS: usize = 9;
+pub(crate) const RECORD_THREADS_WRITTEN: usize = 10;
 
 /// Adds `module`, loaded from `object`, unless it is already there; true if
 /// added. A retired node of the same address (a library loaded again where
@@ -149,6 +158,7 @@ pub(crate) fn add(module: *const PpModule, object: Option<&'static str>) -> bool
         threads_written: AtomicU64::new(0),
         wrote: AtomicBool::new(false),
         retired: AtomicBool::new(false),
+        record: AtomicPtr::new(ptr::null_mut()),
     });
     true
 }
@@ -302,7 +312,23 @@ impl Node {
         let mut p = self.shadow.load(Acquire);
         if p.is_null() {
             let bytes = len.checked_mul(8)?;
-            p = map_zeroed(bytes)?.cast();
+            // In the live file: the marks, then as many region marks.
+            p = match crate::live::alloc(bytes.checked_mul(2)?) {
+                Some(live) => {
+                    let record = self.record.load(Acquire);
+                    if !record.is_null() {
+                        // Safety: our record in the arena (module record words).
+                        unsafe {
+                            record.add(7).write(live as u64 + bytes as u64);
+                            record.add(8).write(len as u64);
+                            (*record.add(6).cast::<AtomicU64>()).store(live as u64, Release);
+                        }
+                    }
+                    live
+                }
+                None => map_zeroed(bytes)?,
+            }
+            .cast();
             self.shadow.store(p, Release);
             self.shadow_len.store(len, Release);
         }
@@ -317,6 +343,33 @@ impl Node {
     /// its last write).
     pub(crate) fn retire(&self) {
         self.retired.store(true, Release);
+        if let Some(flags) = self.record_word(RECORD_FLAGS) {
+            flags.fetch_or(pathprof_format::live::MODULE_RETIRED, AcqRel);
+        }
+    }
+
+    /// Word `k` of the module's live record, if it has one.
+    pub(crate) fn record_word(&self, k: usize) -> Option<&'static AtomicU64> {
+        let r = self.record.load(Acquire);
+        // Safety: a record in the arena, mapped for good, of at least
+        // `MODULE_WORDS` words.
+        (!r.is_null() && k < pathprof_format::live::MODULE_WORDS)
+            .then(|| unsafe { &*r.add(k).cast::<AtomicU64>() })
+    }
+
+    /// Sets the module's live record (continuous mode).
+    pub(crate) fn set_record(&self, record: *mut u64) {
+        self.record.store(record, Release);
+    }
+
+    /// Where a mark's region mark is (continuous mode: the marks are
+    /// followed by as many region marks), or null.
+    pub(crate) fn region_mark(&self, mark: &AtomicU64) -> *const AtomicU64 {
+        let p = self.shadow.load(Acquire);
+        if p.is_null() || !crate::live::contains(p as usize) {
+            return ptr::null();
+        }
+        (mark as *const AtomicU64).wrapping_add(self.shadow_len.load(Acquire))
     }
 
     /// Forgets that this process wrote the module (a fork child has not).
@@ -332,7 +385,8 @@ impl Node {
         self.wrote.store(false, Relaxed);
         let p = self.shadow.swap(ptr::null_mut(), AcqRel);
         let len = self.shadow_len.swap(0, AcqRel);
-        if !p.is_null() {
+        self.record.store(ptr::null_mut(), Release);
+        if !p.is_null() && !crate::live::contains(p as usize) {
             // Safety: called only for a retired node, which no dump reads.
             unsafe { unmap(p.cast(), len * 8) };
         }

@@ -40,11 +40,45 @@ use pathprof_format::{Encoder, FormatError, Sink};
 /// about before reading it ([`QuietChunks`]): four pages of counters.
 const ASK_CHUNKS: usize = 4 * QUIET_CHUNK;
 
-/// "Set `written` to `value` once the profile is written."
+/// "Set `written` to `value` once the profile is written" (and, in
+/// continuous mode, the counter's region mark to what the program's own
+/// counter held: see `live`).
 #[derive(Clone, Copy)]
 pub(crate) struct Commit {
     written: *const AtomicU64,
     value: u64,
+    /// The region mark, or null.
+    region: *const AtomicU64,
+    region_value: u64,
+}
+
+impl Commit {
+    /// A hash entry's (or any word's) move.
+    fn plain(written: &AtomicU64, value: u64) -> Self {
+        Commit {
+            written,
+            value,
+            region: core::ptr::null(),
+            region_value: 0,
+        }
+    }
+
+    /// A slot or array counter's move: its mark `written` in `node`'s
+    /// shadow, and its region mark to the counter's own value.
+    fn counter(node: &Node, written: &AtomicU64, value: u64, counter: &AtomicU64) -> Self {
+        Commit {
+            written,
+            value,
+            region: node.region_mark(written),
+            region_value: counter.load(Relaxed),
+        }
+    }
+
+    /// The words this commit moves, as `(address, value)` pairs.
+    pub(crate) fn moves(&self) -> impl Iterator<Item = crate::live::Move> + Clone {
+        let region = (!self.region.is_null()).then_some((self.region, self.region_value));
+        core::iter::once((self.written, self.value)).chain(region)
+    }
 }
 
 /// One hash entry's news.
@@ -170,12 +204,12 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
             return false;
         }
         for (k, c) in slots.iter().enumerate() {
-            shadow[slot_base + k].store(copies.sum(c), Relaxed);
+            Commit::counter(node, &shadow[slot_base + k], copies.sum(c), c).make();
         }
         let marks = &shadow[array_base..][..array.len()];
         if !copies.of(array)
             || !copies.for_each_changed(array, marks, pagemap.as_ref(), |id, count| {
-                marks[id].store(count, Relaxed)
+                Commit::counter(node, &marks[id], count, &array[id]).make()
             })
         {
             return false;
@@ -190,6 +224,40 @@ pub(crate) fn mark_all_written(node: &Node) -> bool {
         }
     }
     true
+}
+
+/// A fork child's hash tables, after its arena was copied (`live`): the
+/// chains and inline caches of its thread blocks' states are cut where they
+/// reach past the copy (`hash::cut_after_fork`).
+pub(crate) fn cut_after_fork(node: &Node) {
+    if !crate::live::on() {
+        return;
+    }
+    // Safety: registered modules are valid, and mapped until retired.
+    let funcs = unsafe { node.module().functions() };
+    let mut copies = Copies::new();
+    let words = pathprof_format::abi::HASH_GLOBAL_WORDS;
+    for f in funcs.iter().filter(|f| f.is_valid()) {
+        // Safety: `f` is valid.
+        let Some(state) = (unsafe { f.hash_state() }) else {
+            continue;
+        };
+        // Safety: a hash function's global is HASH_GLOBAL_WORDS words.
+        let global = unsafe { core::slice::from_raw_parts(state.as_ptr(), words) };
+        if !copies.of(global) {
+            continue;
+        }
+        for copy in copies.states(state) {
+            if !crate::live::contains(copy.as_ptr() as usize) {
+                continue;
+            }
+            let at = copy.as_ptr();
+            // Safety: the copy's global, in a block covering the whole of it.
+            let cache = unsafe { core::slice::from_raw_parts(at.add(9), words - 9) };
+            let base = at.wrapping_add(8) as u64;
+            crate::hash::cut_after_fork(copy, cache, base);
+        }
+    }
 }
 
 /// What one function has to write, gathered before any of it is encoded, so
@@ -296,10 +364,7 @@ pub(crate) fn take<S: Sink>(
                 hash::for_each(copy, |id, count, w| {
                     let (delta, resumes) = news(count, w.load(Relaxed));
                     if delta != 0 || resumes != 0 {
-                        let commit = Commit {
-                            written: w,
-                            value: count,
-                        };
+                        let commit = Commit::plain(w, count);
                         ok &= gathered.items.push(Item {
                             id,
                             delta,
@@ -318,12 +383,9 @@ pub(crate) fn take<S: Sink>(
         }
 
         let mut any = false;
-        let mut note = |log: &mut MapVec<Commit>, w: &AtomicU64, count: u64| {
+        let mut note = |log: &mut MapVec<Commit>, w: &AtomicU64, count: u64, c: &AtomicU64| {
             any = true;
-            log.push(Commit {
-                written: w,
-                value: count,
-            })
+            log.push(Commit::counter(node, w, count, c))
         };
         e.begin_function(index, f.hash, slots.len() as u64);
         slot_resumes.clear();
@@ -337,7 +399,7 @@ pub(crate) fn take<S: Sink>(
             let (d, r) = news(count, mark);
             e.slot(d);
             if d != 0 || r != 0 {
-                ok &= note(log, w, count);
+                ok &= note(log, w, count, &slots[k]);
             }
             if r != 0 {
                 ok &= slot_resumes.push((k as u64, r));
@@ -349,7 +411,7 @@ pub(crate) fn take<S: Sink>(
             if d != 0 {
                 e.path(id as u64, d);
             }
-            ok &= note(log, w, count);
+            ok &= note(log, w, count, &paths[id]);
             if r != 0 {
                 ok &= path_resumes.push((id as u64, r));
             }
@@ -413,10 +475,95 @@ pub(crate) fn lost(node: &Node) -> u64 {
 /// on disk).
 pub(crate) fn commit(log: &[Commit]) {
     for c in log {
-        // Safety: `written` points into a shadow or a hash entry, both of
-        // which live until the module is retired; only the dumper (which
-        // holds the dump lock) gets here, and a fork child never does with a
-        // log taken before the fork (the lock is reset there).
-        unsafe { (*c.written).store(c.value, Relaxed) };
+        c.make();
     }
+}
+
+impl Commit {
+    /// Moves the words.
+    fn make(&self) {
+        for (w, value) in self.moves() {
+            // Safety: `written` points into a shadow or a hash entry, and
+            // `region` into the shadow's region marks, all of which live
+            // until the module is retired; only the dumper (which holds the
+            // dump lock) gets here, and a fork child never does with a log
+            // taken before the fork (the lock is reset there).
+            unsafe { (*w).store(value, Relaxed) };
+        }
+    }
+}
+
+/// Writes `node`'s record into the live file (continuous mode, at
+/// registration): its functions and where their counters and marks are,
+/// for a reader of the file of a process that was killed. Nothing without
+/// memory (the module is then not in the file: a warning says so).
+pub(crate) fn record_live(node: &Node, region_start: usize) {
+    use pathprof_format::live::{FUNCTION_WORDS, MODULE_WORDS, RECORD_MODULE};
+    let m = node.module();
+    // Safety: registered modules are valid, and mapped until retired.
+    let funcs = unsafe { m.functions() };
+    let mut words: MapVec<u64> = MapVec::new();
+    let object = node.object().unwrap_or("").as_bytes();
+    let Ok(layout) = shadow_layout(m) else {
+        return say_unrecorded(node);
+    };
+    let mut ok =
+        words.reserve(MODULE_WORDS + object.len().div_ceil(8) + funcs.len() * FUNCTION_WORDS);
+    ok &= words.extend_from_slice(&[
+        0,
+        RECORD_MODULE,
+        m.build_id,
+        m.mode.into(),
+        0, // functions, below
+        region_start as u64,
+        0, // marks, set when the shadow is mapped (`Node::shadow`)
+        0,
+        0,
+        0,
+        0,
+        object.len() as u64,
+    ]);
+    for chunk in object.chunks(8) {
+        let mut path = [0u8; 8];
+        path[..chunk.len()].copy_from_slice(chunk);
+        ok &= words.push(u64::from_le_bytes(path));
+    }
+    // By index, each once (a section's rule), as dumps write them.
+    let mut n = 0u64;
+    let mut last_index = None;
+    for &(index, pos) in layout.order.as_slice() {
+        if last_index == Some(index) {
+            continue;
+        }
+        last_index = Some(index);
+        let f = &funcs[pos as usize];
+        let (slot_marks, path_marks) = layout.offsets.as_slice()[pos as usize];
+        n += 1;
+        ok &= words.extend_from_slice(&[
+            u64::from(f.index) | u64::from(f.path_kind) << 32,
+            f.hash,
+            f.num_slots.into(),
+            f.slots as u64,
+            f.num_paths,
+            f.paths as u64,
+            slot_marks as u64,
+            path_marks as u64,
+        ]);
+    }
+    if !ok {
+        return say_unrecorded(node);
+    }
+    words.as_mut_slice()[4] = n;
+    match crate::live::push_record(words.as_slice(), &[]) {
+        Some(record) => node.set_record(record),
+        None => say_unrecorded(node),
+    }
+}
+
+fn say_unrecorded(node: &Node) {
+    crate::msg::Line::new()
+        .text("continuous mode: no room in the live file for build ")
+        .hex(node.build_id())
+        .text("; its counts are written at exit and on signals only")
+        .emit();
 }

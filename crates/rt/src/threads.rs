@@ -129,9 +129,14 @@ impl Region {
         let page = crate::os::page_size();
         let lead = self.start % page;
         let len = (lead + (end - self.start)).div_ceil(page) * page;
-        let mapping = map_lazily(len)?;
+        // Continuous mode: in the live file (`live`).
+        let mapping = crate::live::alloc(len).or_else(|| map_lazily(len))?;
+        let delta = (mapping as usize + lead).wrapping_sub(self.start) as isize;
+        if crate::live::contains(mapping as usize) {
+            crate::live::record_block(self.start, end, delta);
+        }
         Some(self.blocks.push(Block {
-            delta: (mapping as usize + lead).wrapping_sub(self.start) as isize,
+            delta,
             end,
             mapping,
             mapping_len: len,
@@ -326,14 +331,11 @@ fn counters_within(module: &PpModule, start: usize, end: usize) -> bool {
 
 /// Registers the region of `module` (its object's first module registers
 /// it; a library loaded again revives it with its blocks cleared) and gives
-/// the calling thread a block of it.
-pub(crate) fn add_module(module: &PpModule) {
-    let Some(delta_of) = module.thread_delta else {
-        return;
-    };
-    let Some((start, end)) = region_of(module) else {
-        return;
-    };
+/// the calling thread a block of it. The region's start, if the module
+/// counts per thread.
+pub(crate) fn add_module(module: &PpModule) -> Option<usize> {
+    let delta_of = module.thread_delta?;
+    let (start, end) = region_of(module)?;
     let region = regions().find(|r| r.start == start).unwrap_or_else(|| {
         REGIONS.push(Region {
             start,
@@ -354,6 +356,10 @@ pub(crate) fn add_module(module: &PpModule) {
         // went with it).
         region.shared.store(false, Release);
         for b in region.blocks() {
+            if crate::live::contains(b.mapping as usize) {
+                crate::live::clear(b.mapping, b.mapping_len);
+                continue;
+            }
             // Safety: our own anonymous mapping; dropping its pages makes
             // them read as zero again.
             unsafe { libc::madvise(b.mapping.cast(), b.mapping_len, libc::MADV_DONTNEED) };
@@ -375,11 +381,12 @@ pub(crate) fn add_module(module: &PpModule) {
                  its object's threads count into shared counters",
             )
             .emit();
-        return;
+        return None;
     }
     if let Some(held) = held(true) {
         enter(region, held);
     }
+    Some(start)
 }
 
 /// One module of the region of `module` went away (after its last write):

@@ -1138,6 +1138,7 @@ fn writers_killed_mid_write_lose_nothing_already_on_disk() {
             processes: n,
             forked: 0,
             threads: 0,
+            killed: 0,
         });
         let e5 = expect.functions.iter_mut().find(|f| f.index == 5).unwrap();
         e5.paths.extend(landed.iter().map(|id| (1000 + id, 1)));

@@ -113,6 +113,7 @@ fn table_rows<'a>(
         "mode",
         "processes",
         "forked",
+        "killed",
         "threads",
         "functions",
         "counts",
@@ -125,6 +126,7 @@ fn table_rows<'a>(
             mode.clone(),
             t.processes.to_string(),
             t.forked.to_string(),
+            t.killed.to_string(),
             t.threads.to_string(),
             t.functions.to_string(),
             t.counts.to_string(),
@@ -179,6 +181,7 @@ mod tests {
         }];
         let mut c = RawProfile::new(0x2c, 2);
         c.processes = 1;
+        c.killed = 1;
         c.objects = vec!["/lib/liba.so".into()];
         c.functions = vec![RawFunction {
             index: 0,
@@ -205,19 +208,19 @@ mod tests {
     fn text_tables() {
         let want = "\
 all.pprof: 3 builds in 2 programs and libraries
-build id          mode   processes  forked  threads  functions                counts  objects
-000000000000001b  path           3       1        0          1  18446744073709551615  /lib/liba.so
-b0b0000000000001  block          0       0       12          0                     0  /bin/p, /bin/q (and more)
-000000000000002c  path           1       0        0          1                     5  /lib/liba.so
+build id          mode   processes  forked  killed  threads  functions                counts  objects
+000000000000001b  path           3       1       0        0          1  18446744073709551615  /lib/liba.so
+b0b0000000000001  block          0       0       0       12          0                     0  /bin/p, /bin/q (and more)
+000000000000002c  path           1       0       1        0          1                     5  /lib/liba.so
 
 empty.pprof: 0 builds in 0 programs and libraries
 ";
         assert_eq!(text(&sample(), true), want);
         let want = "\
 all.pprof: 3 builds in 2 programs and libraries
-builds  mode   processes  forked  threads  functions                counts  objects
-     2  path           3       1        0          2  18446744073709551615  /lib/liba.so
-     1  block          0       0       12          0                     0  /bin/p, /bin/q (and more)
+builds  mode   processes  forked  killed  threads  functions                counts  objects
+     2  path           3       1       1        0          2  18446744073709551615  /lib/liba.so
+     1  block          0       0       0       12          0                     0  /bin/p, /bin/q (and more)
 
 empty.pprof: 0 builds in 0 programs and libraries
 ";

@@ -2,6 +2,8 @@
 //! --test cli`; a part by its module, e.g. `--test cli e2e`). One module per
 //! subject, sharing [`support`]:
 //!
+//! - [`continuous`]: continuous mode: processes killed with SIGKILL lose
+//!   nothing;
 //! - [`driver`]: the compiler wrapper as build systems use it;
 //! - [`e2e`]: the programs of `tests/programs/` in every mode, counts by hand;
 //! - [`footprint`]: what the runtime costs a program: code, thread memory,
@@ -24,6 +26,7 @@
 
 mod support;
 
+mod continuous;
 mod driver;
 mod e2e;
 mod footprint;

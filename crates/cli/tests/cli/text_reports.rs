@@ -360,7 +360,7 @@ fn info_lists_every_build_of_a_file() {
     let row =
         |r: &pathprof_format::RawProfile, mode: &str, processes: u64, times: u64, exe: &str| {
             format!(
-                "{:016x} {mode} {processes} 0 0 {} {} {exe}",
+                "{:016x} {mode} {processes} 0 0 0 {} {} {exe}",
                 r.build_id,
                 r.functions.len(),
                 total(r) * times
@@ -376,7 +376,7 @@ fn info_lists_every_build_of_a_file() {
         (rq.build_id, row(&rq, "edge", 1, 1, &exe(&edge, "edge"))),
     ];
     rows.sort();
-    let header = "build id mode processes forked threads functions counts objects";
+    let header = "build id mode processes forked killed threads functions counts objects";
     let want = vec![
         format!("{}: 2 builds in 2 programs and libraries", all.display()),
         header.to_string(),
@@ -398,7 +398,7 @@ fn info_lists_every_build_of_a_file() {
     let program =
         |r: &pathprof_format::RawProfile, mode: &str, processes: u64, times: u64, exe: &str| {
             format!(
-                "1 {mode} {processes} 0 0 {} {} {exe}",
+                "1 {mode} {processes} 0 0 0 {} {} {exe}",
                 r.functions.len(),
                 total(r) * times
             )
@@ -412,7 +412,7 @@ fn info_lists_every_build_of_a_file() {
         grouped,
         [
             format!("{}: 2 builds in 2 programs and libraries", all.display()),
-            "builds mode processes forked threads functions counts objects".to_string(),
+            "builds mode processes forked killed threads functions counts objects".to_string(),
             programs[0].1.clone(),
             programs[1].1.clone(),
         ]
