@@ -517,21 +517,36 @@ fn an_encoders_own_bytes_read_unchecked_merge_and_copy_as_when_checked() {
         ProfileView::parse_own(b"not a profile at all").unwrap_err(),
         FormatError::NotAProfile
     );
-    assert_eq!(
-        ProfileView::parse_own(&older_file(3)).unwrap_err(),
-        FormatError::OlderVersion { found: 3 }
-    );
+    for version in [3, 4] {
+        assert_eq!(
+            ProfileView::parse_own(&older_file(version)).unwrap_err(),
+            FormatError::OlderVersion { found: version }
+        );
+    }
 }
 
-/// A complete, sealed file of an older format version (2 or 3): a 56-byte
-/// header (magic, version, mode, build id, three facts, function count) and
-/// one function record (with resume counts from version 3 on).
+/// A complete, sealed file of an older format version, with one function
+/// record (with resume counts from version 3 on). Versions 2 and 3: a
+/// 56-byte header (magic, version, mode, build id, three facts, function
+/// count). Version 4: the file header of version 5 and one section whose
+/// header has no killed field (build id, mode, flags, three facts, object
+/// count 0), then its function count.
 fn older_file(version: u32) -> Vec<u8> {
     let mut v = b"PPROFRAW".to_vec();
     v.extend_from_slice(&version.to_le_bytes());
-    v.extend_from_slice(&2u32.to_le_bytes()); // mode
-    v.extend_from_slice(&0xb1du64.to_le_bytes()); // build id
-    v.extend_from_slice(&[0; 24]); // facts
+    if version >= 4 {
+        v.extend_from_slice(&0u32.to_le_bytes()); // reserved
+        v.extend_from_slice(&1u64.to_le_bytes()); // section count
+        v.extend_from_slice(&0xb1du64.to_le_bytes()); // build id
+        v.extend_from_slice(&2u32.to_le_bytes()); // mode
+        v.extend_from_slice(&0u32.to_le_bytes()); // flags
+        v.extend_from_slice(&[0; 24]); // processes, forked, threads
+        v.extend_from_slice(&0u64.to_le_bytes()); // object count
+    } else {
+        v.extend_from_slice(&2u32.to_le_bytes()); // mode
+        v.extend_from_slice(&0xb1du64.to_le_bytes()); // build id
+        v.extend_from_slice(&[0; 24]); // facts
+    }
     v.extend_from_slice(&1u64.to_le_bytes()); // function count
     v.extend_from_slice(&7u32.to_le_bytes()); // index
     v.extend_from_slice(&0x77u64.to_le_bytes()); // hash
@@ -571,10 +586,10 @@ fn every_error_kind() {
     assert_eq!(e, FormatError::UnsupportedVersion { found: 6 });
     assert!(e.to_string().contains("unsupported raw profile version 6"));
 
-    // Version-2 and version-3 files (no resumes; one build, no object
-    // paths), complete and sealed: written by an older pathprof, refused for
-    // their version and not for their layout.
-    for version in [2, 3] {
+    // Version-2, version-3 and version-4 files (no resumes; one build, no
+    // object paths; no killed field), complete and sealed: written by an
+    // older pathprof, refused for their version and not for their layout.
+    for version in [2, 3, 4] {
         let old = older_file(version);
         let e = RawProfile::decode(&old).unwrap_err();
         assert_eq!(e, FormatError::OlderVersion { found: version });
@@ -939,12 +954,15 @@ fn drop_if_empty_keeps_functions_with_resumes() {
 
 #[test]
 fn absurd_counts_do_not_allocate() {
-    let mut v = RawProfile::new(1, 0).encode();
-    v[72..80].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert!(matches!(
-        RawProfile::decode(&v),
-        Err(FormatError::Truncated { at: 72, .. })
-    ));
+    // The object count and the function count of an empty section.
+    for at in [72, 80] {
+        let mut v = RawProfile::new(1, 0).encode();
+        v[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            RawProfile::decode(&v),
+            Err(FormatError::Truncated { at: a, .. }) if a == at as u64
+        ));
+    }
     let mut v = sample().encode();
     // The slot count of the first function.
     v[100..108].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
@@ -1275,7 +1293,7 @@ fn object_paths_merge_into_a_capped_union() {
 #[test]
 fn section_and_object_rules() {
     // One section, build 7, no facts, objects "/a" and "/b", no functions:
-    // the objects are at 24 + 56 = 88 (length) and 88 ("/a"), 98 and 98.
+    // the objects are at 24 + 56 = 80 (length) and 88 ("/a"), 90 and 98.
     let mut p = RawProfile::new(7, 2);
     p.objects = vec!["/a".into(), "/b".into()];
     let good = p.encode();
