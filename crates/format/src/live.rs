@@ -131,6 +131,36 @@ pub mod hash {
     pub const ENTRY: usize = 24;
 }
 
+/// Whether the directory entry `entry` is a live file of the profile whose
+/// file name is `base`: `<base>.<pid>-<16 hex digits>.live`.
+pub fn is_live_file_of(entry: &[u8], base: &[u8]) -> bool {
+    let Some(rest) = entry
+        .strip_prefix(base)
+        .and_then(|r| r.strip_prefix(b"."))
+        .and_then(|r| r.strip_suffix(b".live"))
+    else {
+        return false;
+    };
+    let Some(dash) = rest.iter().position(|&b| b == b'-') else {
+        return false;
+    };
+    let (pid, hex) = (&rest[..dash], &rest[dash + 1..]);
+    !pid.is_empty()
+        && pid.iter().all(u8::is_ascii_digit)
+        && hex.len() == 16
+        && hex.iter().all(u8::is_ascii_hexdigit)
+}
+
+/// The trailing checksum of a profile file's bytes (0 for none): the tag
+/// the journal and the merged mark compare with.
+pub fn profile_checksum(file: &[u8]) -> u64 {
+    file.len()
+        .checked_sub(8)
+        .and_then(|at| file.get(at..))
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
 /// What is wrong with a live file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LiveError {

@@ -16,24 +16,6 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-/// Whether `entry` is a live file of the profile file named `base`.
-fn is_live_of(entry: &str, base: &str) -> bool {
-    let Some(rest) = entry
-        .strip_prefix(base)
-        .and_then(|r| r.strip_prefix('.'))
-        .and_then(|r| r.strip_suffix(".live"))
-    else {
-        return false;
-    };
-    let Some((pid, hex)) = rest.split_once('-') else {
-        return false;
-    };
-    !pid.is_empty()
-        && pid.bytes().all(|b| b.is_ascii_digit())
-        && hex.len() == 16
-        && hex.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// The live files beside `profile`.
 fn live_files(profile: &Path) -> Vec<PathBuf> {
     let (Some(base), dir) = (
@@ -51,7 +33,7 @@ fn live_files(profile: &Path) -> Vec<PathBuf> {
     };
     let mut found: Vec<PathBuf> = entries
         .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| is_live_of(n, base)))
+        .filter(|e| layout::is_live_file_of(e.file_name().as_encoded_bytes(), base.as_bytes()))
         .map(|e| e.path())
         .collect();
     found.sort();
@@ -76,13 +58,6 @@ fn lock_profile(path: &Path) -> std::io::Result<File> {
     }
 }
 
-fn checksum_of(bytes: &[u8]) -> u64 {
-    bytes
-        .len()
-        .checked_sub(8)
-        .map_or(0, |at| u64::from_le_bytes(bytes[at..].try_into().unwrap()))
-}
-
 /// Merges the live files of killed processes beside `path` into it; how
 /// many processes' files were merged. Nothing to do costs one directory
 /// listing. A profile that does not decode is left as it is (its reader
@@ -105,7 +80,7 @@ pub fn fold(path: &Path) -> Result<u64, ProfileError> {
             Err(_) => return Ok(0),
         }
     };
-    let on_disk = checksum_of(&bytes);
+    let on_disk = layout::profile_checksum(&bytes);
     let (mut merged, mut gone, mut tagged) = (0u64, Vec::new(), Vec::new());
     for live in live_files(path) {
         let Ok(f) = OpenOptions::new().read(true).write(true).open(&live) else {
@@ -166,7 +141,7 @@ pub fn fold(path: &Path) -> Result<u64, ProfileError> {
     }
     if merged > 0 {
         let out = file.encode();
-        let checksum = checksum_of(&out);
+        let checksum = layout::profile_checksum(&out);
         for (f, _) in &tagged {
             f.write_at(&checksum.to_le_bytes(), header::MERGED_TAG as u64)
                 .map_err(io)?;

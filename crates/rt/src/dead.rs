@@ -38,26 +38,6 @@ impl Drop for Dead {
     }
 }
 
-/// Whether `entry` is a live file of the profile whose file name is `base`:
-/// `<base>.<digits>-<16 hex digits>.live`.
-fn is_live_of(entry: &[u8], base: &[u8]) -> bool {
-    let Some(rest) = entry
-        .strip_prefix(base)
-        .and_then(|r| r.strip_prefix(b"."))
-        .and_then(|r| r.strip_suffix(b".live"))
-    else {
-        return false;
-    };
-    let Some(dash) = rest.iter().position(|&b| b == b'-') else {
-        return false;
-    };
-    let (pid, hex) = (&rest[..dash], &rest[dash + 1..]);
-    !pid.is_empty()
-        && pid.iter().all(u8::is_ascii_digit)
-        && hex.len() == 16
-        && hex.iter().all(u8::is_ascii_hexdigit)
-}
-
 /// The live files of `path` (NUL-terminated, the profile) whose processes
 /// are gone, merged into `contents` (the profile about to be written, a
 /// valid profile file; `profile_checksum` is the checksum of the one on
@@ -87,7 +67,7 @@ pub(crate) fn fold(path: &[u8], profile_checksum: u64, contents: &mut MapVec<u8>
         return dead;
     };
     let _ = os::each_entry(&dfd, buf.as_mut_slice(), |entry| {
-        if is_live_of(entry, base) {
+        if layout::is_live_file_of(entry, base) {
             let _ = found.extend_from_slice(entry) && found.push(0);
         }
     });

@@ -100,15 +100,6 @@ pub(crate) trait Around {
     fn after(&mut self);
 }
 
-/// The trailing checksum of a profile file's bytes (0 for none).
-fn checksum_of(file: &[u8]) -> u64 {
-    file.len()
-        .checked_sub(8)
-        .and_then(|at| file.get(at..))
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
-}
-
 /// Longest wait for the lock, in microseconds.
 const LOCK_PATIENCE_US: u64 = 30_000_000;
 
@@ -337,7 +328,7 @@ pub(crate) fn write_merged(
         };
         let st = os::stat(&fd).map_err(io("stat"))?;
         if !st.regular {
-            around.before(checksum_of(ours));
+            around.before(pathprof_format::live::profile_checksum(ours));
             os::write_all(&fd, ours, false).map_err(io("write"))?;
             around.after();
             return Ok(Outcome::Streamed);
@@ -382,11 +373,11 @@ pub(crate) fn write_merged(
     let on_disk = if size == 0 {
         0
     } else {
-        checksum_of(existing.as_slice())
+        pathprof_format::live::profile_checksum(existing.as_slice())
     };
     let dead = crate::dead::fold(path, on_disk, &mut merged);
     let out = merged.as_slice();
-    let checksum = checksum_of(out);
+    let checksum = pathprof_format::live::profile_checksum(out);
     let before = |around: &mut dyn Around| {
         dead.mark_merged(checksum);
         around.before(checksum);
