@@ -80,6 +80,13 @@ pub struct InstrumentOptions {
     #[arg(long, env = "PATHPROF_ATOMIC", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
     pub atomic: bool,
+    /// Run the build's programs in continuous mode by default: counters in
+    /// a live file beside the profile, so that a process killed with
+    /// SIGKILL loses nothing (at run time, PATHPROF_CONTINUOUS=0 turns it
+    /// off, =1 on).
+    #[arg(long, env = "PATHPROF_CONTINUOUS", action = ArgAction::SetTrue,
+          default_missing_value = "1", value_parser = parse_switch)]
+    pub continuous: bool,
     /// Count executions cut short inside calls (exit, longjmp) exactly.
     #[arg(long, env = "PATHPROF_EARLY_EXIT", action = ArgAction::SetTrue,
           default_missing_value = "1", value_parser = parse_switch)]
@@ -136,6 +143,7 @@ impl InstrumentOptions {
             count_std: self.count_std,
             count_entries: self.count_entries,
             atomic: self.atomic,
+            continuous: self.continuous,
             verbose: self.verbose,
             timings_file: None,
             profile_use: None,

@@ -17,16 +17,23 @@
 /// memory backed when the thread first counts there; an executable's
 /// modules on x86-64 increment their slots and path arrays through `%gs`
 /// (`PpModule::segment`), whose base the runtime sets to the thread's delta.
+/// `PpModule::flags` took the upper half of what was a 64-bit `segment`
+/// within version 5 (zero in objects built before it: no flags).
 pub const ABI_VERSION: u32 = 5;
 
 /// `PpModule::segment`: every counter is counted at its address plus the
 /// delta the probes load.
-pub const SEGMENT_NONE: u64 = 0;
+pub const SEGMENT_NONE: u32 = 0;
 /// `PpModule::segment`: slot and path-array increments address `%gs:`
 /// (x86-64: the counter's own address in address space 256), so each
 /// thread's GS base must be its delta for the object (0: the counters
 /// themselves); hash states and helpers' addresses still use the delta.
-pub const SEGMENT_GS: u64 = 1;
+pub const SEGMENT_GS: u32 = 1;
+
+/// `PpModule::flags`: the module was built with `--continuous`. A process
+/// whose environment does not set `PATHPROF_CONTINUOUS` runs in continuous
+/// mode when the first module it registers says so.
+pub const MODULE_CONTINUOUS: u32 = 1;
 
 /// `PpModule::mode` and a profile section's mode: block counts.
 pub const MODE_BLOCK: u32 = 0;

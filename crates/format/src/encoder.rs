@@ -9,6 +9,10 @@ use crate::view::{
 };
 use crate::{Facts, FormatError, MAGIC, MAX_OBJECTS, VERSION};
 
+/// Bytes of a section's process facts ([`Facts::words`]).
+const FACTS_LEN: usize = OBJECT_COUNT_AT - FACTS_AT;
+const _: () = assert!(FACTS_LEN == 8 * 7);
+
 /// Where an [`Encoder`] puts its bytes. Implemented for `Vec<u8>`; the runtime
 /// implements it for memory it maps itself.
 pub trait Sink {
@@ -233,7 +237,7 @@ impl<S: Sink> Encoder<S> {
         self.put(&build_id.to_le_bytes());
         self.put(&mode.to_le_bytes());
         self.put(&0u32.to_le_bytes()); // flags
-        self.put(&[0u8; 32]); // process facts, zero unless set with `facts`
+        self.put(&[0u8; FACTS_LEN]); // process facts, zero unless set with `facts`
         self.put(&0u64.to_le_bytes()); // object count, patched as objects come
         self.last_build = Some(build_id);
         self.section = Some(Section {
@@ -261,11 +265,9 @@ impl<S: Sink> Encoder<S> {
         let Some(s) = self.open_section("facts outside a section") else {
             return;
         };
-        let at = s.start + FACTS_AT;
-        self.patch(at, facts.processes);
-        self.patch(at + 8, facts.forked);
-        self.patch(at + 16, facts.threads);
-        self.patch(at + 24, facts.killed);
+        for (i, word) in facts.words().into_iter().enumerate() {
+            self.patch(s.start + FACTS_AT + 8 * i, word);
+        }
     }
 
     /// Adds an object path (an executable or shared library the build was
@@ -356,12 +358,19 @@ impl<S: Sink> Encoder<S> {
     }
 
     /// Appends a whole section of a checked file as it is (closing the open
-    /// section first); its build id must be above the previous section's.
+    /// section first; its header in this version's layout, whatever the
+    /// file's); its build id must be above the previous section's.
     pub fn copy_section(&mut self, section: &SectionView<'_>) {
         if !self.next_build(section.build_id()) {
             return;
         }
-        self.put(section.as_bytes());
+        self.put(&section.build_id().to_le_bytes());
+        self.put(&section.mode().to_le_bytes());
+        self.put(&section.flags().to_le_bytes());
+        for word in section.facts().words() {
+            self.put(&word.to_le_bytes());
+        }
+        self.put(section.body());
         self.last_build = Some(section.build_id());
         self.sections += 1;
     }

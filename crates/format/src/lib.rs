@@ -35,14 +35,14 @@
 //! flag, which then stays set (it says "more objects wrote this section
 //! than are listed", not how many).
 //!
-//! ## Layout (version 5)
+//! ## Layout (version 6)
 //!
 //! Every integer is little-endian; there is no padding.
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `PPROFRAW` |
-//! | 8 | 4 | version, `5` |
+//! | 8 | 4 | version, `6` |
 //! | 12 | 4 | reserved, `0` |
 //! | 16 | 8 | section count N |
 //! | 24 | … | N sections, build ids strictly increasing |
@@ -59,15 +59,20 @@
 //! | 24 | 8 | forked: how many of those processes were fork children |
 //! | 32 | 8 | threads: threads those processes started with `pthread_create` |
 //! | 40 | 8 | killed: how many of those processes died without their final write (SIGKILL, a fault) and were merged from their live files (continuous mode) |
-//! | 48 | 8 | object path count O, at most 32 |
-//! | 56 | … | O object paths: each a length L (8 bytes) and L bytes of UTF-8, nonempty, strictly increasing by bytes |
+//! | 48 | 8 | killed at exit: how many of the killed had begun their final write at exit |
+//! | 56 | 8 | killed in a signal: how many of the killed had begun their final write for a fatal signal |
+//! | 64 | 8 | killed signals: those fatal signals, bit n − 1 for signal n |
+//! | 72 | 8 | object path count O, at most 32 |
+//! | 80 | … | O object paths: each a length L (8 bytes) and L bytes of UTF-8, nonempty, strictly increasing by bytes |
 //! | … | 8 | function count F |
 //! | … | … | F function records, indices strictly increasing |
 //!
 //! Version 1 (pathprof before the process facts) had no processes, forked
 //! and threads fields, version 2 had no resumes, version 3 held one
 //! build only, with no object paths, and version 4 had no killed field; reading any of them fails with
-//! [`FormatError::OlderVersion`] (record the profile again).
+//! [`FormatError::OlderVersion`] (record the profile again). Version 5 had
+//! no endings of the killed (offsets 48 to 71): it is read, its killed
+//! processes' endings unknown (zero), and merging into it writes version 6.
 //!
 //! A function record:
 //!
@@ -115,11 +120,7 @@
 //!     build_id: 0x1234,
 //!     mode: 2,
 //!     processes: 1,
-//!     forked: 0,
-//!     threads: 0,
-//!     killed: 0,
 //!     objects: vec!["/usr/bin/prog".into()],
-//!     objects_truncated: false,
 //!     functions: vec![RawFunction {
 //!         index: 0,
 //!         hash: 7,
@@ -128,6 +129,7 @@
 //!         slot_resumes: vec![(1, 2)],
 //!         ..Default::default()
 //!     }],
+//!     ..Default::default()
 //! };
 //! let bytes = p.encode();
 //! assert!(pathprof_format::is_profile(&bytes));
@@ -183,12 +185,15 @@ pub use view::{FunctionView, Functions, Objects, ProfileView, SectionView, Secti
 /// The first 8 bytes of every raw profile.
 pub const MAGIC: [u8; 8] = *b"PPROFRAW";
 /// The format version this crate reads and writes.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
+/// The oldest version this crate reads (version 5 sections lack the killed
+/// processes' endings, which read as unknown); it writes [`VERSION`] only.
+pub const OLDEST_READABLE_VERSION: u32 = 5;
 /// The most object paths a section lists (see the crate doc).
 pub const MAX_OBJECTS: usize = 32;
 
 /// The header's facts about the processes whose counts a profile holds.
-/// Merging adds them (saturating).
+/// Merging adds them (saturating; the signal set is a union).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Facts {
     /// Processes whose final write (at exit, `_exit`, exec, abort or a fatal
@@ -203,9 +208,33 @@ pub struct Facts {
     /// How many of `processes` died without their final write (SIGKILL, a
     /// fault) and were merged from their live files (continuous mode).
     pub killed: u64,
+    /// How many of `killed` had begun their final write at exit when they
+    /// died (killed while exiting); the others but `killed_in_signal` died
+    /// running, by a signal no handler sees (SIGKILL, the OOM killer, a
+    /// fault the handler could not run for).
+    pub killed_at_exit: u64,
+    /// How many of `killed` had begun their final write for a fatal signal
+    /// when they died.
+    pub killed_in_signal: u64,
+    /// Those fatal signals: bit `n - 1` for signal `n` (1 to 64). Merging
+    /// keeps the union.
+    pub killed_signals: u64,
 }
 
 impl Facts {
+    /// The facts in their order in a section (from offset 16).
+    pub(crate) fn words(self) -> [u64; 7] {
+        [
+            self.processes,
+            self.forked,
+            self.threads,
+            self.killed,
+            self.killed_at_exit,
+            self.killed_in_signal,
+            self.killed_signals,
+        ]
+    }
+
     /// Both facts added, field by field, saturating.
     pub fn saturating_add(self, other: Facts) -> Facts {
         Facts {
@@ -213,6 +242,9 @@ impl Facts {
             forked: self.forked.saturating_add(other.forked),
             threads: self.threads.saturating_add(other.threads),
             killed: self.killed.saturating_add(other.killed),
+            killed_at_exit: self.killed_at_exit.saturating_add(other.killed_at_exit),
+            killed_in_signal: self.killed_in_signal.saturating_add(other.killed_in_signal),
+            killed_signals: self.killed_signals | other.killed_signals,
         }
     }
 }

@@ -26,7 +26,7 @@
 //! | 56 | journal tag: the checksum of the profile whose write the journal belongs to (0: none) |
 //! | 64 | journal offset, 72 its entry count: `(address of a mark, value)` pairs |
 //! | 80 | merged tag: the checksum of the profile this file was merged into by a reader (0: not merged) |
-//! | 88 | ending: 0 running, `1000 + signal` once a fatal signal's write began, 1 once the exit's began |
+//! | 88 | ending: 0 running, `1000 + signal` once a fatal signal's (or `abort`'s) final write began, 1 once the final write of `exit`, `_exit` or an exec began (back to 0 when an exec fails) |
 //!
 //! A *write* of the profile by a live process goes: its commits (marks to
 //! move up) are put in the journal with the tag of the profile about to be
@@ -661,6 +661,27 @@ fn encode_module<S: Sink>(
     Ok(lost)
 }
 
+/// The endings part of a killed process's facts, from its header's
+/// ending word: killed while exiting, or while writing for fatal signal
+/// `n` (a number outside 1 to 64 counts the process, not the signal).
+fn killed_ending(ending: u64) -> Facts {
+    match ending {
+        ENDING_EXIT => Facts {
+            killed_at_exit: 1,
+            ..Facts::default()
+        },
+        e if e > ENDING_SIGNAL => Facts {
+            killed_in_signal: 1,
+            killed_signals: match e - ENDING_SIGNAL {
+                n @ 1..=64 => 1 << (n - 1),
+                _ => 0,
+            },
+            ..Facts::default()
+        },
+        _ => Facts::default(),
+    }
+}
+
 /// Decodes the dead live file `bytes` (a private copy: the journal is applied
 /// in it) against the profile whose trailing checksum is `profile_checksum`
 /// (0 for none). Each module with something to add becomes a one-section
@@ -720,11 +741,15 @@ pub fn decode<S: Sink>(
             } else {
                 facts_given = true;
                 let counted = m.flags & MODULE_COUNTED == 0;
+                let killed = Facts {
+                    processes: 1,
+                    forked: forked.into(),
+                    killed: 1,
+                    ..killed_ending(summary.ending)
+                };
                 Facts {
-                    processes: counted.into(),
-                    forked: (counted && forked).into(),
                     threads: threads.saturating_sub(m.threads_written),
-                    killed: counted.into(),
+                    ..if counted { killed } else { Facts::default() }
                 }
             };
             let mut e = Encoder::new(sink());

@@ -35,6 +35,11 @@ pub struct RawProfile {
     /// How many of `processes` died without their final write (SIGKILL, a
     /// fault) and were merged from their live files (continuous mode).
     pub killed: u64,
+    /// How they ended, where known ([`Facts::killed_at_exit`],
+    /// [`Facts::killed_in_signal`], [`Facts::killed_signals`]).
+    pub killed_at_exit: u64,
+    pub killed_in_signal: u64,
+    pub killed_signals: u64,
     /// The executables and shared libraries the build was loaded from when
     /// its counts were written (absolute paths as the runtime found them),
     /// sorted, each once, at most [`MAX_OBJECTS`].
@@ -82,28 +87,38 @@ impl RawProfile {
             forked: 0,
             threads: 0,
             killed: 0,
+            killed_at_exit: 0,
+            killed_in_signal: 0,
+            killed_signals: 0,
             objects: Vec::new(),
             objects_truncated: false,
             functions: Vec::new(),
         }
     }
 
-    /// The process facts (`processes`, `forked`, `threads`, `killed`).
+    /// The process facts (`processes`, `forked`, `threads`, `killed` and
+    /// the killed's endings).
     pub fn facts(&self) -> Facts {
         Facts {
             processes: self.processes,
             forked: self.forked,
             threads: self.threads,
             killed: self.killed,
+            killed_at_exit: self.killed_at_exit,
+            killed_in_signal: self.killed_in_signal,
+            killed_signals: self.killed_signals,
         }
     }
 
-    /// Sets `processes`, `forked`, `threads` and `killed`.
+    /// Sets the process facts.
     pub fn set_facts(&mut self, f: Facts) {
         self.processes = f.processes;
         self.forked = f.forked;
         self.threads = f.threads;
         self.killed = f.killed;
+        self.killed_at_exit = f.killed_at_exit;
+        self.killed_in_signal = f.killed_in_signal;
+        self.killed_signals = f.killed_signals;
     }
 
     /// The bytes of a file holding this one section (see the crate doc for
@@ -208,18 +223,14 @@ impl RawProfile {
                 path_resumes,
             });
         }
-        let facts = view.facts();
-        RawProfile {
-            build_id: view.build_id(),
-            mode: view.mode(),
-            processes: facts.processes,
-            forked: facts.forked,
-            threads: facts.threads,
-            killed: facts.killed,
+        let mut raw = RawProfile {
             objects: view.objects().map(str::to_string).collect(),
             objects_truncated: view.objects_truncated(),
             functions,
-        }
+            ..RawProfile::new(view.build_id(), view.mode())
+        };
+        raw.set_facts(view.facts());
+        raw
     }
 
     /// Whether the invariants hold: object paths nonempty, strictly

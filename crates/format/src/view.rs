@@ -5,23 +5,28 @@
 //! not call `malloc`.
 
 use crate::checksum::fnv1a64;
-use crate::{Facts, FormatError, MAGIC, MAX_OBJECTS, VERSION};
+use crate::{Facts, FormatError, MAGIC, MAX_OBJECTS, OLDEST_READABLE_VERSION, VERSION};
 
 /// Bytes of the file header (magic, version, reserved word, section count).
 pub(crate) const FILE_HEADER_LEN: usize = 24;
 /// Offset of the section count in the file header.
 pub(crate) const SECTION_COUNT_AT: usize = 16;
-/// Bytes of a section header before its object paths (build id, mode,
-/// flags, facts, object count).
-pub(crate) const SECTION_HEADER_LEN: usize = 56;
-/// Bytes of a section with no objects and no functions.
-pub(crate) const SECTION_MIN_LEN: usize = SECTION_HEADER_LEN + 8;
+/// Bytes of a section with no objects and no functions (its header: build
+/// id, mode, flags, facts, object count; then the function count).
+#[cfg(feature = "std")]
+pub(crate) const SECTION_MIN_LEN: usize = OBJECT_COUNT_AT + 16;
+/// Offset of the object count in a version 5 section (no endings of the
+/// killed).
+const OBJECT_COUNT_AT_V5: usize = 48;
+/// Bytes of the smallest section of any version read.
+const SMALLEST_SECTION_LEN: usize = OBJECT_COUNT_AT_V5 + 16;
 /// Offset of the flags in a section.
 pub(crate) const FLAGS_AT: usize = 12;
-/// Offset of the process facts (processes, forked, threads, killed) in a section.
+/// Offset of the process facts (processes, forked, threads, killed and
+/// the killed's endings) in a section.
 pub(crate) const FACTS_AT: usize = 16;
 /// Offset of the object count in a section.
-pub(crate) const OBJECT_COUNT_AT: usize = 48;
+pub(crate) const OBJECT_COUNT_AT: usize = 72;
 /// Bytes of an object path entry besides the path itself.
 pub(crate) const OBJECT_MIN_LEN: usize = 8;
 /// Bytes of a function record with no slots, paths or resumes.
@@ -99,6 +104,7 @@ pub(crate) fn le_u64(b: &[u8]) -> u64 {
 #[derive(Debug, Clone, Copy)]
 pub struct ProfileView<'a> {
     bytes: &'a [u8],
+    version: u32,
     num_sections: u64,
 }
 
@@ -107,8 +113,10 @@ pub struct ProfileView<'a> {
 pub struct SectionView<'a> {
     /// The whole file.
     file: &'a [u8],
-    /// Where the section starts and ends in `file`.
+    /// Where the section starts, where its object count is (what follows
+    /// the facts: the same in every version) and where it ends in `file`.
     start: usize,
+    body_at: usize,
     end: usize,
     build_id: u64,
     mode: u32,
@@ -137,6 +145,7 @@ pub struct FunctionView<'a> {
 #[derive(Debug, Clone)]
 pub struct Sections<'a> {
     file: &'a [u8],
+    version: u32,
     pos: usize,
     left: u64,
 }
@@ -191,18 +200,26 @@ fn note(slot: &mut Option<&mut Option<FormatError>>, at: usize, what: &'static s
 /// was recorded already); structural damage is returned as an error.
 fn read_section<'a>(
     r: &mut Reader<'a>,
+    version: u32,
     mut problem: Option<&mut Option<FormatError>>,
 ) -> Result<SectionView<'a>, FormatError> {
     let start = r.pos;
     let build_id = r.u64("build id")?;
     let mode = r.u32("mode")?;
     let flags = r.u32("section flags")?;
-    let facts = Facts {
+    let mut facts = Facts {
         processes: r.u64("process count")?,
         forked: r.u64("fork child count")?,
         threads: r.u64("thread count")?,
         killed: r.u64("killed process count")?,
+        ..Facts::default()
     };
+    if version > 5 {
+        facts.killed_at_exit = r.u64("killed-at-exit count")?;
+        facts.killed_in_signal = r.u64("killed-in-signal count")?;
+        facts.killed_signals = r.u64("killed signals")?;
+    }
+    let body_at = r.pos;
     if flags & !FLAG_OBJECTS_TRUNCATED != 0 {
         note(&mut problem, start, "a section has unknown flags set");
     }
@@ -244,6 +261,7 @@ fn read_section<'a>(
     Ok(SectionView {
         file: r.bytes,
         start,
+        body_at,
         end: r.pos,
         build_id,
         mode,
@@ -267,18 +285,19 @@ impl<'a> ProfileView<'a> {
     /// allocates; a body that is not what the encoder writes ends the
     /// iteration of its sections or functions early.
     pub fn parse_own(bytes: &'a [u8]) -> Result<Self, FormatError> {
-        let mut r = Self::header(bytes)?;
+        let (mut r, version) = Self::header(bytes)?;
         r.u32("reserved header word")?;
-        let num_sections = r.count(SECTION_MIN_LEN, "sections")?;
+        let num_sections = r.count(SMALLEST_SECTION_LEN, "sections")?;
         Ok(ProfileView {
             bytes,
+            version,
             num_sections,
         })
     }
 
     /// Reads the magic and the version of `bytes`: a reader at the reserved
-    /// header word.
-    fn header(bytes: &'a [u8]) -> Result<Reader<'a>, FormatError> {
+    /// header word, and the version.
+    fn header(bytes: &'a [u8]) -> Result<(Reader<'a>, u32), FormatError> {
         if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
             return Err(FormatError::Truncated {
                 at: 0,
@@ -293,19 +312,19 @@ impl<'a> ProfileView<'a> {
             pos: MAGIC.len(),
         };
         let version = r.u32("version")?;
-        if version < VERSION {
+        if version < OLDEST_READABLE_VERSION {
             return Err(FormatError::OlderVersion { found: version });
         }
-        if version != VERSION {
+        if version > VERSION {
             return Err(FormatError::UnsupportedVersion { found: version });
         }
-        Ok(r)
+        Ok((r, version))
     }
 
     /// Checks `bytes` completely and returns a view of them. Never panics and
     /// never allocates.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, FormatError> {
-        let mut r = Self::header(bytes)?;
+        let (mut r, version) = Self::header(bytes)?;
         // Order rules are checked after the checksum, so that damage is reported as damage.
         let mut problem: Option<FormatError> = None;
         if r.u32("reserved header word")? != 0 {
@@ -314,11 +333,11 @@ impl<'a> ProfileView<'a> {
                 what: "the reserved header word is not zero",
             });
         }
-        let num_sections = r.count(SECTION_MIN_LEN, "sections")?;
+        let num_sections = r.count(SMALLEST_SECTION_LEN, "sections")?;
         let mut last_build: Option<u64> = None;
         for _ in 0..num_sections {
             let at = r.pos as u64;
-            let s = read_section(&mut r, Some(&mut problem))?;
+            let s = read_section(&mut r, version, Some(&mut problem))?;
             if problem.is_none() && last_build.is_some_and(|l| s.build_id <= l) {
                 problem = Some(FormatError::Malformed {
                     at,
@@ -344,8 +363,16 @@ impl<'a> ProfileView<'a> {
         }
         Ok(ProfileView {
             bytes,
+            version,
             num_sections,
         })
+    }
+
+    /// The format version the file was written in (what it reads as is
+    /// the same: [`SectionView::facts`] gives a version 5 file's endings
+    /// of the killed as zero).
+    pub fn version(&self) -> u32 {
+        self.version
     }
 
     /// How many sections (builds) the file holds.
@@ -357,6 +384,7 @@ impl<'a> ProfileView<'a> {
     pub fn sections(&self) -> Sections<'a> {
         Sections {
             file: self.bytes,
+            version: self.version,
             pos: FILE_HEADER_LEN,
             left: self.num_sections,
         }
@@ -386,7 +414,7 @@ impl<'a> Iterator for Sections<'a> {
         };
         // The view was checked (or is the encoder's own, `parse_own`), so
         // this cannot fail; stop quietly if it does.
-        let s = read_section(&mut r, None).ok()?;
+        let s = read_section(&mut r, self.version, None).ok()?;
         self.pos = r.pos;
         self.left -= 1;
         Some(s)
@@ -450,6 +478,18 @@ impl<'a> SectionView<'a> {
     /// The section's bytes, as they are in the file.
     pub fn as_bytes(&self) -> &'a [u8] {
         self.file.get(self.start..self.end).unwrap_or(&[])
+    }
+
+    /// The section's bytes from its object count on: the same layout in
+    /// every version read (an [`Encoder`](crate::Encoder) copying a section
+    /// writes its own header before them).
+    pub(crate) fn body(&self) -> &'a [u8] {
+        self.file.get(self.body_at..self.end).unwrap_or(&[])
+    }
+
+    /// The section's flags word.
+    pub(crate) fn flags(&self) -> u32 {
+        self.flags
     }
 }
 

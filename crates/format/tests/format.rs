@@ -13,6 +13,9 @@ fn sample() -> RawProfile {
         forked: 1,
         threads: 4,
         killed: 0,
+        killed_at_exit: 0,
+        killed_in_signal: 0,
+        killed_signals: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![
@@ -107,6 +110,9 @@ fn random_profile(rng: &mut Lcg, build_id: u64) -> RawProfile {
         forked: rng.below(2),
         threads: rng.below(3),
         killed: 0,
+        killed_at_exit: 0,
+        killed_in_signal: 0,
+        killed_signals: 0,
         objects: (0..rng.below(4))
             .map(|k| format!("/lib/{build_id:x}/{k}.so"))
             .collect(),
@@ -123,7 +129,7 @@ fn round_trip() {
     assert_eq!(&bytes[..8], &MAGIC);
     assert_eq!(RawProfile::decode(&bytes), Ok(p));
     let empty = RawProfile::new(42, 0);
-    assert_eq!(empty.encode().len(), 24 + 64 + 8);
+    assert_eq!(empty.encode().len(), 24 + 88 + 8);
     assert_eq!(RawProfile::decode(&empty.encode()), Ok(empty));
     let mut rng = Lcg(1);
     for _ in 0..200 {
@@ -141,6 +147,9 @@ fn layout_is_as_documented() {
         forked: 11,
         threads: 12,
         killed: 13,
+        killed_at_exit: 14,
+        killed_in_signal: 15,
+        killed_signals: 16,
         objects: vec!["/a".into(), "/bc".into()],
         objects_truncated: true,
         functions: vec![RawFunction {
@@ -157,7 +166,7 @@ fn layout_is_as_documented() {
     let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     // The file header.
     assert_eq!(&b[..8], b"PPROFRAW");
-    assert_eq!(u32_at(8), 5);
+    assert_eq!(u32_at(8), 6);
     assert_eq!(u32_at(12), 0);
     assert_eq!(u64_at(16), 1);
     // The section.
@@ -168,26 +177,27 @@ fn layout_is_as_documented() {
         (u64_at(40), u64_at(48), u64_at(56), u64_at(64)),
         (10, 11, 12, 13)
     );
-    assert_eq!(u64_at(72), 2);
-    assert_eq!(u64_at(80), 2);
-    assert_eq!(&b[88..90], b"/a");
-    assert_eq!(u64_at(90), 3);
-    assert_eq!(&b[98..101], b"/bc");
-    assert_eq!(u64_at(101), 1);
+    assert_eq!((u64_at(72), u64_at(80), u64_at(88)), (14, 15, 16));
+    assert_eq!(u64_at(96), 2);
+    assert_eq!(u64_at(104), 2);
+    assert_eq!(&b[112..114], b"/a");
+    assert_eq!(u64_at(114), 3);
+    assert_eq!(&b[122..125], b"/bc");
+    assert_eq!(u64_at(125), 1);
     // The function record.
-    assert_eq!(u32_at(109), 5);
-    assert_eq!(u64_at(113), 6);
-    assert_eq!(u64_at(121), 1);
-    assert_eq!(u64_at(129), 7);
-    assert_eq!(u64_at(137), 1);
-    assert_eq!((u64_at(145), u64_at(153)), (8, 9));
+    assert_eq!(u32_at(133), 5);
+    assert_eq!(u64_at(137), 6);
+    assert_eq!(u64_at(145), 1);
+    assert_eq!(u64_at(153), 7);
     assert_eq!(u64_at(161), 1);
-    assert_eq!((u64_at(169), u64_at(177)), (0, 10));
-    assert_eq!(u64_at(185), 2);
-    assert_eq!((u64_at(193), u64_at(201)), (11, 12));
-    assert_eq!((u64_at(209), u64_at(217)), (13, 14));
-    assert_eq!(u64_at(225), fnv1a64(&b[..225]));
-    assert_eq!(b.len(), 233);
+    assert_eq!((u64_at(169), u64_at(177)), (8, 9));
+    assert_eq!(u64_at(185), 1);
+    assert_eq!((u64_at(193), u64_at(201)), (0, 10));
+    assert_eq!(u64_at(209), 2);
+    assert_eq!((u64_at(217), u64_at(225)), (11, 12));
+    assert_eq!((u64_at(233), u64_at(241)), (13, 14));
+    assert_eq!(u64_at(249), fnv1a64(&b[..249]));
+    assert_eq!(b.len(), 257);
 
     // Two sections follow each other in build id order, behind one header
     // and one checksum.
@@ -200,10 +210,10 @@ fn layout_is_as_documented() {
     let two = file.encode();
     let u64_at = |at: usize| u64::from_le_bytes(two[at..at + 8].try_into().unwrap());
     assert_eq!(u64_at(16), 2);
-    assert_eq!(&two[24..225], &b[24..225], "p's section first");
-    assert_eq!(u64_at(225), 0x0102_0304_0506_0709);
-    assert_eq!(u64_at(225 + 16), 1);
-    assert_eq!(two.len(), 225 + 64 + 8);
+    assert_eq!(&two[24..249], &b[24..249], "p's section first");
+    assert_eq!(u64_at(249), 0x0102_0304_0506_0709);
+    assert_eq!(u64_at(249 + 16), 1);
+    assert_eq!(two.len(), 249 + 88 + 8);
     assert_eq!(u64_at(two.len() - 8), fnv1a64(&two[..two.len() - 8]));
     let back = ProfileFile::decode(&two).unwrap();
     assert_eq!(back.sections, vec![p, q]);
@@ -218,6 +228,9 @@ fn encode_normalizes() {
         forked: 0,
         threads: 0,
         killed: 0,
+        killed_at_exit: 0,
+        killed_in_signal: 0,
+        killed_signals: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![
@@ -306,6 +319,9 @@ fn merge_adds_saturating_and_unions() {
         forked: 2,
         threads: 0,
         killed: 0,
+        killed_at_exit: 0,
+        killed_in_signal: 0,
+        killed_signals: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![
@@ -530,7 +546,8 @@ fn an_encoders_own_bytes_read_unchecked_merge_and_copy_as_when_checked() {
 /// 56-byte header (magic, version, mode, build id, three facts, function
 /// count). Version 4: the file header of version 5 and one section whose
 /// header has no killed field (build id, mode, flags, three facts, object
-/// count 0), then its function count.
+/// count 0), then its function count. Version 5: a killed field (9), no
+/// endings of the killed.
 fn older_file(version: u32) -> Vec<u8> {
     let mut v = b"PPROFRAW".to_vec();
     v.extend_from_slice(&version.to_le_bytes());
@@ -541,6 +558,9 @@ fn older_file(version: u32) -> Vec<u8> {
         v.extend_from_slice(&2u32.to_le_bytes()); // mode
         v.extend_from_slice(&0u32.to_le_bytes()); // flags
         v.extend_from_slice(&[0; 24]); // processes, forked, threads
+        if version >= 5 {
+            v.extend_from_slice(&9u64.to_le_bytes()); // killed
+        }
         v.extend_from_slice(&0u64.to_le_bytes()); // object count
     } else {
         v.extend_from_slice(&2u32.to_le_bytes()); // mode
@@ -581,10 +601,10 @@ fn every_error_kind() {
     assert!(!is_profile(b"PPROF"));
 
     let mut v = good.clone();
-    v[8] = 6;
+    v[8] = 7;
     let e = RawProfile::decode(&v).unwrap_err();
-    assert_eq!(e, FormatError::UnsupportedVersion { found: 6 });
-    assert!(e.to_string().contains("unsupported raw profile version 6"));
+    assert_eq!(e, FormatError::UnsupportedVersion { found: 7 });
+    assert!(e.to_string().contains("unsupported raw profile version 7"));
 
     // Version-2, version-3 and version-4 files (no resumes; one build, no
     // object paths; no killed field), complete and sealed: written by an
@@ -608,6 +628,41 @@ fn every_error_kind() {
         );
         assert!(text.contains("re-record"), "{text}");
     }
+
+    // A version-5 file (no endings of the killed) reads, its endings
+    // unknown; a merge into it writes this version.
+    let v5 = older_file(5);
+    let read = RawProfile::decode(&v5).unwrap();
+    assert_eq!(
+        (read.killed, read.killed_at_exit, read.killed_in_signal),
+        (9, 0, 0)
+    );
+    assert_eq!(read.functions[0].slots, vec![5]);
+    assert_eq!(read.functions[0].paths, vec![(3, 4)]);
+    let view = ProfileView::parse(&v5).unwrap();
+    assert_eq!(view.version(), 5);
+    assert_eq!(view.section(0xb1d).unwrap().facts().killed, 9);
+    let mut killed = RawProfile::new(0xb1d, 2);
+    killed.killed = 1;
+    killed.killed_in_signal = 1;
+    killed.killed_signals = 1 << 14;
+    let killed = killed.encode();
+    let out = pathprof_format::merge_into(&view, &ProfileView::parse(&killed).unwrap(), Vec::new())
+        .unwrap();
+    let merged = ProfileView::parse(&out).unwrap();
+    assert_eq!(merged.version(), pathprof_format::VERSION);
+    let facts = merged.section(0xb1d).unwrap().facts();
+    assert_eq!(
+        (facts.killed, facts.killed_in_signal, facts.killed_signals),
+        (10, 1, 1 << 14)
+    );
+    // Copied as it is (another build's section beside it), it is rewritten
+    // in this version's layout too.
+    let other = RawProfile::new(0xc0de, 2).encode();
+    let out = pathprof_format::merge_into(&view, &ProfileView::parse(&other).unwrap(), Vec::new())
+        .unwrap();
+    let both = ProfileFile::decode(&out).unwrap();
+    assert_eq!(both.sections[0], read);
 
     // A version-1 file (no process facts): written by an older pathprof.
     let mut v1 = older_file(2)[..24].to_vec();
@@ -654,9 +709,9 @@ fn every_error_kind() {
     e.end_function(false);
     let ok = e.finish().unwrap();
     // Duplicate the function record by hand: count 2, same index twice.
-    let rec = ok[88..ok.len() - 8].to_vec();
-    let mut v = ok[..88].to_vec();
-    v[80] = 2;
+    let rec = ok[112..ok.len() - 8].to_vec();
+    let mut v = ok[..112].to_vec();
+    v[104] = 2;
     v.extend_from_slice(&rec);
     v.extend_from_slice(&rec);
     v.extend_from_slice(&[0; 8]);
@@ -664,7 +719,7 @@ fn every_error_kind() {
     assert_eq!(
         e,
         FormatError::Malformed {
-            at: 88 + rec.len() as u64,
+            at: 112 + rec.len() as u64,
             what: "function indices are not strictly increasing"
         }
     );
@@ -678,6 +733,9 @@ fn every_error_kind() {
         forked: 0,
         threads: 0,
         killed: 0,
+        killed_at_exit: 0,
+        killed_in_signal: 0,
+        killed_signals: 0,
         objects: vec![],
         objects_truncated: false,
         functions: vec![RawFunction {
@@ -702,8 +760,8 @@ fn every_error_kind() {
 
     // Broken resume lists behind a good checksum. One function of 2 slots,
     // no paths, slot resumes (0, 1), (1, 1) and path resumes (4, 1), (5, 1):
-    // the slot resumes are at 88 + 4 + 8 + 8 + 16 + 8 + 8 = 140, the path
-    // resumes at 140 + 32 + 8 = 180.
+    // the slot resumes are at 112 + 4 + 8 + 8 + 16 + 8 + 8 = 164, the path
+    // resumes at 164 + 32 + 8 = 204.
     let good = RawProfile {
         build_id: 1,
         mode: 2,
@@ -718,33 +776,33 @@ fn every_error_kind() {
         ..Default::default()
     }
     .encode();
-    assert_eq!(good.len(), 180 + 32 + 8);
+    assert_eq!(good.len(), 204 + 32 + 8);
     let at = |bytes: &mut Vec<u8>, i: usize, x: u64| {
         bytes[i..i + 8].copy_from_slice(&x.to_le_bytes());
     };
     let cases: [(usize, u64, &str); 7] = [
-        (140, 1, "slot resume indices are not strictly increasing"),
-        (140, 2, "slot resume indices are not strictly increasing"),
+        (164, 1, "slot resume indices are not strictly increasing"),
+        (164, 2, "slot resume indices are not strictly increasing"),
         (
-            156,
+            180,
             2,
             "a slot resume names a slot the function does not have",
         ),
-        (148, 0, "a slot resume has a zero count"),
-        (164, 0, "a slot resume has a zero count"),
-        (180, 5, "path resume ids are not strictly increasing"),
-        (204, 0, "a path resume has a zero count"),
+        (172, 0, "a slot resume has a zero count"),
+        (188, 0, "a slot resume has a zero count"),
+        (204, 5, "path resume ids are not strictly increasing"),
+        (228, 0, "a path resume has a zero count"),
     ];
     for (i, x, what) in cases {
         let mut v = good.clone();
         at(&mut v, i, x);
         let e = RawProfile::decode(&reseal(v)).unwrap_err();
-        assert_eq!(e, FormatError::Malformed { at: 88, what }, "{i} = {x}");
+        assert_eq!(e, FormatError::Malformed { at: 112, what }, "{i} = {x}");
     }
     // A slot resume in a function without slots.
     let mut v = good.clone();
-    at(&mut v, 100, 0);
-    let v: Vec<u8> = [&v[..108], &v[124..]].concat();
+    at(&mut v, 124, 0);
+    let v: Vec<u8> = [&v[..132], &v[148..]].concat();
     assert!(matches!(
         RawProfile::decode(&reseal(v)),
         Err(FormatError::Malformed {
@@ -955,7 +1013,7 @@ fn drop_if_empty_keeps_functions_with_resumes() {
 #[test]
 fn absurd_counts_do_not_allocate() {
     // The object count and the function count of an empty section.
-    for at in [72, 80] {
+    for at in [96, 104] {
         let mut v = RawProfile::new(1, 0).encode();
         v[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(matches!(
@@ -965,22 +1023,22 @@ fn absurd_counts_do_not_allocate() {
     }
     let mut v = sample().encode();
     // The slot count of the first function.
-    v[100..108].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
+    v[124..132].copy_from_slice(&(u64::MAX / 8).to_le_bytes());
     assert!(matches!(
         RawProfile::decode(&v),
-        Err(FormatError::Truncated { at: 100, .. })
+        Err(FormatError::Truncated { at: 124, .. })
     ));
     // The first function: 3 slots, no paths, then its slot resume count (at
-    // 88 + 4 + 8 + 8 + 24 + 8 = 140: 2 entries) and path resume count (at
-    // 140 + 8 + 32 = 180: 1 entry).
+    // 112 + 4 + 8 + 8 + 24 + 8 = 164: 2 entries) and path resume count (at
+    // 164 + 8 + 32 = 204: 1 entry).
     let good = sample().encode();
     let u64_at = |at: usize| u64::from_le_bytes(good[at..at + 8].try_into().unwrap());
-    assert_eq!((u64_at(140), u64_at(180)), (2, 1));
+    assert_eq!((u64_at(164), u64_at(204)), (2, 1));
     for (at, n) in [
-        (140, u64::MAX / 16),
-        (140, u64::MAX),
-        (180, u64::MAX / 16),
-        (180, 1 << 60),
+        (164, u64::MAX / 16),
+        (164, u64::MAX),
+        (204, u64::MAX / 16),
+        (204, 1 << 60),
     ] {
         let mut v = good.clone();
         v[at..at + 8].copy_from_slice(&n.to_le_bytes());
@@ -988,7 +1046,7 @@ fn absurd_counts_do_not_allocate() {
             RawProfile::decode(&v),
             Err(FormatError::Truncated {
                 at: at as u64,
-                what: if at == 140 {
+                what: if at == 164 {
                     "slot resumes"
                 } else {
                     "path resumes"
@@ -1293,12 +1351,12 @@ fn object_paths_merge_into_a_capped_union() {
 #[test]
 fn section_and_object_rules() {
     // One section, build 7, no facts, objects "/a" and "/b", no functions:
-    // the objects are at 24 + 56 = 80 (length) and 88 ("/a"), 90 and 98.
+    // the objects are at 24 + 80 = 104 (length) and 112 ("/a"), 114 and 122.
     let mut p = RawProfile::new(7, 2);
     p.objects = vec!["/a".into(), "/b".into()];
     let good = p.encode();
-    assert_eq!(&good[88..90], b"/a");
-    assert_eq!(&good[98..100], b"/b");
+    assert_eq!(&good[112..114], b"/a");
+    assert_eq!(&good[122..124], b"/b");
     let malformed = |v: Vec<u8>| ProfileFile::decode(&reseal(v)).unwrap_err();
     let edit = |i: usize, bytes: &[u8]| {
         let mut v = good.clone();
@@ -1309,19 +1367,19 @@ fn section_and_object_rules() {
         (edit(12, &[1]), 12, "the reserved header word is not zero"),
         (edit(36, &[2]), 24, "a section has unknown flags set"),
         (
-            edit(99, b"a"),
-            90,
+            edit(123, b"a"),
+            114,
             "object paths are not strictly increasing",
         ),
         (
-            edit(98, b"/a"),
-            90,
+            edit(122, b"/a"),
+            114,
             "object paths are not strictly increasing",
         ),
-        (edit(88, &[0xff]), 80, "an object path is not UTF-8"),
+        (edit(112, &[0xff]), 104, "an object path is not UTF-8"),
         (
-            [&good[..80], &0u64.to_le_bytes(), &good[90..]].concat(),
-            80,
+            [&good[..104], &0u64.to_le_bytes(), &good[114..]].concat(),
+            104,
             "an object path is empty",
         ),
     ];
@@ -1336,7 +1394,7 @@ fn section_and_object_rules() {
     }
     let full = e.finish().unwrap();
     let mut v = full[..full.len() - 16].to_vec(); // without the function count and checksum
-    v[72..80].copy_from_slice(&33u64.to_le_bytes());
+    v[96..104].copy_from_slice(&33u64.to_le_bytes());
     v.extend_from_slice(&3u64.to_le_bytes());
     v.extend_from_slice(b"/99");
     v.extend_from_slice(&[0; 16]);
@@ -1358,12 +1416,12 @@ fn section_and_object_rules() {
     assert_eq!(
         malformed(v.clone()),
         FormatError::Malformed {
-            at: 88,
+            at: 112,
             what: "section build ids are not strictly increasing"
         }
     );
     // The same build twice.
-    v[88] = 2;
+    v[112] = 2;
     assert!(matches!(
         malformed(v),
         FormatError::Malformed {
@@ -1372,7 +1430,12 @@ fn section_and_object_rules() {
         }
     ));
     // Absurd section and object counts are refused before allocating.
-    for (at, n) in [(16, u64::MAX), (16, 1 << 40), (72, u64::MAX), (80, 1 << 50)] {
+    for (at, n) in [
+        (16, u64::MAX),
+        (16, 1 << 40),
+        (96, u64::MAX),
+        (104, 1 << 50),
+    ] {
         let mut v = good.clone();
         v[at..at + 8].copy_from_slice(&n.to_le_bytes());
         assert!(

@@ -83,6 +83,9 @@ fn section(build_id: u64) -> impl Strategy<Value = RawProfile> {
                     forked,
                     threads,
                     killed: forked / 2,
+                    killed_at_exit: forked / 2 * (processes % 2),
+                    killed_in_signal: 0,
+                    killed_signals: processes << 14,
                     objects,
                     objects_truncated,
                     functions,
@@ -336,7 +339,7 @@ fn crafted(functions: u64, tail: &[u8]) -> Vec<u8> {
     bytes.extend_from_slice(&0u64.to_le_bytes()); // build id
     bytes.extend_from_slice(&2u32.to_le_bytes()); // mode
     bytes.extend_from_slice(&0u32.to_le_bytes()); // flags
-    bytes.extend_from_slice(&[0; 8 * 5]); // processes, forked, threads, killed, objects
+    bytes.extend_from_slice(&[0; 8 * 8]); // the seven facts, objects
     bytes.extend_from_slice(&functions.to_le_bytes());
     bytes.extend_from_slice(tail);
     bytes.extend_from_slice(&[0; 8]);

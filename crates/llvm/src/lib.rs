@@ -22,6 +22,7 @@
 //!     build_id: 42,
 //!     hashes: extracted.functions.iter().map(|f| f.cfg.shape_hash()).collect(),
 //!     atomic: false,
+//!     continuous: false,
 //! };
 //! instrument(&module, &plans, &info)?;
 //! optimize(&module, OptLevel::O2)?;

@@ -58,6 +58,10 @@ pub struct Settings {
     #[serde(default)]
     pub count_entries: bool,
     pub atomic: bool,
+    /// `--continuous`: the build's processes run in continuous mode unless
+    /// `PATHPROF_CONTINUOUS` says otherwise (`PpModule::flags`).
+    #[serde(default)]
+    pub continuous: bool,
     pub verbose: bool,
     /// `--time-report` in clang's pass plugin: the file the plugin writes
     /// the phases it timed to ([`crate::timings::PluginTimings`], JSON),
@@ -207,7 +211,7 @@ pub struct Planned {
 /// Instruments `module` in place and returns its map.
 pub fn instrument_module(module: &Module<'_>, settings: &Settings) -> Result<MapFile> {
     let Planned { map, plans } = plan_module(module, settings)?;
-    apply_plans(module, &map, &plans, map.build_id)?;
+    apply_plans(module, &map, &plans, map.build_id, settings)?;
     Ok(map)
 }
 
@@ -334,6 +338,7 @@ pub fn apply_plans(
     map: &MapFile,
     plans: &[FunctionPlan],
     build_id: u64,
+    settings: &Settings,
 ) -> Result<()> {
     let _instrumentation = timings::span(Phase::Instrumentation);
     let info = ModuleInfo {
@@ -341,6 +346,7 @@ pub fn apply_plans(
         build_id,
         hashes: map.functions.iter().map(|f| f.hash).collect(),
         atomic: map.atomic,
+        continuous: settings.continuous,
     };
     crate::instrument(module, plans, &info).context("inserting the probes")
 }

@@ -113,10 +113,46 @@ pub struct Totals {
     /// Processes killed before their final write (SIGKILL, a fault),
     /// merged from their live files (continuous mode).
     pub killed: u64,
+    /// How many of `killed` died while writing their final profile at
+    /// exit, and while writing it for a fatal signal; the others died
+    /// running, by an end no handler sees (SIGKILL, the OOM killer, a
+    /// fault the handler could not run for).
+    pub killed_at_exit: u64,
+    pub killed_in_signal: u64,
+    /// Those fatal signals (bit `n - 1` for signal `n`), by name in the
+    /// JSON (`["SIGTERM"]`).
+    #[serde(serialize_with = "signal_names")]
+    pub killed_signals: u64,
     pub threads: u64,
     pub functions: usize,
     /// Every slot counter and path count added up, saturating.
     pub counts: u64,
+}
+
+/// The names of the signals in `mask` (bit `n - 1` for signal `n`).
+pub fn signals(mask: u64) -> Vec<String> {
+    (1..=64u32)
+        .filter(|n| mask >> (n - 1) & 1 != 0)
+        .map(signal_name)
+        .collect()
+}
+
+/// Linux's name of signal `n` (`SIGTERM`), or `signal N` for a number
+/// without one (the real-time signals).
+pub fn signal_name(n: u32) -> String {
+    const NAMES: [&str; 31] = [
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+        "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+        "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+    ];
+    match n.checked_sub(1).and_then(|i| NAMES.get(i as usize)) {
+        Some(name) => format!("SIG{name}"),
+        None => format!("signal {n}"),
+    }
+}
+
+fn signal_names<S: serde::Serializer>(mask: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(signals(*mask))
 }
 
 /// The name of a mode number as the profile records it.
@@ -164,6 +200,9 @@ fn section(s: &RawProfile) -> Section {
             processes: s.processes,
             forked: s.forked,
             killed: s.killed,
+            killed_at_exit: s.killed_at_exit,
+            killed_in_signal: s.killed_in_signal,
+            killed_signals: s.killed_signals,
             threads: s.threads,
             functions: s.functions.len(),
             counts: total_counts(s),
@@ -198,6 +237,9 @@ fn programs(sections: &[Section]) -> Vec<Program> {
         t.processes = t.processes.max(u.processes);
         t.forked = t.forked.max(u.forked);
         t.killed = t.killed.max(u.killed);
+        t.killed_at_exit = t.killed_at_exit.max(u.killed_at_exit);
+        t.killed_in_signal = t.killed_in_signal.max(u.killed_in_signal);
+        t.killed_signals |= u.killed_signals;
         t.threads = t.threads.max(u.threads);
         t.functions += u.functions;
         t.counts = t.counts.saturating_add(u.counts);

@@ -6,7 +6,8 @@
 
 use core::sync::atomic::AtomicU64;
 pub use pathprof_format::abi::{
-    ABI_VERSION, HASH_STATE_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE, SEGMENT_GS, SEGMENT_NONE,
+    ABI_VERSION, HASH_STATE_WORDS, MODULE_CONTINUOUS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE,
+    SEGMENT_GS, SEGMENT_NONE,
 };
 
 /// One instrumented function (48 bytes).
@@ -70,7 +71,10 @@ pub struct PpModule {
     pub num_slots: u64,
     /// [`SEGMENT_NONE`], or [`SEGMENT_GS`]: the probes increment slots and
     /// path arrays through `%gs`, whose base must be the thread's delta.
-    pub segment: u64,
+    pub segment: u32,
+    /// [`MODULE_CONTINUOUS`]: the build's default is continuous mode;
+    /// other bits 0.
+    pub flags: u32,
 }
 
 const _: () = assert!(core::mem::size_of::<PpFunction>() == 48);
@@ -154,6 +158,11 @@ impl PpModule {
                 || (self.segment == SEGMENT_GS
                     && cfg!(target_arch = "x86_64")
                     && self.thread_delta.is_some()))
+    }
+
+    /// Whether the module was built with `--continuous`.
+    pub fn continuous_by_default(&self) -> bool {
+        self.flags & MODULE_CONTINUOUS != 0
     }
 
     /// The module's functions.

@@ -143,7 +143,7 @@ fn usable(p: *const Runtime) -> Option<&'static Runtime> {
         // Safety: the same layout, checked above.
         return Some(unsafe { &*p });
     }
-    if crate::registry::init_config().verbose {
+    if crate::registry::verbose() {
         Line::new()
             .text("the program's pathprof runtime is of another build (runtime fingerprint ")
             .hex(fingerprint)

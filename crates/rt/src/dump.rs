@@ -283,7 +283,7 @@ fn facts(build_id: u64, last: bool, threads_seen: u64) -> Facts {
         processes,
         forked: u64::from(processes == 1 && process::forked()),
         threads: threads_seen.saturating_sub(registry::threads_written(build_id)),
-        killed: 0,
+        ..Facts::default()
     }
 }
 

@@ -26,6 +26,7 @@ use crate::once::Once;
 use crate::registry;
 use crate::{interpose, os, process, snapshot};
 use core::ffi::c_void;
+use pathprof_format::live as live_layout;
 
 /// The signals whose default action ends the process and which get a final
 /// dump: those sent to end it, and the faults (a crash writes what was counted
@@ -97,10 +98,7 @@ fn take_signal(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
 }
 
 extern "C" fn on_exit() {
-    crate::live::set_header(
-        pathprof_format::live::header::ENDING,
-        pathprof_format::live::ENDING_EXIT,
-    );
+    crate::live::set_header(live_layout::header::ENDING, live_layout::ENDING_EXIT);
     dump::dump(Trigger::Exit);
     crate::live::finish();
 }
@@ -109,8 +107,8 @@ extern "C" fn on_exit() {
 extern "C" fn on_fatal(sig: libc::c_int) {
     let saved = os::errno();
     crate::live::set_header(
-        pathprof_format::live::header::ENDING,
-        pathprof_format::live::ENDING_SIGNAL + sig as u64,
+        live_layout::header::ENDING,
+        live_layout::ENDING_SIGNAL + sig as u64,
     );
     dump::dump(Trigger::Final);
     // It is blocked while its handler runs: pending until the unblock, then

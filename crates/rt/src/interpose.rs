@@ -46,6 +46,7 @@ use crate::mem::MapVec;
 use crate::{active, os, process};
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use pathprof_format::live as live_layout;
 
 const EXIT: usize = 0;
 const EXECVE: usize = 1;
@@ -106,8 +107,11 @@ extern "C" {
 /// module of the process when this copy handed over to the active runtime
 /// (see `active`; a library's own calls bind to its hidden copy of these
 /// functions).
-fn final_dump() {
+/// `ending` goes in the live file's ending word first (continuous mode),
+/// for a reader should the process be killed during the write.
+fn final_dump(ending: u64) {
     let saved = os::errno();
+    crate::live::set_header(live_layout::header::ENDING, ending);
     match active::forwarded() {
         Some(rt) => (rt.dump)(active::DUMP_FINAL),
         None => {
@@ -115,6 +119,13 @@ fn final_dump() {
         }
     }
     os::set_errno(saved);
+}
+
+/// An exec that returned (it failed): the process goes on running, so
+/// its live file's ending goes back to running; `rc` is returned.
+fn exec_failed(rc: c_int) -> c_int {
+    crate::live::set_header(live_layout::header::ENDING, 0);
+    rc
 }
 
 type ExitFn = unsafe extern "C" fn(c_int) -> !;
@@ -135,7 +146,7 @@ pub(crate) type CreateFn = unsafe extern "C" fn(
 
 /// `_exit` and `_Exit`.
 extern "C" fn hook_exit(status: c_int) -> ! {
-    final_dump();
+    final_dump(live_layout::ENDING_EXIT);
     crate::live::finish();
     match real(EXIT) {
         0 => os::exit_group(status),
@@ -198,32 +209,32 @@ unsafe extern "C" fn hook_execve(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    final_dump();
-    match real(EXECVE) {
+    final_dump(live_layout::ENDING_EXIT);
+    exec_failed(match real(EXECVE) {
         0 => sys_execve(path, argv, envp),
         // Safety: the C library's `execve`, with the caller's arguments.
         f => unsafe { core::mem::transmute::<usize, ExecveFn>(f)(path, argv, envp) },
-    }
+    })
 }
 
 unsafe extern "C" fn hook_execv(path: *const c_char, argv: *const *const c_char) -> c_int {
-    final_dump();
-    match real(EXECV) {
+    final_dump(live_layout::ENDING_EXIT);
+    exec_failed(match real(EXECV) {
         // Safety: `environ` is the C library's environment.
         0 => sys_execve(path, argv, unsafe { environ }),
         // Safety: the C library's `execv`, with the caller's arguments.
         f => unsafe { core::mem::transmute::<usize, ExecvFn>(f)(path, argv) },
-    }
+    })
 }
 
 unsafe extern "C" fn hook_execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
-    final_dump();
-    match real(EXECVP) {
+    final_dump(live_layout::ENDING_EXIT);
+    exec_failed(match real(EXECVP) {
         // Safety: `environ` is the C library's environment.
         0 => search_path(file, argv, unsafe { environ }),
         // Safety: the C library's `execvp`, with the caller's arguments.
         f => unsafe { core::mem::transmute::<usize, ExecvFn>(f)(file, argv) },
-    }
+    })
 }
 
 unsafe extern "C" fn hook_execvpe(
@@ -231,12 +242,12 @@ unsafe extern "C" fn hook_execvpe(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    final_dump();
-    match real(EXECVPE) {
+    final_dump(live_layout::ENDING_EXIT);
+    exec_failed(match real(EXECVPE) {
         0 => search_path(file, argv, envp),
         // Safety: the C library's `execvpe`, with the caller's arguments.
         f => unsafe { core::mem::transmute::<usize, ExecveFn>(f)(file, argv, envp) },
-    }
+    })
 }
 
 unsafe extern "C" fn hook_fexecve(
@@ -244,8 +255,8 @@ unsafe extern "C" fn hook_fexecve(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    final_dump();
-    match real(FEXECVE) {
+    final_dump(live_layout::ENDING_EXIT);
+    exec_failed(match real(FEXECVE) {
         // Safety: execveat of the caller's descriptor with an empty path.
         0 => unsafe {
             libc::syscall(
@@ -259,11 +270,11 @@ unsafe extern "C" fn hook_fexecve(
         },
         // Safety: the C library's `fexecve`, with the caller's arguments.
         f => unsafe { core::mem::transmute::<usize, FexecveFn>(f)(fd, argv, envp) },
-    }
+    })
 }
 
 extern "C" fn hook_abort() -> ! {
-    final_dump();
+    final_dump(live_layout::ENDING_SIGNAL + libc::SIGABRT as u64);
     match real(ABORT) {
         // The process dies by SIGABRT as abort's callers expect.
         0 => {

@@ -37,6 +37,8 @@
 //!   thread counts into lives in the process's live file beside the
 //!   profile, mapped shared, so a process killed by SIGKILL loses nothing;
 //!   the next writer merges the live files of killed processes (`dead`).
+//!   Unset (or empty), the default of the first module registered is
+//!   taken (`pathprof cc --continuous`); another value (`0`) turns it off.
 //! * `PATHPROF_TEST_WRITE_DELAY_US=N` (for tests): pause N µs twice while
 //!   holding a profile's lock, to widen the window in which a writer can be
 //!   killed.
@@ -308,9 +310,15 @@ pub(crate) unsafe extern "C" fn register_here(m: *const PpModule) {
             .text(" function entries are malformed; their counts are ignored")
             .emit();
     }
-    let cfg = registry::init_config();
+    let cfg = registry::init_config(module.continuous_by_default());
     if cfg.continuous {
         live::start(cfg);
+    } else if module.continuous_by_default() && !cfg.continuous_from_env {
+        Line::new()
+            .text("module of build ")
+            .hex(module.build_id)
+            .text(" was built with --continuous, but the process's first instrumented module was not: continuous mode is off (build them alike, or set PATHPROF_CONTINUOUS=1)")
+            .emit();
     }
     if registry::add(m, registry::object_of(m)) {
         hooks::install();

@@ -57,6 +57,7 @@ mod tests {
         let cfg = Config {
             pattern: pattern.as_bytes().to_vec().leak(),
             continuous: false,
+            continuous_from_env: false,
             verbose: false,
             interval_s: 0,
             write_delay_us: 0,

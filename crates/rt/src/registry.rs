@@ -34,8 +34,12 @@ pub(crate) struct Config {
     /// `$PATHPROF_TEST_WRITE_DELAY_US` (tests only): a pause while holding
     /// the profile's lock, to widen the window for killing a writer.
     pub write_delay_us: u64,
-    /// `$PATHPROF_CONTINUOUS=1`: counters in the live file (`live`).
+    /// Counters in the live file (`live`): `$PATHPROF_CONTINUOUS=1`, or,
+    /// the variable unset or empty, the first registered module's build
+    /// default (`--continuous`); any other value turns it off.
     pub continuous: bool,
+    /// Whether `continuous` came from the environment, not a build default.
+    pub continuous_from_env: bool,
 }
 
 static CONFIG: OnceValue<Config> = OnceValue::new();
@@ -43,6 +47,15 @@ static CONFIG: OnceValue<Config> = OnceValue::new();
 /// The settings, once a module has registered.
 pub(crate) fn config() -> Option<&'static Config> {
     CONFIG.get()
+}
+
+/// `$PATHPROF_VERBOSE=1`, before the settings are read too (which must
+/// wait for the first module, whose build default they take).
+pub(crate) fn verbose() -> bool {
+    config().map_or_else(
+        || env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
+        |c| c.verbose,
+    )
 }
 
 fn env(name: &core::ffi::CStr) -> Option<&'static [u8]> {
@@ -56,16 +69,21 @@ fn env(name: &core::ffi::CStr) -> Option<&'static [u8]> {
     heap::leak_bytes(unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes())
 }
 
-/// Reads the settings (once).
-pub(crate) fn init_config() -> &'static Config {
-    CONFIG.get_or_init(|| Config {
-        pattern: env(c"PATHPROF_FILE")
-            .filter(|p| !p.is_empty())
-            .unwrap_or(b"default.pprof"),
-        verbose: env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
-        interval_s: env(c"PATHPROF_DUMP_INTERVAL").map_or(0, number),
-        write_delay_us: env(c"PATHPROF_TEST_WRITE_DELAY_US").map_or(0, number),
-        continuous: env(c"PATHPROF_CONTINUOUS").is_some_and(|v| v == b"1"),
+/// Reads the settings (once): `continuous_default` is the registering
+/// module's build default for continuous mode.
+pub(crate) fn init_config(continuous_default: bool) -> &'static Config {
+    CONFIG.get_or_init(|| {
+        let continuous_var = env(c"PATHPROF_CONTINUOUS").filter(|v| !v.is_empty());
+        Config {
+            pattern: env(c"PATHPROF_FILE")
+                .filter(|p| !p.is_empty())
+                .unwrap_or(b"default.pprof"),
+            verbose: env(c"PATHPROF_VERBOSE").is_some_and(|v| v == b"1"),
+            interval_s: env(c"PATHPROF_DUMP_INTERVAL").map_or(0, number),
+            write_delay_us: env(c"PATHPROF_TEST_WRITE_DELAY_US").map_or(0, number),
+            continuous: continuous_var.map_or(continuous_default, |v| v == b"1"),
+            continuous_from_env: continuous_var.is_some(),
+        }
     })
 }
 

@@ -1136,9 +1136,7 @@ fn writers_killed_mid_write_lose_nothing_already_on_disk() {
         let mut expect = sum(&vec![work(100); n as usize]);
         expect.set_facts(Facts {
             processes: n,
-            forked: 0,
-            threads: 0,
-            killed: 0,
+            ..Facts::default()
         });
         let e5 = expect.functions.iter_mut().find(|f| f.index == 5).unwrap();
         e5.paths.extend(landed.iter().map(|id| (1000 + id, 1)));

@@ -556,9 +556,11 @@ mod tests {
         "PATHPROF_MAX_PATHS",
         "PATHPROF_ARRAY_LIMIT",
         "PATHPROF_ATOMIC",
+        "PATHPROF_CONTINUOUS",
         "PATHPROF_EARLY_EXIT",
         "PATHPROF_EVERY_BLOCK",
         "PATHPROF_COUNT_STD",
+        "PATHPROF_COUNT_ENTRIES",
         "PATHPROF_VERBOSE",
         "PATHPROF_TIME_REPORT",
         "PATHPROF_WHOLE_PROGRAM",
@@ -696,6 +698,7 @@ mod tests {
             ("PATHPROF_MAX_PATHS", "64"),
             ("PATHPROF_ARRAY_LIMIT", "8"),
             ("PATHPROF_ATOMIC", "1"),
+            ("PATHPROF_CONTINUOUS", "1"),
             ("PATHPROF_EARLY_EXIT", "1"),
             ("PATHPROF_EVERY_BLOCK", "1"),
             ("PATHPROF_COUNT_STD", "1"),
@@ -711,7 +714,7 @@ mod tests {
         assert_eq!(i.map.as_deref(), Some(Path::new("env.ppmap")));
         assert_eq!((i.max_paths, i.array_limit), (Some(64), Some(8)));
         assert!(i.atomic && i.early_exit && i.verbose && i.time_report && o.whole_program);
-        assert!(i.every_block && i.count_std && i.count_entries);
+        assert!(i.every_block && i.count_std && i.count_entries && i.continuous);
         // Flags win over the environment.
         let o = options(&all, "--mode=edge --map=flag.ppmap --max-paths=2 -c a.c").unwrap();
         assert_eq!(o.instrument.mode, Mode::Edge);
@@ -722,6 +725,7 @@ mod tests {
         for value in ["0", "", "true", "yes", "2", "01"] {
             let vars: Vec<(&str, &str)> = [
                 "PATHPROF_ATOMIC",
+                "PATHPROF_CONTINUOUS",
                 "PATHPROF_EARLY_EXIT",
                 "PATHPROF_VERBOSE",
                 "PATHPROF_TIME_REPORT",
@@ -736,13 +740,16 @@ mod tests {
                 !i.atomic && !i.early_exit && !i.verbose && !i.time_report && !o.whole_program,
                 "{value:?}"
             );
+            assert!(!i.continuous, "{value:?}");
             let o = options(
                 &vars,
-                "--atomic --early-exit --pathprof-verbose --time-report --whole-program -c a.c",
+                "--atomic --continuous --early-exit --pathprof-verbose --time-report \
+                 --whole-program -c a.c",
             )
             .unwrap();
             let i = &o.instrument;
             assert!(i.atomic && i.early_exit && i.verbose && i.time_report && o.whole_program);
+            assert!(i.continuous);
         }
         // An empty map variable is an (empty) map name, as it always was.
         let o = options(&[("PATHPROF_MAP", "")], "-c a.c").unwrap();
@@ -852,7 +859,7 @@ mod tests {
         let help = flags_help();
         let cmd = options_command();
         let flags: Vec<&clap::Arg> = cmd.get_arguments().collect();
-        assert_eq!(flags.len(), 23, "{help}");
+        assert_eq!(flags.len(), 24, "{help}");
         for arg in flags {
             let long = arg.get_long().unwrap();
             let form = if arg.get_action().takes_values() {

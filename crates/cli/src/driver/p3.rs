@@ -93,6 +93,7 @@ pub(super) fn link(
             &map,
             &copy_plans,
             program.copy_build_id(copies, copy),
+            &settings,
         )
         .with_context(|| format!("instrumenting P3 copy {copy}"))?;
         let object = work.join(format!("pathprof-program.p3.{copy}.o"));
@@ -104,7 +105,7 @@ pub(super) fn link(
             return Ok(code);
         }
     }
-    apply_plans(module, &map, &plans, map.build_id)?;
+    apply_plans(module, &map, &plans, map.build_id, &settings)?;
     pathprof_llvm::pipeline::embed(module, &map);
     let object = work.join("pathprof-program.o");
     emit_object(module, level, &object)?;

@@ -4,7 +4,7 @@
 //! JSON.
 
 use pathprof_format::ProfileFile;
-use pathprof_report::info::{info, InfoFile, Totals};
+use pathprof_report::info::{info, signals, InfoFile, Totals};
 use std::path::PathBuf;
 
 /// Objects as a table cell.
@@ -79,9 +79,62 @@ pub fn text(files: &[(PathBuf, ProfileFile)], builds: bool) -> String {
             } else {
                 table(&program_rows(file), &[1])
             });
+            let killed = if builds {
+                file.sections
+                    .iter()
+                    .map(|s| (format!("build {}", s.build_id), &s.totals))
+                    .collect::<Vec<_>>()
+            } else {
+                file.programs
+                    .iter()
+                    .map(|p| (objects(&p.objects, p.objects_truncated), &p.totals))
+                    .collect()
+            };
+            for (what, t) in killed {
+                out.push_str(&killed_line(&what, t));
+            }
         }
     }
     out
+}
+
+/// `killed in WHAT: N processes ...`: how the killed processes of a row
+/// ended, where known; empty when none was killed.
+fn killed_line(what: &str, t: &Totals) -> String {
+    if t.killed == 0 {
+        return String::new();
+    }
+    let running = t
+        .killed
+        .saturating_sub(t.killed_at_exit)
+        .saturating_sub(t.killed_in_signal);
+    let mut how = Vec::new();
+    if running > 0 {
+        how.push(format!(
+            "{running} while running (SIGKILL, the OOM killer, or a fault no handler sees)"
+        ));
+    }
+    if t.killed_at_exit > 0 {
+        how.push(format!("{} while writing at exit", t.killed_at_exit));
+    }
+    if t.killed_in_signal > 0 {
+        let names = signals(t.killed_signals);
+        how.push(format!(
+            "{} while writing for a fatal signal{}",
+            t.killed_in_signal,
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", names.join(", "))
+            }
+        ));
+    }
+    format!(
+        "killed in {what}: {} process{}, merged from live files: {}\n",
+        t.killed,
+        if t.killed == 1 { "" } else { "es" },
+        how.join("; ")
+    )
 }
 
 /// Header and cells of a table of `file`'s builds.
@@ -182,6 +235,8 @@ mod tests {
         let mut c = RawProfile::new(0x2c, 2);
         c.processes = 1;
         c.killed = 1;
+        c.killed_in_signal = 1;
+        c.killed_signals = 1 << (15 - 1);
         c.objects = vec!["/lib/liba.so".into()];
         c.functions = vec![RawFunction {
             index: 0,
@@ -212,6 +267,7 @@ build id          mode   processes  forked  killed  threads  functions          
 000000000000001b  path           3       1       0        0          1  18446744073709551615  /lib/liba.so
 b0b0000000000001  block          0       0       0       12          0                     0  /bin/p, /bin/q (and more)
 000000000000002c  path           1       0       1        0          1                     5  /lib/liba.so
+killed in build 000000000000002c: 1 process, merged from live files: 1 while writing for a fatal signal (SIGTERM)
 
 empty.pprof: 0 builds in 0 programs and libraries
 ";
@@ -221,6 +277,7 @@ all.pprof: 3 builds in 2 programs and libraries
 builds  mode   processes  forked  killed  threads  functions                counts  objects
      2  path           3       1       1        0          2  18446744073709551615  /lib/liba.so
      1  block          0       0       0       12          0                     0  /bin/p, /bin/q (and more)
+killed in /lib/liba.so: 1 process, merged from live files: 1 while writing for a fatal signal (SIGTERM)
 
 empty.pprof: 0 builds in 0 programs and libraries
 ";
@@ -247,6 +304,11 @@ empty.pprof: 0 builds in 0 programs and libraries
         );
         assert_eq!(p[0]["processes"], 3);
         assert_eq!(p[1]["threads"], 12);
+        assert_eq!(p[0]["killed"], 1);
+        assert_eq!(p[0]["killed_in_signal"], 1);
+        assert_eq!(p[0]["killed_at_exit"], 0);
+        assert_eq!(p[0]["killed_signals"], json!(["SIGTERM"]));
+        assert_eq!(p[1]["killed_signals"], json!([]));
         assert_eq!(v["files"][1]["sections"], json!([]));
         assert_eq!(v["files"][1]["programs"], json!([]));
     }

@@ -10,6 +10,8 @@
 use crate::support::build::cc;
 use crate::support::command::{ok, PATHPROF};
 use crate::support::report::json_report_in;
+use pathprof_core::layout::Layout;
+use pathprof_core::map::MapFile;
 use serde_json::Value;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -110,21 +112,32 @@ fn kill_sixteen(exe: &Path, dir: &Path, profile: &str, threads: u32, fork: bool,
 fn killed_processes_lose_nothing_in_every_mode_with_threads_and_fork_children() {
     let dir = tempfile::tempdir().unwrap();
     let src = source("killed.c");
-    for mode in ["block", "edge", "path"] {
-        let exe = dir.path().join(format!("killed-{mode}"));
-        cc(
-            dir.path(),
-            mode,
-            &["-O1", src.to_str().unwrap(), "-lpthread"],
-            &exe,
-        );
+    // `path-hash`: `step`'s 1024 paths count in a hash table, which grows
+    // in the live file while the program runs.
+    let builds: [(&str, &str, &[&str]); 4] = [
+        ("block", "block", &[]),
+        ("edge", "edge", &[]),
+        ("path", "path", &[]),
+        ("path-hash", "path", &["--array-limit=64"]),
+    ];
+    for (name, mode, flags) in builds {
+        let exe = dir.path().join(format!("killed-{name}"));
+        let mut args = vec!["-O1", src.to_str().unwrap(), "-lpthread"];
+        args.extend_from_slice(flags);
+        let map = cc(dir.path(), mode, &args, &exe);
+        let map = MapFile::from_bytes(&std::fs::read(&map).unwrap(), "map").unwrap();
+        let hashed = map
+            .functions
+            .iter()
+            .any(|f| f.name == "step" && matches!(f.layout, Layout::Path { hashed: true, .. }));
+        assert_eq!(hashed, !flags.is_empty(), "{name}: hash tables where asked");
         for (round, (threads, fork)) in [(0, false), (3, false), (2, true)].into_iter().enumerate()
         {
-            let profile = format!("{mode}-{round}.pprof");
+            let profile = format!("{name}-{round}.pprof");
             let said = kill_sixteen(&exe, dir.path(), &profile, threads, fork, round as u64 + 7);
             let counted = steps(dir.path(), &profile, &exe);
             let counting = 16 * u64::from(threads + 1) * if fork { 2 } else { 1 };
-            let ctx = format!("{mode}, {threads} threads, fork {fork}");
+            let ctx = format!("{name}, {threads} threads, fork {fork}");
             assert!(said > 0, "{ctx}: the programs ran");
             assert!(
                 (said..=said + counting).contains(&counted),
@@ -180,4 +193,90 @@ fn a_runner_that_kills_a_test_on_a_timeout_gets_its_coverage() {
         "{counted} counted, {said} said done"
     );
     assert_eq!(info(dir.path(), "suite.pprof")["killed"], 3);
+}
+
+/// Runs `./killed 0 0` in `dir` under `timeout -s KILL 0.2`, with
+/// `PATHPROF_CONTINUOUS` as `continuous` says (`None`: unset): the steps it
+/// said it finished.
+fn killed_once(dir: &Path, profile: &str, continuous: Option<&str>) -> u64 {
+    let mut sh = Command::new("sh");
+    sh.current_dir(dir)
+        .args(["-c", "timeout -s KILL 0.2 ./killed 0 0 | wc -c"])
+        .env("PATHPROF_FILE", profile)
+        .env_remove("PATHPROF_CONTINUOUS");
+    if let Some(value) = continuous {
+        sh.env("PATHPROF_CONTINUOUS", value);
+    }
+    ok(sh.output().unwrap()).trim().parse().unwrap()
+}
+
+#[test]
+fn a_build_with_continuous_runs_continuous_unless_the_environment_says_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("killed");
+    cc(
+        dir.path(),
+        "edge",
+        &["--continuous", "-O1", source("killed.c").to_str().unwrap()],
+        &exe,
+    );
+    for (profile, continuous) in [("default.pprof", None), ("empty.pprof", Some(""))] {
+        let said = killed_once(dir.path(), profile, continuous);
+        let counted = steps(dir.path(), profile, &exe);
+        assert!(said > 0);
+        assert!(
+            (said..=said + 1).contains(&counted),
+            "{profile}: {counted} counted, {said} said done"
+        );
+        assert_eq!(info(dir.path(), profile)["killed"], 1, "{profile}");
+    }
+    // The environment wins: `0` is the default build's behaviour, a killed
+    // process leaves nothing.
+    assert!(killed_once(dir.path(), "off.pprof", Some("0")) > 0);
+    assert!(!dir.path().join("off.pprof").exists());
+    assert_eq!(live_files(dir.path()), 0);
+}
+
+#[test]
+fn info_says_how_killed_processes_ended_where_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("killed");
+    cc(
+        dir.path(),
+        "edge",
+        &["-O1", source("killed.c").to_str().unwrap()],
+        &exe,
+    );
+    // One killed while running; one sent SIGTERM, whose final write the
+    // test delay stretches past timeout's SIGKILL; one whose pipe closes
+    // (SIGPIPE ignored: the failed write makes it `_exit`), killed in its
+    // final write at exit.
+    let script = "timeout -s KILL 0.2 ./killed 0 0 > /dev/null; \
+                  timeout -s TERM -k 0.3 0.2 ./killed 0 0 > /dev/null; \
+                  trap '' PIPE; timeout -s KILL 0.5 ./killed 0 0 | head -c 1000 > /dev/null; \
+                  true";
+    let out = Command::new("sh")
+        .current_dir(dir.path())
+        .args(["-c", script])
+        .env("PATHPROF_FILE", "suite.pprof")
+        .env("PATHPROF_CONTINUOUS", "1")
+        .env("PATHPROF_TEST_WRITE_DELAY_US", "3000000")
+        .output()
+        .unwrap();
+    ok(out);
+    let totals = info(dir.path(), "suite.pprof");
+    assert_eq!(totals["killed"], 3, "{totals}");
+    assert_eq!(totals["killed_at_exit"], 1, "{totals}");
+    assert_eq!(totals["killed_in_signal"], 1, "{totals}");
+    assert_eq!(totals["killed_signals"], serde_json::json!(["SIGTERM"]));
+    let text = Command::new(PATHPROF)
+        .current_dir(dir.path())
+        .args(["info", "suite.pprof"])
+        .output()
+        .unwrap();
+    let text = ok(text);
+    let want = "3 processes, merged from live files: 1 while running (SIGKILL, the OOM killer, \
+                or a fault no handler sees); 1 while writing at exit; 1 while writing for a \
+                fatal signal (SIGTERM)";
+    assert!(text.contains(want), "{text}");
 }

@@ -34,7 +34,8 @@ use inkwell::{GlobalVisibility, ThreadLocalMode};
 use pathprof_core::plan::{FunctionPlan, PathStorage};
 use pathprof_core::profile::mode_number;
 use pathprof_format::abi::{
-    ABI_VERSION, HASH_GLOBAL_WORDS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE, SEGMENT_GS, SEGMENT_NONE,
+    ABI_VERSION, HASH_GLOBAL_WORDS, MODULE_CONTINUOUS, PATHS_ARRAY, PATHS_HASH, PATHS_NONE,
+    SEGMENT_GS, SEGMENT_NONE,
 };
 
 /// Name of the `PpModule` global; its presence means "already instrumented".
@@ -381,7 +382,7 @@ pub(crate) fn register<'ctx>(
     //                   const PpFunction *functions;
     //                   int64_t *(*thread_delta)(void);
     //                   uint64_t *slots; uint64_t num_slots;
-    //                   uint64_t segment; }
+    //                   uint32_t segment, flags; }
     let module_type = context.struct_type(
         &[
             i32_type.into(),
@@ -392,10 +393,16 @@ pub(crate) fn register<'ctx>(
             ptr_type.into(),
             ptr_type.into(),
             i64_type.into(),
-            i64_type.into(),
+            i32_type.into(),
+            i32_type.into(),
         ],
         false,
     );
+    let flags = if info.continuous {
+        MODULE_CONTINUOUS
+    } else {
+        0
+    };
     let accessor = delta.map_or(null, |d| d.accessor.as_global_value().as_pointer_value());
     let descriptor = module_type.const_named_struct(&[
         i32_type.const_int(ABI_VERSION.into(), false).into(),
@@ -410,9 +417,13 @@ pub(crate) fn register<'ctx>(
         i64_type
             .const_int(module_array.map_or(0, |a| a.len), false)
             .into(),
-        i64_type
-            .const_int(if segment { SEGMENT_GS } else { SEGMENT_NONE }, false)
+        i32_type
+            .const_int(
+                if segment { SEGMENT_GS } else { SEGMENT_NONE }.into(),
+                false,
+            )
             .into(),
+        i32_type.const_int(flags.into(), false).into(),
     ]);
     let descriptor = constant_global(module, MODULE_SYMBOL, descriptor.as_basic_value_enum());
 

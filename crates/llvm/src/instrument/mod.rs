@@ -49,6 +49,8 @@ pub struct ModuleInfo {
     pub hashes: Vec<u64>,
     /// Count with `atomicrmw add` instead of saturating load/add/store.
     pub atomic: bool,
+    /// The build's default is continuous mode (`PpModule::flags`).
+    pub continuous: bool,
 }
 
 /// Instruments `module`: `plans[i]` belongs to [`crate::extract`]'s function `i`.

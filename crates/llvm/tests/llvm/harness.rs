@@ -146,6 +146,7 @@ pub fn module_info(extracted: &Extracted, mode: Mode, build_id: u64, atomic: boo
             .map(|f| f.cfg.shape_hash())
             .collect(),
         atomic,
+        continuous: false,
     }
 }
 
