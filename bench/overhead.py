@@ -27,7 +27,9 @@ caches, steal during the run, how it forwards a counter's stores); the
 results open with the command, the date and the commit measured. With
 --out, the same as JSON beside the markdown (`.json`: per program and
 variant `median_cpu_s`, `ratio`, `build_s`, `text_bytes`, `text_ratio`,
-`peak_rss_kib`, `peak_rss_ratio`; each round's CPU-time ratios in
+`peak_rss_kib`, `peak_rss_ratio`; each continuous-mode variant's extra
+disk per process, the live file's peak `st_blocks` over one more run
+polled every 2 ms, in `live_file_peak_kib`; each round's CPU-time ratios in
 `round_ratios` and its peak RSS in `round_peak_rss_kib`). The current
 results are bench/results/overhead.md and .json. Run on purpose, not in CI:
 
@@ -413,6 +415,29 @@ def measure(helper, cmd, env, stdin=None):
     return (user_us + system_us) / 1e6, maxrss_kib
 
 
+def live_file_peak(cmd, env, profile):
+    """Runs `cmd` (continuous mode, its profile `profile`) once, polling
+    every 2 ms for its live file beside the profile: the most disk
+    (st_blocks, KiB) the live files took at once while it ran (they are
+    sparse: pages never counted into take none)."""
+    pattern = profile.name + "."
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        used = 0
+        for entry in os.scandir(profile.parent):
+            if entry.name.startswith(pattern) and entry.name.endswith(".live"):
+                try:
+                    used += entry.stat().st_blocks * 512
+                except FileNotFoundError:
+                    pass
+        peak = max(peak, used)
+        time.sleep(0.002)
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
+    return peak / 1024
+
+
 def text_bytes(exe):
     """The size in bytes of `exe`'s `.text` section, from its ELF section
     headers (what `llvm-size -A` says; the profilers' runtimes, linked in
@@ -566,6 +591,7 @@ def main():
     lines = ["# Overhead suite (bench/overhead.py)\n",
              f"`{command}`, {date}, pathprof {commit}, {os.cpu_count()} CPUs.\n"]
     medians, build_s, rounds, shares = {}, {}, {}, {}
+    live_kib = {}
     texts, peak_rss, rss_rounds = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
@@ -615,6 +641,12 @@ def main():
                     cpu, kib = measure(helper, cmd, env)
                     times[v].append(cpu)
                     rss[v].append(kib)
+            for v in variants:
+                if v in CONTINUOUS_VARIANTS:
+                    name = f"{prog['name']}-{v}-disk"
+                    env = dict(os.environ, PATHPROF_FILE=str(out / f"{name}.pprof"), PATHPROF_CONTINUOUS="1")
+                    cmd, _ = prog["run"](exes[v], args.scale, out)
+                    live_kib.setdefault(prog["name"], {})[v] = live_file_peak(cmd, env, out / f"{name}.pprof")
             base = statistics.median(times["plain"])
             medians[prog["name"]] = {v: statistics.median(times[v]) for v in variants}
             rounds[prog["name"]] = goals.round_ratios(times)
@@ -634,6 +666,10 @@ def main():
                              f"| {text[v] / 1024:.1f} | {text[v] / text['plain']:.2f} "
                              f"| {peak[v] / 1024:.2f} | {peak[v] / peak['plain']:.2f} |")
             lines.append("")
+            if prog["name"] in live_kib:
+                disk = ", ".join(f"{v} {kib:.0f} KiB" for v, kib in live_kib[prog["name"]].items())
+                lines.append(f"Extra disk per process in continuous mode (the live file's peak "
+                             f"st_blocks while the program ran, one run): {disk}.\n")
             lines += [summary + "\n" for _, summary in lists.values()]
             if replay:
                 lines.append(f"`*-plain-inlining`: built with the plain build's inlining replayed "
@@ -661,6 +697,7 @@ def main():
         "round_ratios": rounds,
         "round_peak_rss_kib": rss_rounds,
         "hashed_path_share": shares,
+        "live_file_peak_kib": live_kib,
         "goals": judged,
         "machine": measured_on,
     })
