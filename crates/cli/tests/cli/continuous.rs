@@ -25,6 +25,17 @@ fn source(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Builds `killed.c` into `dir/name` with `pathprof cc --mode=MODE` and
+/// `flags`: the executable and its map file.
+fn build_killed(dir: &Path, name: &str, mode: &str, flags: &[&str]) -> (PathBuf, PathBuf) {
+    let exe = dir.join(name);
+    let src = source("killed.c");
+    let mut args = vec!["-O1", src.to_str().unwrap(), "-lpthread"];
+    args.extend_from_slice(flags);
+    let map = cc(dir, mode, &args, &exe);
+    (exe, map)
+}
+
 /// `step`'s entry count in `profile` (the report merges the live files).
 fn steps(dir: &Path, profile: &str, exe: &Path) -> u64 {
     let r = json_report_in(dir, profile, &[exe]);
@@ -111,7 +122,6 @@ fn kill_sixteen(exe: &Path, dir: &Path, profile: &str, threads: u32, fork: bool,
 #[test]
 fn killed_processes_lose_nothing_in_every_mode_with_threads_and_fork_children() {
     let dir = tempfile::tempdir().unwrap();
-    let src = source("killed.c");
     // `path-hash`: `step`'s 1024 paths count in a hash table, which grows
     // in the live file while the program runs.
     let builds: [(&str, &str, &[&str]); 4] = [
@@ -121,10 +131,7 @@ fn killed_processes_lose_nothing_in_every_mode_with_threads_and_fork_children() 
         ("path-hash", "path", &["--array-limit=64"]),
     ];
     for (name, mode, flags) in builds {
-        let exe = dir.path().join(format!("killed-{name}"));
-        let mut args = vec!["-O1", src.to_str().unwrap(), "-lpthread"];
-        args.extend_from_slice(flags);
-        let map = cc(dir.path(), mode, &args, &exe);
+        let (exe, map) = build_killed(dir.path(), &format!("killed-{name}"), mode, flags);
         let map = MapFile::from_bytes(&std::fs::read(&map).unwrap(), "map").unwrap();
         let hashed = map
             .functions
@@ -169,13 +176,7 @@ fn killed_processes_lose_nothing_in_every_mode_with_threads_and_fork_children() 
 #[test]
 fn a_runner_that_kills_a_test_on_a_timeout_gets_its_coverage() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("killed");
-    cc(
-        dir.path(),
-        "edge",
-        &["-O1", source("killed.c").to_str().unwrap(), "-lpthread"],
-        &exe,
-    );
+    let (exe, _) = build_killed(dir.path(), "killed", "edge", &[]);
     let script =
         "for t in 1 2 3; do timeout -s KILL 0.2 ./killed 1 0 > out.$t; done; cat out.* | wc -c";
     let out = Command::new("sh")
@@ -213,13 +214,7 @@ fn killed_once(dir: &Path, profile: &str, continuous: Option<&str>) -> u64 {
 #[test]
 fn a_build_with_continuous_runs_continuous_unless_the_environment_says_otherwise() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("killed");
-    cc(
-        dir.path(),
-        "edge",
-        &["--continuous", "-O1", source("killed.c").to_str().unwrap()],
-        &exe,
-    );
+    let (exe, _) = build_killed(dir.path(), "killed", "edge", &["--continuous"]);
     for (profile, continuous) in [("default.pprof", None), ("empty.pprof", Some(""))] {
         let said = killed_once(dir.path(), profile, continuous);
         let counted = steps(dir.path(), profile, &exe);
@@ -240,13 +235,7 @@ fn a_build_with_continuous_runs_continuous_unless_the_environment_says_otherwise
 #[test]
 fn info_says_how_killed_processes_ended_where_known() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("killed");
-    cc(
-        dir.path(),
-        "edge",
-        &["-O1", source("killed.c").to_str().unwrap()],
-        &exe,
-    );
+    build_killed(dir.path(), "killed", "edge", &[]);
     // One killed while running; one sent SIGTERM, whose final write the
     // test delay stretches past timeout's SIGKILL; one whose pipe closes
     // (SIGPIPE ignored: the failed write makes it `_exit`), killed in its
