@@ -9,9 +9,9 @@ use crate::view::{
 };
 use crate::{Facts, FormatError, MAGIC, MAX_OBJECTS, VERSION};
 
-/// Bytes of a section's process facts ([`Facts::words`]).
-const FACTS_LEN: usize = OBJECT_COUNT_AT - FACTS_AT;
-const _: () = assert!(FACTS_LEN == 8 * 7);
+// A section's process facts ([`Facts::words`]) fill its header from the
+// facts' offset to the object count's.
+const _: () = assert!(OBJECT_COUNT_AT - FACTS_AT == 8 * 7);
 
 /// Where an [`Encoder`] puts its bytes. Implemented for `Vec<u8>`; the runtime
 /// implements it for memory it maps itself.
@@ -234,10 +234,8 @@ impl<S: Sink> Encoder<S> {
             return;
         }
         let start = self.sink.written().len();
-        self.put(&build_id.to_le_bytes());
-        self.put(&mode.to_le_bytes());
-        self.put(&0u32.to_le_bytes()); // flags
-        self.put(&[0u8; FACTS_LEN]); // process facts, zero unless set with `facts`
+        // Flags and facts zero unless set (`objects_truncated`, `facts`).
+        self.section_header(build_id, mode, 0, Facts::default());
         self.put(&0u64.to_le_bytes()); // object count, patched as objects come
         self.last_build = Some(build_id);
         self.section = Some(Section {
@@ -248,6 +246,16 @@ impl<S: Sink> Encoder<S> {
             last_object: None,
             function_count_at: None,
         });
+    }
+
+    /// A section's header in this version's layout, up to its object count.
+    fn section_header(&mut self, build_id: u64, mode: u32, flags: u32, facts: Facts) {
+        self.put(&build_id.to_le_bytes());
+        self.put(&mode.to_le_bytes());
+        self.put(&flags.to_le_bytes());
+        for word in facts.words() {
+            self.put(&word.to_le_bytes());
+        }
     }
 
     /// The open section, or the misuse `what` recorded.
@@ -364,12 +372,12 @@ impl<S: Sink> Encoder<S> {
         if !self.next_build(section.build_id()) {
             return;
         }
-        self.put(&section.build_id().to_le_bytes());
-        self.put(&section.mode().to_le_bytes());
-        self.put(&section.flags().to_le_bytes());
-        for word in section.facts().words() {
-            self.put(&word.to_le_bytes());
-        }
+        self.section_header(
+            section.build_id(),
+            section.mode(),
+            section.flags(),
+            section.facts(),
+        );
         self.put(section.body());
         self.last_build = Some(section.build_id());
         self.sections += 1;

@@ -15,6 +15,8 @@ pub(crate) const SECTION_COUNT_AT: usize = 16;
 /// id, mode, flags, facts, object count; then the function count).
 #[cfg(feature = "std")]
 pub(crate) const SECTION_MIN_LEN: usize = OBJECT_COUNT_AT + 16;
+/// The first version whose sections record the endings of the killed.
+const ENDINGS_SINCE: u32 = 6;
 /// Offset of the object count in a version 5 section (no endings of the
 /// killed).
 const OBJECT_COUNT_AT_V5: usize = 48;
@@ -214,7 +216,7 @@ fn read_section<'a>(
         killed: r.u64("killed process count")?,
         ..Facts::default()
     };
-    if version > 5 {
+    if version >= ENDINGS_SINCE {
         facts.killed_at_exit = r.u64("killed-at-exit count")?;
         facts.killed_in_signal = r.u64("killed-in-signal count")?;
         facts.killed_signals = r.u64("killed signals")?;

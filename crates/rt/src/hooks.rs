@@ -98,7 +98,7 @@ fn take_signal(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
 }
 
 extern "C" fn on_exit() {
-    crate::live::set_header(live_layout::header::ENDING, live_layout::ENDING_EXIT);
+    crate::live::set_ending(live_layout::ENDING_EXIT);
     dump::dump(Trigger::Exit);
     crate::live::finish();
 }
@@ -106,10 +106,7 @@ extern "C" fn on_exit() {
 /// A signal whose default action ends the process: write, then die by it.
 extern "C" fn on_fatal(sig: libc::c_int) {
     let saved = os::errno();
-    crate::live::set_header(
-        live_layout::header::ENDING,
-        live_layout::ENDING_SIGNAL + sig as u64,
-    );
+    crate::live::set_ending(live_layout::ENDING_SIGNAL + sig as u64);
     dump::dump(Trigger::Final);
     // It is blocked while its handler runs: pending until the unblock, then
     // its default action ends the process.

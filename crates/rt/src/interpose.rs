@@ -111,7 +111,7 @@ extern "C" {
 /// for a reader should the process be killed during the write.
 fn final_dump(ending: u64) {
     let saved = os::errno();
-    crate::live::set_header(live_layout::header::ENDING, ending);
+    crate::live::set_ending(ending);
     match active::forwarded() {
         Some(rt) => (rt.dump)(active::DUMP_FINAL),
         None => {
@@ -121,10 +121,13 @@ fn final_dump(ending: u64) {
     os::set_errno(saved);
 }
 
-/// An exec that returned (it failed): the process goes on running, so
-/// its live file's ending goes back to running; `rc` is returned.
-fn exec_failed(rc: c_int) -> c_int {
-    crate::live::set_header(live_layout::header::ENDING, 0);
+/// An exec hook's body: the final write, then `exec` (the C library's
+/// call or the system call); an exec that returns failed and the process
+/// goes on running, so its live file's ending goes back to running.
+fn exec_after_final_dump(exec: impl FnOnce() -> c_int) -> c_int {
+    final_dump(live_layout::ENDING_EXIT);
+    let rc = exec();
+    crate::live::set_ending(0);
     rc
 }
 
@@ -209,8 +212,7 @@ unsafe extern "C" fn hook_execve(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    final_dump(live_layout::ENDING_EXIT);
-    exec_failed(match real(EXECVE) {
+    exec_after_final_dump(|| match real(EXECVE) {
         0 => sys_execve(path, argv, envp),
         // Safety: the C library's `execve`, with the caller's arguments.
         f => unsafe { core::mem::transmute::<usize, ExecveFn>(f)(path, argv, envp) },
@@ -218,8 +220,7 @@ unsafe extern "C" fn hook_execve(
 }
 
 unsafe extern "C" fn hook_execv(path: *const c_char, argv: *const *const c_char) -> c_int {
-    final_dump(live_layout::ENDING_EXIT);
-    exec_failed(match real(EXECV) {
+    exec_after_final_dump(|| match real(EXECV) {
         // Safety: `environ` is the C library's environment.
         0 => sys_execve(path, argv, unsafe { environ }),
         // Safety: the C library's `execv`, with the caller's arguments.
@@ -228,8 +229,7 @@ unsafe extern "C" fn hook_execv(path: *const c_char, argv: *const *const c_char)
 }
 
 unsafe extern "C" fn hook_execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
-    final_dump(live_layout::ENDING_EXIT);
-    exec_failed(match real(EXECVP) {
+    exec_after_final_dump(|| match real(EXECVP) {
         // Safety: `environ` is the C library's environment.
         0 => search_path(file, argv, unsafe { environ }),
         // Safety: the C library's `execvp`, with the caller's arguments.
@@ -242,8 +242,7 @@ unsafe extern "C" fn hook_execvpe(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    final_dump(live_layout::ENDING_EXIT);
-    exec_failed(match real(EXECVPE) {
+    exec_after_final_dump(|| match real(EXECVPE) {
         0 => search_path(file, argv, envp),
         // Safety: the C library's `execvpe`, with the caller's arguments.
         f => unsafe { core::mem::transmute::<usize, ExecveFn>(f)(file, argv, envp) },
@@ -255,8 +254,7 @@ unsafe extern "C" fn hook_fexecve(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    final_dump(live_layout::ENDING_EXIT);
-    exec_failed(match real(FEXECVE) {
+    exec_after_final_dump(|| match real(FEXECVE) {
         // Safety: execveat of the caller's descriptor with an empty path.
         0 => unsafe {
             libc::syscall(

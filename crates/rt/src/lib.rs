@@ -272,6 +272,12 @@ pub unsafe extern "C" fn __pathprof_register(m: *const PpModule) {
     }
 }
 
+/// A module built with `--continuous` registered in a process whose first
+/// module was not, and the runtime said so (once per process, not per
+/// module: every translation unit of a build is one).
+static CONTINUOUS_DEFAULT_REFUSED: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
 /// The registration itself, in this copy (also the entry point of our
 /// `active::Runtime` table): the first one reads the settings and installs
 /// the hooks.
@@ -313,7 +319,10 @@ pub(crate) unsafe extern "C" fn register_here(m: *const PpModule) {
     let cfg = registry::init_config(module.continuous_by_default());
     if cfg.continuous {
         live::start(cfg);
-    } else if module.continuous_by_default() && !cfg.continuous_from_env {
+    } else if module.continuous_by_default()
+        && !cfg.continuous_from_env
+        && !CONTINUOUS_DEFAULT_REFUSED.swap(true, core::sync::atomic::Ordering::Relaxed)
+    {
         Line::new()
             .text("module of build ")
             .hex(module.build_id)

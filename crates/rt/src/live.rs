@@ -76,6 +76,14 @@ pub(crate) fn set_header(off: usize, value: u64) {
     }
 }
 
+/// Says how the process is ending (`layout::ENDING_EXIT`,
+/// `layout::ENDING_SIGNAL` + the signal, 0 running again), for a reader of
+/// the live file should the process be killed before it is gone (no effect
+/// when continuous mode is off).
+pub(crate) fn set_ending(ending: u64) {
+    set_header(header::ENDING, ending);
+}
+
 /// `<profile>.<pid>-<16 hex digits>.live`, absolute, NUL-terminated.
 fn live_name(cfg: &crate::registry::Config, out: &mut MapVec<u8>) -> bool {
     let mut profile = MapVec::new();
